@@ -1,0 +1,103 @@
+/**
+ * Every setting of the gateway, read once through `Config` (environment variables by default).
+ */
+import * as Config from "effect/Config"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
+
+export interface GatewaySettings {
+  /** api: HTTP only, reaches entities as a cluster client; runner: entities only; all: both. */
+  readonly role: "all" | "api" | "runner"
+  readonly httpHost: string
+  readonly httpPort: number
+  readonly dataDir: string
+  readonly databaseUrl: Option.Option<Redacted.Redacted>
+  readonly redisUrl: Option.Option<Redacted.Redacted>
+  /** Prefix of every Redis key and channel, so several gateways can share one Redis. */
+  readonly redisPrefix: string
+  readonly operatorToken: Option.Option<Redacted.Redacted>
+  readonly messageRetentionDays: number
+  readonly maxBodyBytes: number
+  /** Take the client address from X-Forwarded-For (only behind a trusted proxy). */
+  readonly trustProxy: boolean
+  /** The WhatsApp network: the real one (Baileys) or the simulator. */
+  readonly waDriver: "baileys" | "simulator"
+  /** Address other cluster nodes reach this runner at. */
+  readonly runnerHost: string
+  readonly runnerPort: number
+  readonly runnerListenHost: string
+  /** How long an HTTP request waits for a number's entity before answering 503 capacity. */
+  readonly entityTimeoutMs: number
+  /** Let webhook URLs reach loopback and private addresses (tests, closed networks). */
+  readonly webhookAllowPrivateUrls: boolean
+  /** How long a webhook receiver has to answer. */
+  readonly webhookTimeoutMs: number
+  /** How often due webhook events are looked for; unset: 1 s on PostgreSQL, 250 ms embedded. */
+  readonly webhookPollIntervalMs: Option.Option<number>
+  /** Wake webhook entities through PostgreSQL LISTEN/NOTIFY (false: poll only). */
+  readonly webhookListen: boolean
+}
+
+export const settings: Config.Config<GatewaySettings> = Config.all({
+  role: Config.literal("all", "api", "runner")("WAGATE_ROLE").pipe(
+    Config.withDefault("all" as const),
+    Config.withDescription("Process role: all (api + runner, default), api, or runner")
+  ),
+  httpHost: Config.string("HTTP_HOST").pipe(Config.withDefault("0.0.0.0")),
+  httpPort: Config.integer("HTTP_PORT").pipe(
+    Config.withDefault(3000),
+    Config.withDescription("HTTP port (not PORT: the cluster runner reads that one)")
+  ),
+  dataDir: Config.string("DATA_DIR").pipe(
+    Config.withDefault("./data"),
+    Config.withDescription("Embedded database, files and the generated operator token")
+  ),
+  databaseUrl: Config.option(Config.redacted("DATABASE_URL")),
+  redisUrl: Config.option(Config.redacted("REDIS_URL")),
+  redisPrefix: Config.string("REDIS_PREFIX").pipe(Config.withDefault("wagate")),
+  operatorToken: Config.option(Config.redacted("OPERATOR_TOKEN")),
+  messageRetentionDays: Config.integer("MESSAGE_RETENTION_DAYS").pipe(
+    Config.withDefault(365),
+    Config.withDescription("Messages older than this are not returned")
+  ),
+  maxBodyBytes: Config.integer("MAX_BODY_BYTES").pipe(Config.withDefault(1024 * 1024)),
+  trustProxy: Config.boolean("TRUST_PROXY").pipe(Config.withDefault(false)),
+  waDriver: Config.literal("baileys", "simulator")("WA_DRIVER").pipe(
+    Config.withDefault("simulator" as const),
+    Config.withDescription("baileys (real WhatsApp) or simulator (demos and tests)")
+  ),
+  runnerHost: Config.string("RUNNER_HOST").pipe(
+    Config.withDefault("127.0.0.1"),
+    Config.withDescription("Host other cluster nodes reach this runner at")
+  ),
+  runnerPort: Config.integer("RUNNER_PORT").pipe(Config.withDefault(34431)),
+  runnerListenHost: Config.string("RUNNER_LISTEN_HOST").pipe(Config.withDefault("0.0.0.0")),
+  entityTimeoutMs: Config.integer("ENTITY_TIMEOUT_MS").pipe(
+    Config.withDefault(15_000),
+    Config.withDescription("Longest wait for a number's entity (a send with an attachment: six times this)")
+  ),
+  webhookAllowPrivateUrls: Config.boolean("WEBHOOK_ALLOW_PRIVATE_URLS").pipe(
+    Config.withDefault(false),
+    Config.withDescription("Let webhook URLs reach loopback and private addresses (never on a public gateway)")
+  ),
+  webhookTimeoutMs: Config.integer("WEBHOOK_TIMEOUT_MS").pipe(
+    Config.withDefault(10_000),
+    Config.withDescription("Time a webhook receiver has to answer, in milliseconds")
+  ),
+  webhookPollIntervalMs: Config.option(Config.integer("WEBHOOK_POLL_INTERVAL_MS").pipe(
+    Config.withDescription("How often due webhook events are looked for (default 1000 on PostgreSQL, 250 embedded)")
+  )),
+  webhookListen: Config.boolean("WEBHOOK_LISTEN").pipe(
+    Config.withDefault(true),
+    Config.withDescription("Wake webhook deliveries through PostgreSQL LISTEN/NOTIFY; false polls only")
+  )
+})
+
+export class Settings extends Context.Tag("@wagate/gateway/Settings")<Settings, GatewaySettings>() {
+  static readonly layer = Layer.effect(Settings, settings)
+  static readonly make = (overrides: Partial<GatewaySettings>) =>
+    Layer.effect(Settings, Effect.map(settings, (base) => ({ ...base, ...overrides })))
+}

@@ -1,0 +1,95 @@
+/**
+ * The gateway of one process, given its infrastructure: the HTTP surface when the role serves
+ * it, the number and account entities when the role hosts them, and the stores both use.
+ * `main.ts` chooses the infrastructure from configuration; tests choose their own.
+ */
+import type { Sharding } from "@effect/cluster/Sharding"
+import type * as HttpRouter from "@effect/platform/HttpRouter"
+import type * as HttpServer from "@effect/platform/HttpServer"
+import type { BlobStore } from "@wagate/media/BlobStore"
+import type { MediaFetcher } from "@wagate/media/MediaFetcher"
+import { AccountLive } from "@wagate/numbers/AccountLive"
+import { DomainClock } from "@wagate/numbers/DomainClock"
+import { NumberLive } from "@wagate/numbers/NumberLive"
+import { NumberSupervisor } from "@wagate/numbers/NumberSupervisor"
+import { Accounts } from "@wagate/store/Accounts"
+import { ApiKeys } from "@wagate/store/ApiKeys"
+import { Conversations } from "@wagate/store/Conversations"
+import type * as Database from "@wagate/store/Database"
+import { Messages } from "@wagate/store/Messages"
+import { NumberStates } from "@wagate/store/NumberStates"
+import { WebhookConfig } from "@wagate/webhooks/WebhookConfig"
+import { WebhookDispatcher } from "@wagate/webhooks/WebhookDispatcher"
+import { WebhookLive } from "@wagate/webhooks/WebhookLive"
+import { WebhookLog } from "@wagate/webhooks/WebhookLog"
+import { WebhookStore } from "@wagate/webhooks/WebhookStore"
+import type { WhatsAppDriver } from "@wagate/whatsapp/WhatsAppDriver"
+import type * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type { KeyRevocations } from "./auth/KeyRevocations.js"
+import { OperatorToken } from "./auth/OperatorToken.js"
+import { hostsEntities } from "./cluster/Cluster.js"
+import { type GatewaySettings, Settings } from "./Config.js"
+import { Health } from "./Health.js"
+import { HttpLive } from "./http/Server.js"
+import type { RequestCounter } from "./infra/RequestCounter.js"
+
+/** What a process runs on; each is a choice of main.ts (or of a test). */
+export interface Infrastructure<E = unknown> {
+  readonly database: Layer.Layer<Database.Database, E>
+  readonly cluster: Layer.Layer<Sharding, E, Database.Database>
+  readonly sharedState: Layer.Layer<RequestCounter | KeyRevocations, E>
+  readonly blobs: Layer.Layer<BlobStore, E>
+  readonly network: Layer.Layer<WhatsAppDriver, E>
+  readonly fetcher: Layer.Layer<MediaFetcher, E>
+  readonly httpServer: Layer.Layer<HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices, E>
+  /** The clock the entities keep days, pauses and windows by; the system's unless a test drives it. */
+  readonly domainClock?: Clock.Clock | undefined
+}
+
+export const Stores = Layer.mergeAll(
+  Accounts.Default,
+  ApiKeys.Default,
+  Messages.Default,
+  Conversations.Default,
+  NumberStates.Default,
+  WebhookStore.Default,
+  WebhookLog.Default
+)
+
+const webhookConfig = (settings: GatewaySettings) =>
+  WebhookConfig.layer({
+    allowPrivateUrls: settings.webhookAllowPrivateUrls,
+    timeout: Duration.millis(settings.webhookTimeoutMs),
+    pollInterval: Option.getOrUndefined(Option.map(settings.webhookPollIntervalMs, Duration.millis)),
+    listen: settings.webhookListen
+  })
+
+export const layer = (settings: GatewaySettings, infra: Infrastructure) => {
+  const entities = hostsEntities(settings)
+    ? Layer.mergeAll(NumberLive, AccountLive, NumberSupervisor, WebhookLive, WebhookDispatcher).pipe(
+      Layer.provide(infra.fetcher),
+      Layer.provide(webhookConfig(settings)),
+      Layer.provide(
+        infra.domainClock === undefined ? Layer.empty : Layer.succeed(DomainClock, infra.domainClock)
+      )
+    )
+    : Layer.empty
+  const http = settings.role === "runner"
+    ? Layer.empty
+    : HttpLive.pipe(
+      Layer.provide([Health.Default, OperatorToken.Default]),
+      Layer.provide([infra.blobs, infra.sharedState]),
+      Layer.provideMerge(infra.httpServer)
+    )
+  return Layer.mergeAll(http, entities).pipe(
+    // One network for the entities and, with the simulator, its control surface.
+    Layer.provide(infra.network),
+    Layer.provide(infra.cluster),
+    Layer.provide(Stores),
+    Layer.provideMerge(infra.database),
+    Layer.provide(Layer.succeed(Settings, settings))
+  )
+}

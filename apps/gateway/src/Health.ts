@@ -1,0 +1,40 @@
+/**
+ * Health of what the gateway depends on, for GET /api/status.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { DependencyHealth } from "@wagate/domain/ServiceStatus"
+import { BlobStore } from "@wagate/media/BlobStore"
+import { DatabaseKind } from "@wagate/store/Database"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { Redis } from "./infra/Redis.js"
+
+const timed = (check: Effect.Effect<unknown, unknown>, healthy: DependencyHealth["status"]) =>
+  Effect.gen(function*() {
+    const start = performance.now()
+    const outcome = yield* check.pipe(Effect.timeout("2 seconds"), Effect.either)
+    const latency_ms = Math.round((performance.now() - start) * 10) / 10
+    return outcome._tag === "Right"
+      ? { status: healthy, latency_ms, error: null }
+      : { status: "down" as const, latency_ms: null, error: String((outcome.left as any)?.message ?? outcome.left) }
+  })
+
+export class Health extends Effect.Service<Health>()("@wagate/gateway/Health", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const kind = yield* DatabaseKind
+    const redis = yield* Effect.serviceOption(Redis)
+    const blobs = yield* BlobStore
+
+    const check = Effect.all({
+      database: timed(sql`SELECT 1`, kind === "embedded" ? "embedded" : "ok"),
+      redis: Option.match(redis, {
+        onNone: () => Effect.succeed<DependencyHealth>({ status: "memory", latency_ms: null, error: null }),
+        onSome: ({ client }) => timed(Effect.tryPromise(() => client.ping()), "ok")
+      }),
+      blob_store: blobs.health
+    }, { concurrency: "unbounded" })
+
+    return { check } as const
+  })
+}) {}

@@ -1,0 +1,74 @@
+/**
+ * Turns an API key into the principal of a request, and enforces the two request limits of the
+ * spec: 3000 requests a minute per key, and 30 wrong-key requests a minute per IP address.
+ */
+import { InvalidKey, KeyRateLimited, RateLimited, Unauthorized } from "@wagate/domain/ApiError"
+import type { Principal } from "@wagate/domain/Auth"
+import * as ApiKeys from "@wagate/store/ApiKeys"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { RequestCounter } from "../infra/RequestCounter.js"
+import { KeyRevocations } from "./KeyRevocations.js"
+
+export const KEY_REQUESTS_PER_MINUTE = 3000
+export const WRONG_KEYS_PER_MINUTE = 30
+const MINUTE = 60_000
+/** A cached valid key is re-read from the database at least this often. */
+const CACHE_TTL_MS = 5 * MINUTE
+
+export class KeyAuth extends Effect.Service<KeyAuth>()("@wagate/gateway/KeyAuth", {
+  scoped: Effect.gen(function*() {
+    const keys = yield* ApiKeys.ApiKeys
+    const counter = yield* RequestCounter
+    const revocations = yield* KeyRevocations
+    const cache = new Map<string, { readonly principal: Principal; readonly until: number }>()
+    yield* revocations.listen((hash) => (hash === null ? cache.clear() : cache.delete(hash)))
+
+    const lookup = (key: string) =>
+      Effect.gen(function*() {
+        const keyHash = ApiKeys.hash(key)
+        const hex = keyHash.toString("hex")
+        const now = yield* Clock.currentTimeMillis
+        const cached = cache.get(hex)
+        if (cached && cached.until > now && revocations.reliable()) return Option.some(cached.principal)
+        const found = yield* keys.findByHash(keyHash)
+        if (Option.isSome(found) && revocations.reliable()) {
+          if (cache.size > 100_000) cache.clear()
+          cache.set(hex, { principal: found.value, until: now + CACHE_TTL_MS })
+        }
+        return found
+      })
+
+    /**
+     * The principal of `key`, or why there is none. A wrong key counts against the caller's IP
+     * address; from the 30th in a minute the answer is 429 instead of 401.
+     */
+    const authenticate = Effect.fn("KeyAuth.authenticate")(function*(key: string | undefined, ip: string) {
+      if (key === undefined || key === "") return yield* new Unauthorized()
+      const principal = ApiKeys.isWellFormed(key) ? yield* lookup(key) : Option.none<Principal>()
+      if (Option.isNone(principal)) {
+        const wrong = yield* counter.hit(`ip:${ip}`, MINUTE)
+        return yield* wrong.count >= WRONG_KEYS_PER_MINUTE
+          ? new RateLimited({
+            error: "Too many requests with a wrong key from this address",
+            retryAfter: 60
+          })
+          : new InvalidKey()
+      }
+      const used = yield* counter.hit(`key:${principal.value.keyId}`, MINUTE)
+      if (used.count > KEY_REQUESTS_PER_MINUTE) return yield* new KeyRateLimited({ retryAfter: 60 })
+      return principal.value
+    })
+
+    /** Drops a revoked key here and in every other process. */
+    const revoked = (keyHash: Buffer) =>
+      Effect.suspend(() => {
+        const hex = keyHash.toString("hex")
+        cache.delete(hex)
+        return revocations.publish(hex)
+      })
+
+    return { authenticate, revoked } as const
+  })
+}) {}

@@ -1,0 +1,114 @@
+/**
+ * The API-level middleware that makes every answer of the HTTP surface a clear one: each failure
+ * leaves as `{error, code}` with its status (and Retry-After for limits), whatever its origin:
+ * a handler, a body that is not JSON or too large, a parameter that does not decode, an unknown
+ * route or a wrong method. Nothing a client sends produces a 500.
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
+import * as HttpServerError from "@effect/platform/HttpServerError"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import {
+  type ApiError,
+  InternalError,
+  InvalidFrom,
+  InvalidJson,
+  InvalidParam,
+  isApiError,
+  MethodNotAllowed,
+  NotFound,
+  PayloadTooLarge,
+  type Quota
+} from "@wagate/domain/ApiError"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type { RouteTable } from "./RouteTable.js"
+
+/** The X-RateLimit-* headers of a number's daily allowance. */
+export const quotaHeaders = (quota: Quota): Record<string, string> => ({
+  "x-ratelimit-limit": String(quota.limit),
+  "x-ratelimit-remaining": String(quota.remaining),
+  "x-ratelimit-reset": String(quota.reset)
+})
+
+/**
+ * The response for an API error: `{error, code}` with its status, Retry-After when it has one,
+ * and the X-RateLimit-* headers when it concerns a number's allowance.
+ */
+export const errorResponse = (error: ApiError): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.unsafeJson(
+    { error: error.error, code: error.code },
+    {
+      status: error.status,
+      headers: {
+        ...(error.quota === undefined ? {} : quotaHeaders(error.quota)),
+        ...(error.retryAfter === undefined ? {} : { "retry-after": String(Math.ceil(error.retryAfter)) })
+      }
+    }
+  )
+
+const fromDecodeError = (error: HttpApiDecodeError): ApiError => {
+  const issue = error.issues[0]
+  const field = issue?.path[0]
+  const detail = issue === undefined ? error.message : `${issue.path.join(".")}: ${issue.message}`
+  return field === "from"
+    ? new InvalidFrom({ error: `from must be a number id or a phone number of the account (${detail})` })
+    : new InvalidParam({ error: detail })
+}
+
+const fromRequestError = (error: HttpServerError.RequestError): ApiError => {
+  const cause = error.cause as { message?: string } | undefined
+  return cause?.message === "maxBytes exceeded" ? new PayloadTooLarge() : new InvalidJson()
+}
+
+/** Maps whatever a request failed with to the API error its client sees. */
+export const toApiError = (routes: RouteTable, request: HttpServerRequest.HttpServerRequest) => (failure: unknown) => {
+  if (isApiError(failure)) return Option.some(failure)
+  if (failure instanceof HttpApiDecodeError) return Option.some(fromDecodeError(failure))
+  if (HttpServerError.isServerError(failure)) {
+    if (failure._tag === "RouteNotFound") {
+      const path = request.url.split("?")[0]
+      const allowed = routes.methodsFor(path)
+      return Option.some<ApiError>(
+        allowed.length > 0
+          ? new MethodNotAllowed({ error: `${request.method} is not allowed on ${path}; use ${allowed.join(", ")}` })
+          : new NotFound({ error: `No such endpoint: ${request.method} ${path}` })
+      )
+    }
+    if (failure._tag === "RequestError") return Option.some(fromRequestError(failure))
+  }
+  return Option.none<ApiError>()
+}
+
+export const layer = (routes: RouteTable, options: { readonly maxBodyBytes: number }) =>
+  HttpApiBuilder.middleware((app) =>
+    Effect.gen(function*() {
+      const original = yield* HttpServerRequest.HttpServerRequest
+      const length = Number(original.headers["content-length"] ?? 0)
+      if (length > options.maxBodyBytes) return errorResponse(new PayloadTooLarge())
+      // Bodies are JSON whatever the client labelled them (curl -d sends form encoding).
+      const contentType = original.headers["content-type"] ?? ""
+      const request = contentType.startsWith("multipart/") || contentType.startsWith("application/json")
+        ? original
+        : original.modify({ headers: { ...original.headers, "content-type": "application/json" } })
+      const toError = toApiError(routes, request)
+      return yield* app.pipe(
+        Effect.provideService(HttpServerRequest.HttpServerRequest, request),
+        HttpIncomingMessage.withMaxBodySize(Option.some(options.maxBodyBytes)),
+        Effect.catchAllCause((cause) => {
+          if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+          const failure = Cause.squash(cause)
+          return Option.match(toError(failure), {
+            onSome: (error) => Effect.succeed(errorResponse(error)),
+            onNone: () =>
+              Effect.logError("request failed", cause).pipe(
+                Effect.as(errorResponse(new InternalError()))
+              )
+          })
+        })
+      )
+    })
+  )

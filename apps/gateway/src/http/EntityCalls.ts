@@ -1,0 +1,28 @@
+/**
+ * Calling a number's or an account's entity from an HTTP handler: never waiting forever (a
+ * shard without a runner would retry for ever), and answering 503 `capacity` when the entity
+ * cannot take the call: timed out, mailbox full, or storage trouble.
+ */
+import type { AlreadyProcessingMessage, MailboxFull, PersistenceError } from "@effect/cluster/ClusterError"
+import { Capacity } from "@wagate/domain/ApiError"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+
+type ClusterFailure = MailboxFull | AlreadyProcessingMessage | PersistenceError
+
+export const bounded = (timeout: Duration.DurationInput) =>
+<A, E, R>(call: Effect.Effect<A, E | ClusterFailure, R>): Effect.Effect<A, Exclude<E, ClusterFailure> | Capacity, R> =>
+  (call as Effect.Effect<A, any, R>).pipe(
+    Effect.timeoutFail({
+      duration: timeout,
+      onTimeout: () => new Capacity({ error: "The number did not answer in time; try again", retryAfter: 5 })
+    }),
+    Effect.catchIf(
+      (e: any) => e?._tag === "MailboxFull" || e?._tag === "AlreadyProcessingMessage" || e?._tag === "PersistenceError",
+      (e: any) =>
+        Effect.zipRight(
+          e._tag === "PersistenceError" ? Effect.logError("entity call failed", e) : Effect.void,
+          Effect.fail(new Capacity({ retryAfter: 5 }))
+        )
+    )
+  )

@@ -1,0 +1,76 @@
+/**
+ * Parsing what clients send in query strings and bodies into validated values, each failure
+ * with the spec's error code.
+ */
+import { InvalidFrom, InvalidParam } from "@wagate/domain/ApiError"
+import * as Almaty from "@wagate/domain/Almaty"
+import * as Effect from "effect/Effect"
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/
+const ISO = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/i
+const UNIX = /^\d{1,13}(\.\d+)?$/
+
+/**
+ * An instant given as a date (midnight in Almaty at its start), an ISO 8601 time (UTC when it
+ * names no offset), or unix time in seconds (milliseconds when it has 13 digits).
+ */
+export const parseInstant = (raw: string, name: string): Effect.Effect<Date, InvalidParam> =>
+  Effect.suspend(() => {
+    const value = raw.trim()
+    let ms = Number.NaN
+    if (DATE.test(value)) {
+      const date = new Date(`${value}T00:00:00.000Z`)
+      if (!Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value) ms = Almaty.midnightOf(value)
+    } else if (ISO.test(value)) {
+      const normalized = value.replace(" ", "T")
+      ms = Date.parse(/(Z|[+-]\d{2}:?\d{2})$/i.test(normalized) ? normalized : `${normalized}Z`)
+    } else if (UNIX.test(value)) {
+      const n = Number(value)
+      ms = value.split(".")[0].length >= 13 ? n : n * 1000
+    }
+    return Number.isFinite(ms) && ms >= 0 && ms < 253402300800000
+      ? Effect.succeed(new Date(ms))
+      : Effect.fail(
+        new InvalidParam({ error: `${name} must be a date (2026-11-21), an ISO 8601 time or unix seconds` })
+      )
+  })
+
+export const parseOptionalInstant = (raw: string | undefined, name: string) =>
+  raw === undefined ? Effect.succeed(undefined) : parseInstant(raw, name)
+
+/** since must come before until when both are given. */
+export const checkRange = (since: Date | undefined, until: Date | undefined) =>
+  since !== undefined && until !== undefined && since.getTime() >= until.getTime()
+    ? Effect.fail(new InvalidParam({ error: "since must be earlier than until" }))
+    : Effect.void
+
+/** Digits of a phone in international format; a leading + and spaces, dashes, brackets are dropped. */
+export const normalizePhone = (raw: string): string | null => {
+  const digits = raw.trim().replace(/^\+/, "").replace(/[\s()-]/g, "")
+  return /^[1-9]\d{6,14}$/.test(digits) ? digits : null
+}
+
+/** How `from` names a number: phones have at least 7 digits, ids fewer (or are JSON numbers). */
+export type NumberRef = { readonly id: number } | { readonly phone: string }
+
+export const parseNumberRef = (raw: string | number): Effect.Effect<NumberRef, InvalidFrom> => {
+  if (typeof raw === "number") {
+    return Number.isSafeInteger(raw) && raw > 0 ? Effect.succeed({ id: raw }) : Effect.fail(new InvalidFrom())
+  }
+  const value = raw.trim()
+  if (/^\d{1,6}$/.test(value) && Number(value) > 0) return Effect.succeed({ id: Number(value) })
+  const phone = normalizePhone(value)
+  return phone === null ? Effect.fail(new InvalidFrom()) : Effect.succeed({ phone })
+}
+
+/** A chat as `chat` names it: a phone (a one-to-one chat) or a chat id. */
+export const parseChat = (raw: string): Effect.Effect<string, InvalidParam> => {
+  const value = raw.trim()
+  if (/^[0-9]+(-[0-9]+)?@(c\.us|g\.us|s\.whatsapp\.net|lid)$/.test(value)) {
+    return Effect.succeed(value.replace("@s.whatsapp.net", "@c.us"))
+  }
+  const phone = normalizePhone(value)
+  return phone === null
+    ? Effect.fail(new InvalidParam({ error: "chat must be a phone (digits) or a chat_id such as 77011234567@c.us" }))
+    : Effect.succeed(`${phone}@c.us`)
+}

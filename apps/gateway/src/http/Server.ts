@@ -1,0 +1,76 @@
+/**
+ * The HTTP surface: the contract's handlers, authentication, the error middleware, the OpenAPI
+ * document at /api/v1/openapi.json and the interactive docs at /docs.
+ */
+import type * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { SimNetwork } from "@wagate/whatsapp/SimNetwork"
+import { KeyAuth } from "../auth/KeyAuth.js"
+import { OperatorToken } from "../auth/OperatorToken.js"
+import { Settings } from "../Config.js"
+import * as ApiErrors from "./ApiErrors.js"
+import { AuthenticationLive } from "./Authentication.js"
+import { GatewayApi, GatewaySimApi } from "./GatewayApi.js"
+import { AccountHttp } from "./handlers/AccountHttp.js"
+import { ChatsHttp } from "./handlers/ChatsHttp.js"
+import { ContactsHttp } from "./handlers/ContactsHttp.js"
+import { LimitsHttp } from "./handlers/LimitsHttp.js"
+import { MessagesHttp } from "./handlers/MessagesHttp.js"
+import { NumbersHttp } from "./handlers/NumbersHttp.js"
+import { OperatorAuthLive, OpsHttp } from "./handlers/OpsHttp.js"
+import { OpsWebhooksHttp } from "./handlers/OpsWebhooksHttp.js"
+import { PublicHttp } from "./handlers/PublicHttp.js"
+import { makeSimHttp, SimAuthLive } from "./handlers/SimHttp.js"
+import { UnservedHttp } from "./handlers/UnservedHttp.js"
+import { WebhooksHttp } from "./handlers/WebhooksHttp.js"
+import { NumberScope } from "./NumberScope.js"
+import * as RouteTable from "./RouteTable.js"
+
+export const OPENAPI_PATH = "/api/v1/openapi.json"
+export const DOCS_PATH = "/docs"
+
+const Handlers = Layer.mergeAll(
+    MessagesHttp,
+    ChatsHttp,
+    NumbersHttp,
+    AccountHttp,
+    LimitsHttp,
+    ContactsHttp,
+    UnservedHttp,
+    PublicHttp,
+    OpsHttp,
+    WebhooksHttp,
+    OpsWebhooksHttp
+).pipe(
+  Layer.provide([AuthenticationLive, OperatorAuthLive]),
+  Layer.provide([KeyAuth.Default, NumberScope.Default])
+)
+
+const serve = <E, R>(api: HttpApi.HttpApi.Any, apiLayer: Layer.Layer<HttpApi.Api, E, R>) =>
+  HttpApiBuilder.serve().pipe(
+    Layer.provide(HttpApiScalar.layer({ path: DOCS_PATH })),
+    Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: OPENAPI_PATH })),
+    Layer.provide(Layer.unwrapEffect(Effect.map(Settings, ({ maxBodyBytes }) =>
+      ApiErrors.layer(RouteTable.make([api], [["GET", OPENAPI_PATH], ["GET", DOCS_PATH]]), { maxBodyBytes })))),
+    Layer.provide(apiLayer)
+  )
+
+/**
+ * Serves the API on whatever HttpServer is provided; with the simulated network, also its
+ * control surface under /sim/v1.
+ */
+export const HttpLive = Layer.unwrapEffect(Effect.map(Effect.serviceOption(SimNetwork), (sim) =>
+  Option.isNone(sim)
+    ? serve(GatewayApi, HttpApiBuilder.api(GatewayApi).pipe(Layer.provide(Handlers)))
+    : serve(
+      GatewaySimApi,
+      HttpApiBuilder.api(GatewaySimApi).pipe(
+        Layer.provide([Handlers, makeSimHttp(GatewaySimApi)]),
+        Layer.provide([SimAuthLive, Layer.succeed(SimNetwork, sim.value)])
+      )
+    )
+)).pipe(Layer.provide(OperatorToken.Default))

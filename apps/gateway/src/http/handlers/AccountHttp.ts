@@ -1,0 +1,57 @@
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import { WagateApi } from "@wagate/domain/Api"
+import { CurrentKey } from "@wagate/domain/Auth"
+import { Accounts, type Funds, toLinkedNumber } from "@wagate/store/Accounts"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { requireAccountKey } from "../NumberScope.js"
+
+const balanceOf = ({ paidUntil: _, ...balance }: Funds) => balance
+
+export const AccountHttp = HttpApiBuilder.group(WagateApi, "account", (handlers) =>
+  Effect.gen(function*() {
+    const accounts = yield* Accounts
+    const funds = Effect.flatMap(CurrentKey, (principal) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => accounts.funds(principal.accountId, now)))
+    return handlers
+      .handle("status", () =>
+        Effect.gen(function*() {
+          const principal = yield* CurrentKey
+          const [numbers, current] = yield* Effect.all([
+            accounts.numbers(principal.accountId, principal.numberId),
+            funds
+          ], { concurrency: "unbounded" })
+          const linked = numbers.map((n) => toLinkedNumber(n, current))
+          return principal.numberId === null ? { numbers: linked, balance: balanceOf(current) } : { numbers: linked }
+        }))
+      .handle("balance", () =>
+        Effect.gen(function*() {
+          yield* requireAccountKey(yield* CurrentKey)
+          return balanceOf(yield* funds)
+        }))
+      .handle("me", () =>
+        Effect.gen(function*() {
+          const principal = yield* CurrentKey
+          yield* requireAccountKey(principal)
+          const [account, numbers, current] = yield* Effect.all([
+            accounts.find(principal.accountId),
+            accounts.numbers(principal.accountId),
+            funds
+          ], { concurrency: "unbounded" })
+          // A live key always belongs to an existing account.
+          const { company, created_at, email, id, numbers_limit } = Option.getOrThrow(account)
+          const first = numbers[0]
+          return {
+            id,
+            email,
+            company,
+            paid_until: current.paidUntil,
+            wa_status: first?.status ?? "none",
+            wa_phone: first?.phone ?? null,
+            numbers: numbers.length,
+            numbers_limit,
+            created_at
+          }
+        }))
+  }))

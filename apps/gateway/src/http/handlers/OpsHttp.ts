@@ -1,0 +1,161 @@
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import {
+  EmailTaken,
+  InvalidKey,
+  InvalidParam,
+  NotFound,
+  NumberNotFound,
+  NumbersLimit,
+  PhoneTaken,
+  Unauthorized
+} from "@wagate/domain/ApiError"
+import { AccountId, ApiKeyId, NumberId } from "@wagate/domain/Ids"
+import type { ConnectionState } from "@wagate/entities/NumberEntity"
+import { NumberEntity } from "@wagate/entities/NumberEntity"
+import { OperatorAuth } from "@wagate/domain/OpsApi"
+import { Accounts, toLinkedNumber } from "@wagate/store/Accounts"
+import { ApiKeys } from "@wagate/store/ApiKeys"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import { KeyAuth } from "../../auth/KeyAuth.js"
+import { Settings } from "../../Config.js"
+import { OperatorToken } from "../../auth/OperatorToken.js"
+import { bounded } from "../EntityCalls.js"
+import { normalizePhone } from "../Params.js"
+import { GatewayApi } from "../GatewayApi.js"
+
+export const OperatorAuthLive = Layer.effect(
+  OperatorAuth,
+  Effect.map(OperatorToken, (token) =>
+    OperatorAuth.of({
+      operator: (bearer) => {
+        const value = Redacted.value(bearer)
+        if (value === "") return Effect.fail(new Unauthorized({ error: "Operator token required" }))
+        return token.matches(value) ? Effect.void : Effect.fail(new InvalidKey({ error: "Operator token is not valid" }))
+      }
+    }))
+)
+
+export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
+  Effect.gen(function*() {
+    const accounts = yield* Accounts
+    const keys = yield* ApiKeys
+    const auth = yield* KeyAuth
+    const sql = yield* SqlClient.SqlClient
+    const numbers = yield* NumberEntity.client
+    const { entityTimeoutMs } = yield* Settings
+    const entityTimeout = `${entityTimeoutMs} millis` as const
+
+    const linkOf = (numberId: number, c: ConnectionState) => ({
+      number_id: numberId,
+      status: c.status,
+      qr: c.qr,
+      pairing_code: c.pairingCode,
+      reason: c.reason
+    })
+    const liveNumber = (id: number) =>
+      Effect.flatMap(
+        sql<{ id: string }>`SELECT id FROM numbers WHERE id = ${id} AND deleted_at IS NULL`.pipe(Effect.orDie),
+        (rows) => rows.length === 0 ? Effect.fail(new NotFound({ error: `No number ${id}` })) : Effect.void
+      )
+
+    const account = (id: number) =>
+      Effect.flatMap(
+        accounts.find(AccountId.make(id)),
+        Option.match({ onNone: () => Effect.fail(new NotFound({ error: `No account ${id}` })), onSome: Effect.succeed })
+      )
+    const balance = (id: AccountId) =>
+      Effect.map(Effect.flatMap(Clock.currentTimeMillis, (now) => accounts.funds(id, now)), ({ paidUntil: _, ...b }) => b)
+
+    return handlers
+      .handle("createAccount", ({ payload }) =>
+        accounts.create({ email: payload.email.trim(), company: payload.company.trim() }).pipe(
+          Effect.catchTag("EmailTaken", () => new EmailTaken())
+        ))
+      .handle("showAccount", ({ path }) =>
+        Effect.gen(function*() {
+          const found = yield* account(path.id)
+          const now = yield* Clock.currentTimeMillis
+          const funds = yield* accounts.funds(found.id, now)
+          const numbers = yield* accounts.numbers(found.id)
+          const keyRows = yield* sql<any>`
+            SELECT id, prefix, number_id, created_at, revoked_at FROM api_keys
+            WHERE account_id = ${found.id} ORDER BY id`.pipe(Effect.orDie)
+          const { paidUntil: _, ...balanceFigures } = funds
+          return {
+            account: found,
+            numbers: numbers.map((n) => toLinkedNumber(n, funds)),
+            keys: keyRows.map((k) => ({
+              id: Number(k.id),
+              prefix: k.prefix,
+              number_id: k.number_id === null ? null : Number(k.number_id),
+              created_at: k.created_at.toISOString(),
+              revoked_at: k.revoked_at === null ? null : k.revoked_at.toISOString()
+            })),
+            balance: balanceFigures
+          }
+        }))
+      .handle("credit", ({ path, payload }) =>
+        Effect.gen(function*() {
+          const found = yield* account(path.id)
+          yield* accounts.credit(found.id, payload.amount, payload.note ?? null)
+          return yield* balance(found.id)
+        }))
+      .handle("addNumber", ({ path, payload }) =>
+        Effect.gen(function*() {
+          const phone = normalizePhone(payload.phone)
+          if (phone === null) return yield* new InvalidParam({ error: "phone must be digits in international format" })
+          const found = yield* account(path.id)
+          const number = yield* accounts.addNumber(found.id, phone).pipe(
+            Effect.catchTags({
+              PhoneTaken: () => new PhoneTaken(),
+              NumbersLimitReached: () => new NumbersLimit(),
+              AccountNotFound: () => new NotFound({ error: `No account ${path.id}` })
+            })
+          )
+          // Linking goes through the number's entity, which owns the connection.
+          const link = yield* numbers(String(number.id)).Link({ method: payload.method ?? "qr" }).pipe(bounded(entityTimeout))
+          const funds = yield* accounts.funds(found.id, yield* Clock.currentTimeMillis)
+          return { number: toLinkedNumber({ ...number, status: link.status }, funds), link: linkOf(number.id, link) }
+        }))
+      .handle("linkStatus", ({ path }) =>
+        Effect.gen(function*() {
+          yield* liveNumber(path.id)
+          return linkOf(path.id, yield* numbers(String(path.id)).Connection().pipe(bounded(entityTimeout)))
+        }))
+      .handle("link", ({ path, payload }) =>
+        Effect.gen(function*() {
+          yield* liveNumber(path.id)
+          const link = yield* numbers(String(path.id)).Link({ method: payload.method ?? "qr" }).pipe(bounded(entityTimeout))
+          return linkOf(path.id, link)
+        }))
+      .handle("pause", ({ path, payload }) =>
+        Effect.gen(function*() {
+          yield* liveNumber(path.id)
+          yield* numbers(String(path.id)).SetPaused({ paused: payload.paused }).pipe(bounded(entityTimeout))
+          const [row] = yield* sql<{ account_id: string }>`SELECT account_id FROM numbers WHERE id = ${path.id}`.pipe(Effect.orDie)
+          const accountId = AccountId.make(Number(row.account_id))
+          const found = yield* accounts.findNumber(accountId, { id: path.id }, null)
+          return toLinkedNumber(Option.getOrThrow(found), yield* accounts.funds(accountId, yield* Clock.currentTimeMillis))
+        }))
+      .handle("issueKey", ({ payload }) =>
+        Effect.gen(function*() {
+          const found = yield* account(payload.account_id)
+          if (payload.number_id !== undefined) {
+            const number = yield* accounts.findNumber(found.id, { id: payload.number_id }, null)
+            if (Option.isNone(number)) return yield* new NumberNotFound()
+          }
+          return yield* keys.issue(found.id, payload.number_id === undefined ? null : NumberId.make(payload.number_id))
+        }))
+      .handle("reissueKey", ({ path }) =>
+        Effect.gen(function*() {
+          const result = yield* keys.reissue(ApiKeyId.make(path.id))
+          if (Option.isNone(result)) return yield* new NotFound({ error: `No live key ${path.id}` })
+          yield* auth.revoked(result.value.revokedHash)
+          return result.value.issued
+        }))
+  }))

@@ -1,0 +1,69 @@
+/**
+ * POST /messages/send: validate, pick the number, replay an Idempotency-Key's first answer, and
+ * hand the send to the number's entity, which enforces every limit and records the message
+ * before it reaches the network.
+ */
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import { Capacity, InvalidParam } from "@wagate/domain/ApiError"
+import { CurrentKey } from "@wagate/domain/Auth"
+import { NumberEntity } from "@wagate/entities/NumberEntity"
+import { Conversations } from "@wagate/store/Conversations"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { createHash } from "node:crypto"
+import { quotaHeaders } from "../ApiErrors.js"
+import { Settings } from "../../Config.js"
+import { bounded } from "../EntityCalls.js"
+import { NumberScope } from "../NumberScope.js"
+import { parseJson, validateSend } from "../SendRequest.js"
+
+export const makeSend = Effect.gen(function*() {
+  const scope = yield* NumberScope
+  const conversations = yield* Conversations
+  const numbers = yield* NumberEntity.client
+  const { entityTimeoutMs } = yield* Settings
+
+  return ({ request }: { readonly request: HttpServerRequest.HttpServerRequest }) =>
+    Effect.gen(function*() {
+      const principal = yield* CurrentKey
+      const body = yield* Effect.flatMap(Effect.orElseSucceed(request.text, () => ""), parseJson)
+      const send = yield* validateSend(body)
+      const number = yield* scope.acting(principal, send.from)
+
+      const key = request.headers["idempotency-key"]
+      let idempotency: { key: string; requestHash: string } | undefined
+      if (key !== undefined) {
+        if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
+          return yield* new InvalidParam({ error: "Idempotency-Key must be 1 to 255 printable characters" })
+        }
+        const requestHash = createHash("sha256")
+          .update(JSON.stringify({ number: number.id, to: send.to, content: send.content }))
+          .digest("base64url")
+        const seen = yield* conversations.findAnswer(principal.accountId, key)
+        if (Option.isSome(seen)) {
+          if (seen.value.requestHash !== requestHash) {
+            return yield* new InvalidParam({ error: "This Idempotency-Key was used for another request" })
+          }
+          if (seen.value.answer === null) {
+            return yield* new Capacity({ error: "The first request with this Idempotency-Key is still in progress", retryAfter: 1 })
+          }
+          return HttpServerResponse.unsafeJson(seen.value.answer.body, {
+            status: seen.value.answer.status,
+            headers: { "idempotent-replayed": "true" }
+          })
+        }
+        idempotency = { key, requestHash }
+      }
+
+      const timeout = Duration.millis(send.content._tag === "text" ? entityTimeoutMs : 6 * entityTimeoutMs)
+      const sent = yield* numbers(String(number.id)).Send({ to: send.to, content: send.content, source: "api", idempotency }).pipe(
+        bounded(timeout)
+      )
+      return HttpServerResponse.unsafeJson(
+        { ok: true, id: sent.messageId, wa_message_id: sent.waMessageId, from: { id: number.id, phone: sent.phone } },
+        { headers: quotaHeaders(sent.quota) }
+      )
+    })
+})

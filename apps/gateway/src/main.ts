@@ -1,0 +1,57 @@
+/**
+ * The composition root: the infrastructure this process runs on, decided once from
+ * configuration, under the gateway of its role.
+ */
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { BlobStore } from "@wagate/media/BlobStore"
+import { MediaFetcher } from "@wagate/media/MediaFetcher"
+import * as Database from "@wagate/store/Database"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { createServer } from "node:http"
+import { join } from "node:path"
+import { KeyRevocations } from "./auth/KeyRevocations.js"
+import { OperatorToken } from "./auth/OperatorToken.js"
+import * as Cluster from "./cluster/Cluster.js"
+import { Settings } from "./Config.js"
+import * as Gateway from "./Gateway.js"
+import * as Redis from "./infra/Redis.js"
+import { RequestCounter } from "./infra/RequestCounter.js"
+import * as Network from "./Network.js"
+
+const Main = Layer.unwrapEffect(Effect.gen(function*() {
+  const settings = yield* Settings
+  const embedded = Option.isNone(settings.databaseUrl)
+  if (embedded && settings.role !== "all") {
+    return yield* Effect.dieMessage("The embedded database serves one process: set DATABASE_URL to run api and runner roles")
+  }
+  const gateway = Gateway.layer(settings, {
+    database: Option.match(settings.databaseUrl, {
+      onNone: () => Database.layerEmbedded({ dataDir: join(settings.dataDir, "pg") }),
+      onSome: (url) => Database.layerPostgres({ url })
+    }),
+    cluster: Cluster.layer(settings, embedded ? "embedded" : "postgres"),
+    sharedState: Option.match(settings.redisUrl, {
+      onNone: () => Layer.mergeAll(RequestCounter.layerMemory, KeyRevocations.layerMemory),
+      onSome: (url) =>
+        Layer.mergeAll(RequestCounter.layerRedis, KeyRevocations.layerRedis).pipe(
+          Layer.provideMerge(Redis.layer(url, settings.redisPrefix))
+        )
+    }),
+    blobs: BlobStore.layerConfig({ dataDir: settings.dataDir, publicBaseUrl: `http://127.0.0.1:${settings.httpPort}` }),
+    network: Network.layer(settings),
+    fetcher: MediaFetcher.layerConfig,
+    httpServer: NodeHttpServer.layer(createServer, { host: settings.httpHost, port: settings.httpPort })
+  })
+  const announce = Effect.gen(function*() {
+    const token = yield* OperatorToken
+    yield* Effect.logInfo(
+      `wagate ${settings.role} on http://${settings.httpHost}:${settings.httpPort}, network: ${settings.waDriver}, operator token: ${token.source}`
+    )
+  }).pipe(Effect.provide(OperatorToken.Default), Effect.provideService(Settings, settings))
+  return Layer.merge(gateway, Layer.effectDiscard(announce))
+})).pipe(Layer.provide(Settings.layer))
+
+NodeRuntime.runMain(Layer.launch(Main))

@@ -1,0 +1,37 @@
+/**
+ * @since 1.0.0
+ */
+import * as Schema from "effect/Schema"
+import { Timestamp } from "./Ids.js"
+
+/** @since 1.0.0 */
+export const Tier = Schema.Literal("excellent", "good", "medium", "low", "critical")
+/** @since 1.0.0 */
+export type Tier = typeof Tier.Type
+
+/**
+ * GET /limits: the trust index of a number, its limits for today and what it has used.
+ *
+ * @since 1.0.0
+ */
+export const Limits = Schema.Struct({
+  rating: Schema.Int.annotations({ description: "Trust index 0-100" }),
+  tier: Tier,
+  tier_title: Schema.String,
+  enough_data: Schema.Boolean,
+  limits: Schema.Struct({
+    messages_per_day: Schema.Int,
+    new_contacts_per_day: Schema.Int,
+    checks_per_day: Schema.Int,
+    messages_per_second: Schema.Int
+  }),
+  used: Schema.Struct({
+    messages: Schema.Int,
+    new_contacts: Schema.Int,
+    checks: Schema.Int
+  }),
+  cold_blocked_until: Schema.NullOr(Timestamp),
+  warmup: Schema.Boolean
+}).annotations({ identifier: "Limits" })
+/** @since 1.0.0 */
+export type Limits = typeof Limits.Type

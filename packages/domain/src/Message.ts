@@ -1,0 +1,130 @@
+/**
+ * @since 1.0.0
+ */
+import * as Schema from "effect/Schema"
+import { Phone, Timestamp } from "./Ids.js"
+
+/**
+ * Kind of a stored media file (also the `kind` of GET /storage and POST /media/delete).
+ *
+ * @since 1.0.0
+ */
+export const MediaKind = Schema.Literal("photo", "video", "voice", "document", "sticker")
+/** @since 1.0.0 */
+export type MediaKind = typeof MediaKind.Type
+
+/**
+ * The attachment of a message. The file itself is fetched through GET /media/{id}.
+ *
+ * @since 1.0.0
+ */
+export const MessageMedia = Schema.Struct({
+  kind: MediaKind,
+  mime_type: Schema.String,
+  filename: Schema.NullOr(Schema.String),
+  size: Schema.NullOr(Schema.Int).annotations({ description: "Bytes; null while the file is not stored" }),
+  caption: Schema.NullOr(Schema.String),
+  deleted: Schema.Boolean.annotations({ description: "The file was deleted; the message text remains" })
+}).annotations({ identifier: "MessageMedia" })
+/** @since 1.0.0 */
+export type MessageMedia = typeof MessageMedia.Type
+
+/**
+ * Delivery status of a stored message. `pending` is an accepted outgoing message not yet handed
+ * to the network, `received` an incoming one; the rest follow the ack events.
+ *
+ * @since 1.0.0
+ */
+export const MessageStatus = Schema.Literal("pending", "sent", "delivered", "read", "failed", "received")
+/** @since 1.0.0 */
+export type MessageStatus = typeof MessageStatus.Type
+
+/** @since 1.0.0 */
+export const Direction = Schema.Literal("in", "out")
+/** @since 1.0.0 */
+export type Direction = typeof Direction.Type
+
+/**
+ * Where a message came from: `api` (REST), `mcp` (tool server), `phone` (written in the phone
+ * application), `network` (incoming from a counterpart).
+ *
+ * @since 1.0.0
+ */
+export const MessageSource = Schema.Literal("api", "mcp", "phone", "network")
+/** @since 1.0.0 */
+export type MessageSource = typeof MessageSource.Type
+
+/**
+ * Message type: text, image, video, audio, voice, document, sticker, location, contact,
+ * reaction, poll or unknown.
+ *
+ * @since 1.0.0
+ */
+export const MessageType = Schema.Literal(
+  "text",
+  "image",
+  "video",
+  "audio",
+  "voice",
+  "document",
+  "sticker",
+  "location",
+  "contact",
+  "reaction",
+  "poll",
+  "unknown"
+)
+/** @since 1.0.0 */
+export type MessageType = typeof MessageType.Type
+
+/** @since 1.0.0 */
+export const Message = Schema.Struct({
+  id: Schema.Int.annotations({ description: "Service message id" }),
+  from: Schema.Int.annotations({ description: "Id of the account number that sent or received the message" }),
+  direction: Direction,
+  source: MessageSource,
+  chat_id: Schema.String.annotations({ description: "`<phone>@c.us` for one-to-one chats, `<id>@g.us` for groups" }),
+  peer: Phone.annotations({ description: "Counterpart phone, digits" }),
+  peer_lid: Schema.NullOr(Schema.String),
+  name: Schema.NullOr(Schema.String).annotations({ description: "Counterpart display name" }),
+  is_group: Schema.Boolean,
+  group_subject: Schema.NullOr(Schema.String),
+  author: Schema.NullOr(Schema.String).annotations({ description: "Author phone inside a group" }),
+  wa_message_id: Schema.String.annotations({ description: "Network-side message id" }),
+  type: MessageType,
+  text: Schema.String,
+  status: MessageStatus,
+  error: Schema.NullOr(Schema.String),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  media: Schema.NullOr(MessageMedia),
+  media_skipped: Schema.Boolean,
+  media_skip_reason: Schema.NullOr(Schema.String),
+  media_pending: Schema.Boolean
+}).annotations({ identifier: "Message" })
+/** @since 1.0.0 */
+export type Message = typeof Message.Type
+
+/** @since 1.0.0 */
+export const MessagePage = Schema.Struct({
+  messages: Schema.Array(Message),
+  next_before: Schema.NullOr(Schema.Int).annotations({ description: "Pass as `before` for the next page" })
+}).annotations({ identifier: "MessagePage" })
+/** @since 1.0.0 */
+export type MessagePage = typeof MessagePage.Type
+
+/**
+ * A message of GET /export?format=json: a Message with the phone of the account's number.
+ *
+ * @since 1.0.0
+ */
+export const ExportedMessage = Schema.Struct({
+  ...Message.fields,
+  from_phone: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "ExportedMessage" })
+
+/** @since 1.0.0 */
+export const HistoryExport = Schema.Struct({
+  messages: Schema.Array(ExportedMessage),
+  count: Schema.Int
+}).annotations({ identifier: "HistoryExport" })

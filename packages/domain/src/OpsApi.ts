@@ -1,0 +1,206 @@
+/**
+ * The operator API under `/ops/v1`: provisioning accounts, numbers, money and keys. It is what
+ * the `wagate` CLI (and later the cabinet) calls, with the operator token; it is not part of the
+ * public contract and not in its OpenAPI document.
+ *
+ * @since 1.0.0
+ */
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
+import * as Schema from "effect/Schema"
+import { Balance } from "./Account.js"
+import * as E from "./ApiError.js"
+import { Phone, Timestamp } from "./Ids.js"
+import { ConnectionStatus } from "./Connection.js"
+import { LinkedNumber } from "./LinkedNumber.js"
+import { SetWebhookRequest, Webhook } from "./Webhook.js"
+
+/** @since 1.0.0 */
+export class OperatorAuth extends HttpApiMiddleware.Tag<OperatorAuth>()("OperatorAuth", {
+  failure: Schema.Union(E.wire(E.Unauthorized), E.wire(E.InvalidKey)),
+  security: { operator: HttpApiSecurity.bearer }
+}) {}
+
+/** @since 1.0.0 */
+export const OpsAccount = Schema.Struct({
+  id: Schema.Int,
+  email: Schema.String,
+  company: Schema.String,
+  numbers_limit: Schema.Int,
+  created_at: Timestamp
+})
+
+/** @since 1.0.0 */
+export const KeyInfo = Schema.Struct({
+  id: Schema.Int,
+  prefix: Schema.String,
+  number_id: Schema.NullOr(Schema.Int),
+  created_at: Timestamp,
+  revoked_at: Schema.NullOr(Timestamp)
+})
+
+/** A key as issued: the only time the whole key is shown. @since 1.0.0 */
+export const IssuedKey = Schema.Struct({
+  id: Schema.Int,
+  key: Schema.String,
+  prefix: Schema.String,
+  account_id: Schema.Int,
+  number_id: Schema.NullOr(Schema.Int)
+})
+
+/**
+ * Where linking a number stands: the connection status and, while waiting for the phone, the
+ * QR payload or the 8-character pairing code to enter on it.
+ *
+ * @since 1.0.0
+ */
+export const NumberLink = Schema.Struct({
+  number_id: Schema.Int,
+  status: ConnectionStatus,
+  qr: Schema.NullOr(Schema.String),
+  pairing_code: Schema.NullOr(Schema.String),
+  reason: Schema.NullOr(Schema.String)
+})
+/** @since 1.0.0 */
+export type NumberLink = typeof NumberLink.Type
+
+/** @since 1.0.0 */
+export const LinkMethod = Schema.Literal("qr", "code").annotations({ description: "QR scan (default) or pairing code" })
+
+/** @since 1.0.0 */
+export const OpsAccountDetail = Schema.Struct({
+  account: OpsAccount,
+  numbers: Schema.Array(LinkedNumber),
+  keys: Schema.Array(KeyInfo),
+  balance: Balance
+})
+
+const id = HttpApiSchema.param("id", Schema.NumberFromString.pipe(Schema.int(), Schema.positive()))
+
+/** @since 1.0.0 */
+export class OpsGroup extends HttpApiGroup.make("ops")
+  .add(
+    HttpApiEndpoint.post("createAccount", "/accounts")
+      .setPayload(Schema.Struct({
+        email: Schema.String.pipe(Schema.pattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/)),
+        company: Schema.String.pipe(Schema.minLength(1))
+      }))
+      .addSuccess(OpsAccount, { status: 201 })
+      .addError(E.wire(E.InvalidJson))
+      .addError(E.wire(E.InvalidParam))
+      .addError(E.wire(E.EmailTaken))
+  )
+  .add(
+    HttpApiEndpoint.get("showAccount")`/accounts/${id}`
+      .addSuccess(OpsAccountDetail)
+      .addError(E.wire(E.InvalidParam))
+      .addError(E.wire(E.NotFound))
+  )
+  .add(
+    HttpApiEndpoint.post("credit")`/accounts/${id}/credit`
+      .setPayload(Schema.Struct({
+        amount: Schema.Number.pipe(Schema.positive(), Schema.lessThan(1e12)).annotations({ description: "KZT" }),
+        note: Schema.optional(Schema.String)
+      }))
+      .addSuccess(Balance)
+      .addError(E.wire(E.InvalidJson))
+      .addError(E.wire(E.InvalidParam))
+      .addError(E.wire(E.NotFound))
+  )
+  .add(
+    HttpApiEndpoint.post("addNumber")`/accounts/${id}/numbers`
+      .setPayload(Schema.Struct({ phone: Phone, method: Schema.optional(LinkMethod) }))
+      .addSuccess(Schema.Struct({ number: LinkedNumber, link: NumberLink }), { status: 201 })
+      .addError(E.wire(E.InvalidJson))
+      .addError(E.wire(E.InvalidParam))
+      .addError(E.wire(E.NotFound))
+      .addError(E.wire(E.PhoneTaken))
+      .addError(E.wire(E.NumbersLimit))
+      .addError(E.wire(E.Capacity))
+  )
+  .add(
+    HttpApiEndpoint.get("linkStatus")`/numbers/${id}/link`
+      .addSuccess(NumberLink)
+      .addError(E.wire(E.InvalidParam))
+      .addError(E.wire(E.NotFound))
+      .addError(E.wire(E.Capacity))
+  )
+  .add(
+    HttpApiEndpoint.post("link")`/numbers/${id}/link`
+      .setPayload(Schema.Struct({ method: Schema.optional(LinkMethod) }))
+      .addSuccess(NumberLink)
+      .addError(E.wire(E.InvalidJson))
+      .addError(E.wire(E.InvalidParam))
+      .addError(E.wire(E.NotFound))
+      .addError(E.wire(E.Capacity))
+  )
+  .add(
+    HttpApiEndpoint.post("pause")`/numbers/${id}/pause`
+      .setPayload(Schema.Struct({ paused: Schema.Boolean }))
+      .addSuccess(LinkedNumber)
+      .addError(E.wire(E.InvalidJson))
+      .addError(E.wire(E.InvalidParam))
+      .addError(E.wire(E.NotFound))
+      .addError(E.wire(E.Capacity))
+  )
+  .add(
+    HttpApiEndpoint.post("issueKey", "/keys")
+      .setPayload(Schema.Struct({
+        account_id: Schema.Int.pipe(Schema.positive()),
+        number_id: Schema.optional(Schema.Int.pipe(Schema.positive()))
+      }))
+      .addSuccess(IssuedKey, { status: 201 })
+      .addError(E.wire(E.InvalidJson))
+      .addError(E.wire(E.InvalidParam))
+      .addError(E.wire(E.NotFound))
+      .addError(E.wire(E.NumberNotFound))
+  )
+  .add(
+    HttpApiEndpoint.post("reissueKey")`/keys/${id}/reissue`
+      .addSuccess(IssuedKey, { status: 201 })
+      .addError(E.wire(E.InvalidParam))
+      .addError(E.wire(E.NotFound))
+  )
+  .middleware(OperatorAuth)
+  .prefix("/ops/v1")
+{}
+
+/**
+ * An account's webhook, set by the operator (the CLI's `webhook set` / `webhook show`): the same
+ * rules and answers as the account's own `/api/v1/webhook`.
+ *
+ * @since 1.0.0
+ */
+export class OpsWebhooksGroup extends HttpApiGroup.make("opsWebhooks")
+  .add(
+    HttpApiEndpoint.get("show")`/accounts/${id}/webhook`
+      .addSuccess(Webhook)
+      .addError(E.wire(E.InvalidParam))
+      .addError(E.wire(E.NotFound))
+  )
+  .add(
+    HttpApiEndpoint.put("set")`/accounts/${id}/webhook`
+      .setPayload(SetWebhookRequest)
+      .addSuccess(Webhook)
+      .addError(E.wire(E.InvalidJson))
+      .addError(E.wire(E.InvalidParam))
+      .addError(E.wire(E.NotFound))
+      .addError(E.wire(E.Capacity))
+  )
+  .add(
+    HttpApiEndpoint.post("rotateSecret")`/accounts/${id}/webhook/rotate-secret`
+      .addSuccess(Webhook)
+      .addError(E.wire(E.InvalidParam))
+      .addError(E.wire(E.NotFound))
+      .addError(E.wire(E.Capacity))
+  )
+  .middleware(OperatorAuth)
+  .prefix("/ops/v1")
+{}
+
+/** @since 1.0.0 */
+export class OpsApi extends HttpApi.make("wagate-ops").add(OpsGroup).add(OpsWebhooksGroup) {}

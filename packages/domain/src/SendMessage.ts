@@ -1,0 +1,43 @@
+/**
+ * @since 1.0.0
+ */
+import * as Schema from "effect/Schema"
+
+const Url = Schema.String.annotations({ description: "http(s) URL the gateway fetches the file from" })
+const Caption = Schema.optional(Schema.String)
+
+/**
+ * POST /messages/send. Exactly one of text, image, document, voice and video; `text` alongside
+ * an attachment is used as its caption when the attachment has none.
+ *
+ * @since 1.0.0
+ */
+export const SendMessageRequest = Schema.Struct({
+  to: Schema.String.annotations({ description: "Recipient in international format, digits only" }),
+  text: Schema.optional(Schema.String.annotations({ description: "Message text (at most 4096 characters)" })),
+  image: Schema.optional(Schema.Struct({ url: Url, caption: Caption })),
+  document: Schema.optional(Schema.Struct({
+    url: Url,
+    filename: Schema.optional(Schema.String.annotations({ description: "Name shown to the recipient" })),
+    caption: Caption
+  })),
+  voice: Schema.optional(Schema.Struct({ url: Url }).annotations({ description: "Sent as a voice note (OGG/Opus)" })),
+  video: Schema.optional(Schema.Struct({ url: Url, caption: Caption })),
+  from: Schema.optional(
+    Schema.Union(Schema.Int, Schema.String).annotations({
+      description: "Sending number: id or phone; required when the account has several numbers"
+    })
+  )
+}).annotations({ identifier: "SendMessageRequest" })
+/** @since 1.0.0 */
+export type SendMessageRequest = typeof SendMessageRequest.Type
+
+/** @since 1.0.0 */
+export const SendMessageResponse = Schema.Struct({
+  ok: Schema.Boolean,
+  id: Schema.Int.annotations({ description: "Service message id" }),
+  wa_message_id: Schema.String,
+  from: Schema.Struct({ id: Schema.Int, phone: Schema.String })
+}).annotations({ identifier: "SendMessageResponse" })
+/** @since 1.0.0 */
+export type SendMessageResponse = typeof SendMessageResponse.Type

@@ -1,0 +1,107 @@
+/**
+ * The protocol of a linked number's entity (id = number id). The entity owns the number's
+ * connection, its limits, trust index and daily counters; every write about the number goes
+ * through it. All calls are volatile (answered directly): a send is made durable by the entity
+ * itself, which records the message before handing it to the network.
+ *
+ * @since 1.0.0
+ */
+import * as Entity from "@effect/cluster/Entity"
+import * as Rpc from "@effect/rpc/Rpc"
+import * as E from "@wagate/domain/ApiError"
+import { ConnectionStatus } from "@wagate/domain/Connection"
+import { Limits } from "@wagate/domain/Limits"
+import { MessageSource } from "@wagate/domain/Message"
+import * as Schema from "effect/Schema"
+
+/** What to send: text, or one attachment fetched from a URL. @since 1.0.0 */
+export const SendContent = Schema.Union(
+  Schema.TaggedStruct("text", { text: Schema.String }),
+  Schema.TaggedStruct("image", { url: Schema.String, caption: Schema.optional(Schema.String) }),
+  Schema.TaggedStruct("document", {
+    url: Schema.String,
+    filename: Schema.optional(Schema.String),
+    caption: Schema.optional(Schema.String)
+  }),
+  Schema.TaggedStruct("voice", { url: Schema.String }),
+  Schema.TaggedStruct("video", { url: Schema.String, caption: Schema.optional(Schema.String) })
+)
+/** @since 1.0.0 */
+export type SendContent = typeof SendContent.Type
+
+/** @since 1.0.0 */
+export const SendPayload = Schema.Struct({
+  /** Recipient phone, digits, already validated. */
+  to: Schema.String,
+  content: SendContent,
+  source: MessageSource,
+  idempotency: Schema.optional(Schema.Struct({ key: Schema.String, requestHash: Schema.String }))
+})
+/** @since 1.0.0 */
+export type SendPayload = typeof SendPayload.Type
+
+/** @since 1.0.0 */
+export const Sent = Schema.Struct({
+  messageId: Schema.Int,
+  waMessageId: Schema.String,
+  phone: Schema.String,
+  quota: E.Quota
+})
+/** @since 1.0.0 */
+export type Sent = typeof Sent.Type
+
+/** Why a send can be refused, each with its HTTP status and code. @since 1.0.0 */
+export const SendError = Schema.Union(
+  E.NumberPaused,
+  E.NotConnected,
+  E.RateLimited,
+  E.DailyLimit,
+  E.NewContactsLimit,
+  E.ColdBlocked,
+  E.SpamDetected,
+  E.AttachmentsBusy,
+  E.InvalidMedia,
+  E.MediaTooLarge,
+  E.MediaFetchFailed,
+  E.Busy,
+  E.SendFailed,
+  E.InvalidParam,
+  E.Capacity
+)
+
+/** @since 1.0.0 */
+export const Checked = Schema.Struct({
+  exists: Schema.Boolean,
+  chatId: Schema.String,
+  quota: E.Quota
+})
+
+/** The live connection as the entity knows it. @since 1.0.0 */
+export const ConnectionState = Schema.Struct({
+  status: ConnectionStatus,
+  qr: Schema.NullOr(Schema.String),
+  pairingCode: Schema.NullOr(Schema.String),
+  reason: Schema.NullOr(Schema.String)
+})
+/** @since 1.0.0 */
+export type ConnectionState = typeof ConnectionState.Type
+
+/** @since 1.0.0 */
+export const NumberEntity = Entity.make("Number", [
+  Rpc.make("Send", { payload: SendPayload, success: Sent, error: SendError }),
+  Rpc.make("Limits", { success: Limits }),
+  Rpc.make("Check", {
+    payload: { phone: Schema.String },
+    success: Checked,
+    error: Schema.Union(E.NumberPaused, E.NotConnected, E.RateLimited, E.DailyLimit, E.Capacity)
+  }),
+  Rpc.make("Connection", { success: ConnectionState }),
+  Rpc.make("Link", {
+    payload: { method: Schema.Literal("qr", "code") },
+    success: ConnectionState,
+    error: E.Capacity
+  }),
+  Rpc.make("SetPaused", { payload: { paused: Schema.Boolean } }),
+  /** Activates the entity (its connection comes up) and tells its state. */
+  Rpc.make("Wake", { success: ConnectionState })
+])

@@ -1,0 +1,6 @@
+/**
+ * @since 1.0.0
+ */
+export * as AccountEntity from "./AccountEntity.js"
+export * as NumberEntity from "./NumberEntity.js"
+export * as WebhookEntity from "./WebhookEntity.js"

@@ -1,0 +1,216 @@
+/**
+ * Blobs as files under a directory: `objects/<key>` holds the bytes, `meta/<key>` the content
+ * type, `tmp/` writes in progress. A write lands in `tmp/` (synced to disk) and is renamed into
+ * place, so a reader sees the old blob or the whole new one, and a crash leaves only `tmp/` junk.
+ *
+ * Keys are paths, so one key cannot be a blob and a prefix of other blobs at once (`a` and `a/b`):
+ * the second write fails. Deleting a blob removes the directories it leaves empty, so a name can
+ * turn from one into the other as on S3.
+ *
+ * @since 1.0.0
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import type { PlatformError } from "@effect/platform/Error"
+import type * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import { randomUUID } from "node:crypto"
+import { rmdir } from "node:fs/promises"
+import { dirname, join, resolve, sep } from "node:path"
+import * as BlobKey from "./BlobKey.js"
+import type { BlobBody, BlobStore, PutOptions } from "./BlobStore.js"
+import { BlobNotFound, BlobStoreError, describe } from "./BlobStoreError.js"
+import * as GatewayLinks from "./GatewayLinks.js"
+import * as MeasuredBody from "./MeasuredBody.js"
+
+/** @since 1.0.0 */
+export interface Options extends GatewayLinks.Options {
+  readonly dir: string
+}
+
+const Meta = Schema.parseJson(Schema.Struct({ contentType: Schema.String }))
+const encodeMeta = Schema.encodeSync(Meta)
+const decodeMeta = Schema.decodeUnknownOption(Meta)
+const DEFAULT_TYPE = "application/octet-stream"
+
+const isNotFound = (error: PlatformError) => error._tag === "SystemError" && error.reason === "NotFound"
+
+const errno = (error: PlatformError): unknown =>
+  error._tag === "SystemError" ? (error.cause as { readonly code?: unknown } | undefined)?.code : undefined
+
+/**
+ * The path holds no blob: nothing there, a file where a directory would be (`a/b` below the blob
+ * `a`), or a directory (`a`, a prefix of blobs only).
+ */
+const isAbsent = (error: PlatformError) =>
+  isNotFound(error) || ["ENOTDIR", "EISDIR", "ERR_FS_EISDIR"].includes(errno(error) as string)
+
+/** @since 1.0.0 */
+export const make = (
+  options: Options
+): Effect.Effect<Context.Tag.Service<BlobStore>, BlobStoreError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const root = resolve(options.dir)
+    const objectPath = (key: string) => join(root, "objects", key)
+    const metaPath = (key: string) => join(root, "meta", key)
+    const tmpPath = () => join(root, "tmp", randomUUID())
+    const failed = (op: string) => (cause: unknown) => new BlobStoreError({ op, cause })
+    // Commits, deletes and heads of this process take turns, so a blob's bytes and type change
+    // together: two puts of one key never leave one's bytes with the other's type.
+    const lock = yield* Effect.makeSemaphore(1)
+    const serialized = <A, E>(effect: Effect.Effect<A, E>) => lock.withPermits(1)(effect)
+
+    yield* Effect.forEach(["objects", "meta", "tmp"], (sub) => fs.makeDirectory(join(root, sub), { recursive: true }))
+      .pipe(Effect.mapError(failed("open")))
+
+    const writeFile = <E>(path: string, body: Stream.Stream<Uint8Array, E>) =>
+      Effect.scoped(Effect.gen(function*() {
+        const file = yield* fs.open(path, { flag: "wx", mode: 0o600 }).pipe(Effect.mapError(failed("put")))
+        yield* Stream.runForEach(body, (chunk) =>
+          // writeAll treats a write of zero bytes as a failure, and a stream may carry empty chunks.
+          chunk.byteLength === 0 ? Effect.void : file.writeAll(chunk).pipe(Effect.mapError(failed("put"))))
+        yield* file.sync.pipe(Effect.mapError(failed("put")))
+      }))
+
+    const readType = (key: string) =>
+      fs.readFileString(metaPath(key)).pipe(
+        Effect.map((text) =>
+          Option.match(decodeMeta(text), { onNone: () => DEFAULT_TYPE, onSome: (meta) => meta.contentType })
+        ),
+        Effect.catchIf(isAbsent, () => Effect.succeed(DEFAULT_TYPE))
+      )
+
+    /**
+     * Renames the staged files into place: type first, so whoever sees the bytes sees their type.
+     * Uninterruptible, so an interrupted put never leaves the new type beside the old bytes.
+     */
+    const commit = (key: string, staged: { readonly data: string; readonly meta: string }) =>
+      Effect.zipRight(place(staged.meta, metaPath(key)), place(staged.data, objectPath(key))).pipe(
+        Effect.uninterruptible,
+        serialized
+      )
+
+    const place = (from: string, to: string) =>
+      Effect.zipRight(fs.makeDirectory(dirname(to), { recursive: true }), fs.rename(from, to)).pipe(
+        // Another process may prune the directory between its creation and the rename.
+        Effect.retry({ times: 3, while: isNotFound })
+      )
+
+    /** Removes the directories above `path` that are now empty, up to (not including) `top`. */
+    const prune = (top: string, path: string) =>
+      Effect.promise(async () => {
+        for (let dir = dirname(path); dir.startsWith(top + sep); dir = dirname(dir)) {
+          // rmdir refuses a directory that is not empty, so a blob written meanwhile stays.
+          const removed = await rmdir(dir).then(() => true, () => false)
+          if (!removed) return
+        }
+      })
+
+    /** Stages both files, commits them, and removes whatever is left in `tmp/` however it ends. */
+    const stageAndCommit = <A, E>(
+      key: string,
+      op: string,
+      stage: (staged: { readonly data: string; readonly meta: string }) => Effect.Effect<A, E>
+    ) => {
+      const staged = { data: tmpPath(), meta: tmpPath() }
+      return stage(staged).pipe(
+        Effect.tap(() => commit(key, staged).pipe(Effect.mapError(failed(op)))),
+        Effect.ensuring(Effect.ignore(Effect.all([fs.remove(staged.data), fs.remove(staged.meta)], { mode: "either" })))
+      )
+    }
+
+    const put = Effect.fn("BlobStore.put")(function*(key: string, body: BlobBody<unknown>, putOptions: PutOptions) {
+      yield* BlobKey.check(key, "put")
+      const measured = yield* MeasuredBody.make(body, putOptions.contentLength)
+      return yield* stageAndCommit(key, "put", (staged) =>
+        Effect.gen(function*() {
+          yield* writeFile(staged.data, measured.stream)
+          yield* fs.writeFileString(staged.meta, encodeMeta({ contentType: putOptions.contentType }), { mode: 0o600 })
+            .pipe(Effect.mapError(failed("put")))
+          return { size: yield* measured.size }
+        }))
+    })
+
+    const get = (key: string) =>
+      Stream.unwrap(Effect.map(BlobKey.check(key, "get"), () => fs.stream(objectPath(key)))).pipe(
+        Stream.mapError((error) =>
+          error._tag === "BlobStoreError"
+            ? error
+            : isAbsent(error)
+            ? new BlobNotFound({ key })
+            : failed("get")(error)
+        ),
+        Stream.withSpan("BlobStore.get", { attributes: { key } })
+      )
+
+    const head = Effect.fn("BlobStore.head")(function*(key: string) {
+      yield* BlobKey.check(key, "head")
+      return yield* serialized(Effect.gen(function*() {
+        const info = yield* fs.stat(objectPath(key)).pipe(
+          Effect.map(Option.some),
+          Effect.catchIf(isAbsent, () => Effect.succeedNone),
+          Effect.mapError(failed("head"))
+        )
+        if (Option.isNone(info) || info.value.type !== "File") return Option.none()
+        const contentType = yield* readType(key).pipe(Effect.mapError(failed("head")))
+        return Option.some({ size: Number(info.value.size), contentType })
+      }))
+    })
+
+    const delete_ = Effect.fn("BlobStore.delete")(function*(key: string) {
+      yield* BlobKey.check(key, "delete")
+      yield* serialized(Effect.gen(function*() {
+        // Bytes first: a type without bytes is invisible, bytes without a type would not be.
+        for (const [top, path] of [[join(root, "objects"), objectPath(key)], [join(root, "meta"), metaPath(key)]]) {
+          yield* fs.remove(path).pipe(Effect.catchIf(isAbsent, () => Effect.void), Effect.mapError(failed("delete")))
+          yield* prune(top, path)
+        }
+      }))
+    })
+
+    const copy = Effect.fn("BlobStore.copy")(function*(fromKey: string, toKey: string) {
+      yield* BlobKey.check(fromKey, "copy")
+      yield* BlobKey.check(toKey, "copy")
+      yield* stageAndCommit(toKey, "copy", (staged) =>
+        Effect.gen(function*() {
+          yield* fs.copyFile(objectPath(fromKey), staged.data).pipe(
+            Effect.mapError((error) => isAbsent(error) ? new BlobNotFound({ key: fromKey }) : failed("copy")(error))
+          )
+          const contentType = yield* readType(fromKey).pipe(Effect.mapError(failed("copy")))
+          yield* fs.writeFileString(staged.meta, encodeMeta({ contentType }), { mode: 0o600 })
+            .pipe(Effect.mapError(failed("copy")))
+        }))
+    })
+
+    const probe = Effect.gen(function*() {
+      const path = tmpPath()
+      yield* fs.writeFileString(path, "probe")
+      yield* fs.remove(path)
+    })
+
+    const health = Effect.timed(probe).pipe(
+      Effect.map(([elapsed]) => ({
+        status: "filesystem" as const,
+        latency_ms: Math.round(Duration.toMillis(elapsed) * 10) / 10,
+        error: null
+      })),
+      Effect.catchAll((error) => Effect.succeed({ status: "down" as const, latency_ms: null, error: describe(error) })),
+      Effect.withSpan("BlobStore.health")
+    )
+
+    return {
+      kind: "filesystem",
+      // Effect.fn cannot keep the body's error type parameter; the body's errors do pass through as is.
+      put: put as Context.Tag.Service<BlobStore>["put"],
+      get,
+      head,
+      delete: delete_,
+      copy,
+      ...GatewayLinks.make(options, { head, get }),
+      health
+    } as const
+  })

@@ -1,0 +1,228 @@
+/**
+ * Downloading the file behind an attachment URL of POST /messages/send, safely: only http(s), never
+ * to the gateway's own network (checked on the address actually connected to, on every redirect),
+ * within a size cap per kind and a time limit, a few downloads at a time.
+ *
+ * @since 1.0.0
+ */
+import { Busy, InvalidMedia, MediaFetchFailed, MediaTooLarge } from "@wagate/domain/ApiError"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { lookup } from "node:dns/promises"
+import { isIP } from "node:net"
+import { filename } from "./MediaFetcherFilename.js"
+import * as MediaFetcherRequest from "./MediaFetcherRequest.js"
+import * as MediaFetcherType from "./MediaFetcherType.js"
+import type { MediaKind } from "./MediaFetcherType.js"
+import * as PrivateAddress from "./PrivateAddress.js"
+
+export type { MediaKind } from "./MediaFetcherType.js"
+
+/** @since 1.0.0 */
+export interface FetchedMedia {
+  readonly bytes: Uint8Array
+  /** Without parameters: the response's type, or the sniffed one when it gave none. */
+  readonly mimeType: string
+  /** From Content-Disposition, else the final URL's last path segment; `null` when neither has one. */
+  readonly filename: string | null
+  readonly size: number
+}
+
+/** @since 1.0.0 */
+export type FetchError = InvalidMedia | MediaTooLarge | MediaFetchFailed | Busy
+
+/** @since 1.0.0 */
+export interface Options {
+  /** Let URLs reach loopback, private and other non-public addresses (tests, closed networks). Default false. */
+  readonly allowPrivateAddresses?: boolean | undefined
+  /** Host names exempt from the address check, such as an internal media server. Default none. */
+  readonly allowHosts?: ReadonlyArray<string> | undefined
+  /** Caps in bytes per kind; unset kinds keep {@link defaultMaxBytes}. */
+  readonly maxBytes?: Partial<Record<MediaKind, number>> | undefined
+  /** For the whole download, redirects included. Default 30 seconds. */
+  readonly timeout?: Duration.DurationInput | undefined
+  /** Downloads at once in this process; one more fails with `Busy`. Default 8. */
+  readonly maxConcurrent?: number | undefined
+  /** Redirects followed before giving up. Default 3. */
+  readonly maxRedirects?: number | undefined
+  /** Host name to IP addresses; the system resolver by default. Tests replace it. */
+  readonly resolve?: ((hostname: string) => Effect.Effect<ReadonlyArray<string>, unknown>) | undefined
+}
+
+const MB = 1024 * 1024
+
+/** @since 1.0.0 */
+export const defaultMaxBytes: { readonly [K in MediaKind]: number } = {
+  image: 5 * MB,
+  voice: 16 * MB,
+  video: 16 * MB,
+  document: 100 * MB
+}
+
+/** @since 1.0.0 */
+export const maxUrlLength = 2048
+
+/** Seconds a client is told to wait when every download slot is taken. */
+const BUSY_RETRY_AFTER = 5
+
+/**
+ * Fetches attachment URLs. `fetch` is a span named `MediaFetcher.fetch`; interrupting it closes
+ * the connection.
+ *
+ * @since 1.0.0
+ * @category context
+ */
+export class MediaFetcher extends Context.Tag("@wagate/media/MediaFetcher")<MediaFetcher, {
+  readonly fetch: (url: string, kind: MediaKind) => Effect.Effect<FetchedMedia, FetchError>
+}>() {
+  /** @since 1.0.0 */
+  static readonly layer = (options: Options = {}): Layer.Layer<MediaFetcher> =>
+    Layer.effect(MediaFetcher, make(options))
+
+  /**
+   * Settings from `MEDIA_ALLOW_PRIVATE_URLS`, `MEDIA_MAX_BYTES`, `MEDIA_FETCH_TIMEOUT_MS` and
+   * `MEDIA_MAX_CONCURRENT` (see {@link config}).
+   *
+   * @since 1.0.0
+   */
+  static readonly layerConfig: Layer.Layer<MediaFetcher, ConfigError.ConfigError> = Layer.effect(
+    MediaFetcher,
+    // Suspended: `config` and `make` are defined below the class.
+    Effect.suspend(() => Effect.flatMap(config, make))
+  )
+}
+
+const positive = (name: string) =>
+  Config.integer(name).pipe(Config.validate({ message: `${name} must be a positive integer`, validation: (n) => n > 0 }))
+
+/**
+ * The fetcher's settings from configuration.
+ *
+ * @since 1.0.0
+ */
+export const config: Config.Config<Options> = Config.all({
+  allowPrivateAddresses: Config.boolean("MEDIA_ALLOW_PRIVATE_URLS").pipe(
+    Config.withDefault(false),
+    Config.withDescription("Let attachment URLs reach loopback and private addresses (never on a public gateway)")
+  ),
+  maxBytes: positive("MEDIA_MAX_BYTES").pipe(
+    Config.withDescription("One size cap in bytes for every attachment kind; unset: 5 MB images, 16 MB voice and video, 100 MB documents"),
+    Config.option
+  ),
+  timeoutMs: positive("MEDIA_FETCH_TIMEOUT_MS").pipe(
+    Config.withDefault(30_000),
+    Config.withDescription("Time limit in milliseconds for downloading one attachment, redirects included")
+  ),
+  maxConcurrent: positive("MEDIA_MAX_CONCURRENT").pipe(
+    Config.withDefault(8),
+    Config.withDescription("Attachment downloads at once in this process; more are answered 503 busy")
+  )
+}).pipe(Config.map(({ maxBytes, timeoutMs, ...rest }) => ({
+  ...rest,
+  timeout: Duration.millis(timeoutMs),
+  maxBytes: Option.match(maxBytes, {
+    onNone: () => undefined,
+    onSome: (n) => ({ image: n, voice: n, video: n, document: n })
+  })
+})))
+
+/**
+ * The fetcher for `options`.
+ *
+ * @since 1.0.0
+ */
+export const make = (options: Options): Effect.Effect<Context.Tag.Service<MediaFetcher>> =>
+  Effect.gen(function*() {
+    const slots = yield* Effect.makeSemaphore(options.maxConcurrent ?? 8)
+    const timeout = Duration.decode(options.timeout ?? "30 seconds")
+    const maxRedirects = options.maxRedirects ?? 3
+    const resolve = options.resolve ?? systemResolve
+    const allowHosts = new Set((options.allowHosts ?? []).map((host) => host.toLowerCase()))
+    const guarded = (hostname: string) => options.allowPrivateAddresses !== true && !allowHosts.has(hostname)
+
+    const target = Effect.fn("MediaFetcher.connectTo")(function*(url: URL) {
+      const hostname = url.hostname.replace(/^\[(.*)\]$/, "$1").toLowerCase()
+      const guard = guarded(hostname)
+      if (guard && PrivateAddress.isLocalHostname(hostname)) return yield* refused()
+      const addresses = isIP(hostname) !== 0 ? [hostname] : yield* resolve(hostname).pipe(
+        Effect.mapError(() => new MediaFetchFailed({ error: `Could not resolve ${hostname}` }))
+      )
+      if (addresses.length === 0) return yield* new MediaFetchFailed({ error: `Could not resolve ${hostname}` })
+      // All of them, not only the one used: a name that also points inside is not a public server.
+      if (guard && addresses.some(PrivateAddress.isPrivate)) return yield* refused()
+      return { url, address: addresses[0]! }
+    })
+
+    const download = Effect.fn("MediaFetcher.download")(function*(start: URL, kind: MediaKind) {
+      const cap = options.maxBytes?.[kind] ?? defaultMaxBytes[kind]
+      let url = start
+      for (let redirects = 0;; redirects++) {
+        const answer = yield* MediaFetcherRequest.exchange(yield* target(url), cap, describeBytes(cap))
+        if (answer._tag === "Body") return { ...answer, url }
+        if (redirects === maxRedirects) {
+          return yield* new MediaFetchFailed({ error: `The URL redirected more than ${maxRedirects} times` })
+        }
+        url = yield* parseUrl(answer.location, url)
+      }
+    })
+
+    const fetch = Effect.fn("MediaFetcher.fetch")(function*(rawUrl: string, kind: MediaKind) {
+      yield* Effect.annotateCurrentSpan("media.kind", kind)
+      const url = yield* parseUrl(rawUrl)
+      const fetched = yield* download(url, kind).pipe(
+        Effect.timeoutFail({
+          duration: timeout,
+          onTimeout: () => new MediaFetchFailed({ error: `The download took longer than ${Duration.format(timeout)}` })
+        }),
+        slots.withPermitsIfAvailable(1),
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(new Busy({ retryAfter: BUSY_RETRY_AFTER })),
+          onSome: Effect.succeed
+        }))
+      )
+      if (fetched.bytes.byteLength === 0) return yield* new InvalidMedia({ error: "The file at the URL is empty" })
+      const type = MediaFetcherType.check(kind, fetched.headers["content-type"], fetched.bytes)
+      if ("mismatch" in type) return yield* new InvalidMedia({ error: type.mismatch })
+      return {
+        bytes: fetched.bytes,
+        mimeType: type.mimeType,
+        filename: filename(fetched.headers["content-disposition"], fetched.url),
+        size: fetched.bytes.byteLength
+      }
+    })
+
+    return { fetch }
+  })
+
+const refused = () => new InvalidMedia({ error: "URL points to a private or local address" })
+
+/** An absolute http(s) URL without credentials, resolved against `base` for redirects. */
+const parseUrl = (text: string, base?: URL): Effect.Effect<URL, InvalidMedia> => {
+  const invalid = (why: string) => Effect.fail(new InvalidMedia({ error: why }))
+  if (text.length > maxUrlLength) return invalid(`URL is longer than ${maxUrlLength} characters`)
+  let url: URL
+  try {
+    url = new URL(text, base)
+  } catch {
+    return invalid("URL must be an absolute http or https URL")
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    return invalid(`URL must be http or https, not ${url.protocol.slice(0, -1)}`)
+  }
+  if (url.username !== "" || url.password !== "") return invalid("URL must not contain a user name or password")
+  if (url.href.length > maxUrlLength) return invalid(`URL is longer than ${maxUrlLength} characters`)
+  return Effect.succeed(url)
+}
+
+const systemResolve = (hostname: string): Effect.Effect<ReadonlyArray<string>, unknown> =>
+  Effect.tryPromise(() => lookup(hostname, { all: true, verbatim: true })).pipe(
+    Effect.map((entries) => entries.map((entry) => entry.address))
+  )
+
+const describeBytes = (bytes: number): string =>
+  bytes % MB === 0 ? `${bytes / MB} MB` : `${bytes.toLocaleString("en-US")} bytes`

@@ -1,0 +1,84 @@
+/**
+ * The blob store in this process's memory, for tests of other packages. Same keys, errors and
+ * links as the filesystem store.
+ *
+ * @since 1.0.0
+ */
+import type * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import * as BlobKey from "./BlobKey.js"
+import type { BlobBody, BlobStore, PutOptions } from "./BlobStore.js"
+import { BlobNotFound } from "./BlobStoreError.js"
+import * as GatewayLinks from "./GatewayLinks.js"
+import * as MeasuredBody from "./MeasuredBody.js"
+
+/** @since 1.0.0 */
+export type Options = GatewayLinks.Options
+
+interface Stored {
+  readonly bytes: Uint8Array
+  readonly contentType: string
+}
+
+/** @since 1.0.0 */
+export const make = (options: Options): Effect.Effect<Context.Tag.Service<BlobStore>> =>
+  Effect.sync(() => {
+    const blobs = new Map<string, Stored>()
+
+    const put = Effect.fn("BlobStore.put")(function*(key: string, body: BlobBody<unknown>, putOptions: PutOptions) {
+      yield* BlobKey.check(key, "put")
+      const measured = yield* MeasuredBody.make(body, putOptions.contentLength)
+      const chunks = yield* Stream.runCollect(measured.stream)
+      // Copied, so a caller reusing its buffer cannot change what was stored.
+      const bytes = new Uint8Array(yield* measured.size)
+      let offset = 0
+      for (const chunk of chunks) {
+        bytes.set(chunk, offset)
+        offset += chunk.byteLength
+      }
+      blobs.set(key, { bytes, contentType: putOptions.contentType })
+      return { size: bytes.byteLength }
+    })
+
+    const get = (key: string) =>
+      Stream.unwrap(Effect.gen(function*() {
+        yield* BlobKey.check(key, "get")
+        const stored = blobs.get(key)
+        return stored === undefined ? Stream.fail(new BlobNotFound({ key })) : Stream.succeed(stored.bytes.slice())
+      })).pipe(Stream.withSpan("BlobStore.get", { attributes: { key } }))
+
+    const head = Effect.fn("BlobStore.head")(function*(key: string) {
+      yield* BlobKey.check(key, "head")
+      return Option.map(
+        Option.fromNullable(blobs.get(key)),
+        (stored) => ({ size: stored.bytes.byteLength, contentType: stored.contentType })
+      )
+    })
+
+    const delete_ = Effect.fn("BlobStore.delete")(function*(key: string) {
+      yield* BlobKey.check(key, "delete")
+      blobs.delete(key)
+    })
+
+    const copy = Effect.fn("BlobStore.copy")(function*(fromKey: string, toKey: string) {
+      yield* BlobKey.check(fromKey, "copy")
+      yield* BlobKey.check(toKey, "copy")
+      const stored = blobs.get(fromKey)
+      if (stored === undefined) return yield* new BlobNotFound({ key: fromKey })
+      blobs.set(toKey, stored)
+    })
+
+    return {
+      kind: "memory",
+      // Effect.fn cannot keep the body's error type parameter; the body's errors do pass through as is.
+      put: put as Context.Tag.Service<BlobStore>["put"],
+      get,
+      head,
+      delete: delete_,
+      copy,
+      ...GatewayLinks.make(options, { head, get }),
+      health: Effect.succeed({ status: "memory", latency_ms: null, error: null })
+    } as const
+  })

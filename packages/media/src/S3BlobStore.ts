@@ -1,0 +1,231 @@
+/**
+ * Blobs in an S3-compatible bucket. Stream bodies go up as multipart uploads of `PART_SIZE`
+ * parts, so archives of several gigabytes never sit in memory; links are presigned GETs.
+ *
+ * @since 1.0.0
+ */
+import {
+  CopyObjectCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  S3Client,
+  type S3ClientConfig
+} from "@aws-sdk/client-s3"
+import { Upload } from "@aws-sdk/lib-storage"
+import { getSignedUrl } from "@aws-sdk/s3-request-presigner"
+import * as NodeStream from "@effect/platform-node/NodeStream"
+import * as Clock from "effect/Clock"
+import type * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { Readable } from "node:stream"
+import * as BlobKey from "./BlobKey.js"
+import type { BlobBody, BlobStore, PutOptions, SignedUrlOptions } from "./BlobStore.js"
+import { BlobLinkInvalid, BlobNotFound, BlobStoreError, describe } from "./BlobStoreError.js"
+import * as ContentDisposition from "./ContentDisposition.js"
+import * as LinkLifetime from "./LinkLifetime.js"
+import * as MeasuredBody from "./MeasuredBody.js"
+
+/** @since 1.0.0 */
+export interface Options {
+  /** Unset for AWS itself; the store's URL (`http://minio:9000`) for anything else. */
+  readonly endpoint?: string | undefined
+  readonly region: string
+  readonly bucket: string
+  readonly accessKeyId: Redacted.Redacted<string>
+  readonly secretAccessKey: Redacted.Redacted<string>
+  readonly forcePathStyle: boolean
+  /** The S3 address clients use, when it is not the gateway's (presigned links name this host). */
+  readonly publicEndpoint?: string | undefined
+  /** How long `health` waits for HeadBucket; 2 seconds unless set. */
+  readonly healthTimeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * Multipart part size: the smallest S3 accepts, so an upload holds at most `QUEUE_SIZE` parts in
+ * memory.
+ *
+ * @since 1.0.0
+ */
+export const PART_SIZE = 5 * 1024 * 1024
+
+/** @since 1.0.0 */
+export const QUEUE_SIZE = 4
+
+const isMissing = (error: unknown) => {
+  const e = error as { name?: unknown; $metadata?: { httpStatusCode?: unknown } } | null
+  return e?.name === "NotFound" || e?.name === "NoSuchKey" || e?.$metadata?.httpStatusCode === 404
+}
+
+/** @since 1.0.0 */
+export const make = (options: Options): Effect.Effect<Context.Tag.Service<BlobStore>, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const Bucket = options.bucket
+    const client = (endpoint: string | undefined, overrides: Partial<S3ClientConfig> = {}) =>
+      Effect.acquireRelease(
+        Effect.sync(() =>
+          new S3Client({
+            region: options.region,
+            endpoint,
+            forcePathStyle: options.forcePathStyle,
+            credentials: {
+              accessKeyId: Redacted.value(options.accessKeyId),
+              secretAccessKey: Redacted.value(options.secretAccessKey)
+            },
+            // The SDK's default checksums (CRC32 on every request) are refused by several
+            // S3-compatible stores; checksums only where S3 requires them.
+            requestChecksumCalculation: "WHEN_REQUIRED",
+            responseChecksumValidation: "WHEN_REQUIRED",
+            ...overrides
+          })
+        ),
+        (c) => Effect.sync(() => c.destroy())
+      )
+    const s3 = yield* client(options.endpoint)
+    // Health asks "reachable now?": one attempt, no retries stretching past the timeout.
+    const probe = yield* client(options.endpoint, { maxAttempts: 1 })
+    // Presigning is local arithmetic; its client only names the host clients will call.
+    const presigner = options.publicEndpoint === undefined ? s3 : yield* client(options.publicEndpoint)
+
+    const call = <A>(op: string, send: (abortSignal: AbortSignal) => Promise<A>) =>
+      Effect.tryPromise({ try: send, catch: (cause) => new BlobStoreError({ op, cause }) })
+    const missing = (error: BlobStoreError) => isMissing(error.cause)
+
+    const put = Effect.fn("BlobStore.put")(function*(key: string, body: BlobBody<unknown>, putOptions: PutOptions) {
+      yield* BlobKey.check(key, "put")
+      const measured = yield* MeasuredBody.make(body, putOptions.contentLength)
+      // The upload only sees a broken Readable; this keeps the body's own error to report it.
+      const bodyFailure = yield* Deferred.make<never, unknown>()
+      const readable = yield* NodeStream.toReadable(
+        measured.stream.pipe(Stream.tapErrorCause((cause) => Deferred.failCause(bodyFailure, cause)))
+      )
+      const upload = new Upload({
+        client: s3,
+        params: { Bucket, Key: key, Body: readable, ContentType: putOptions.contentType },
+        partSize: PART_SIZE,
+        queueSize: QUEUE_SIZE,
+        // On failure the multipart upload is aborted, so no orphaned parts are billed.
+        leavePartsOnError: false
+      })
+      yield* Effect.tryPromise({
+        try: (signal) => {
+          signal.addEventListener("abort", () => {
+            void upload.abort()
+            readable.destroy()
+          })
+          return upload.done()
+        },
+        catch: (cause) => new BlobStoreError({ op: "put", cause })
+      }).pipe(
+        Effect.catchAll((error) =>
+          Effect.flatMap(
+            Deferred.isDone(bodyFailure),
+            (failed) => failed ? Deferred.await(bodyFailure) : Effect.fail(error)
+          )
+        ),
+        // Whatever ended the upload, stop the body (it may still hold a file or a socket open).
+        Effect.ensuring(Effect.sync(() => readable.destroy()))
+      )
+      return { size: yield* measured.size }
+    })
+
+    const get = (key: string) =>
+      Stream.unwrapScoped(Effect.gen(function*() {
+        yield* BlobKey.check(key, "get")
+        const object = yield* Effect.acquireRelease(
+          call("get", (abortSignal) => s3.send(new GetObjectCommand({ Bucket, Key: key }), { abortSignal })),
+          (object) => Effect.sync(() => object.Body instanceof Readable && object.Body.destroy())
+        ).pipe(Effect.catchIf(missing, () => Effect.fail(new BlobNotFound({ key }))))
+        const body = object.Body
+        if (!(body instanceof Readable)) {
+          return yield* new BlobStoreError({ op: "get", cause: new Error("S3 answered without a body stream") })
+        }
+        return NodeStream.fromReadable<BlobStoreError>(() => body, (cause) => new BlobStoreError({ op: "get", cause }))
+      })).pipe(Stream.withSpan("BlobStore.get", { attributes: { key } }))
+
+    const head = Effect.fn("BlobStore.head")(function*(key: string) {
+      yield* BlobKey.check(key, "head")
+      return yield* call("head", (abortSignal) => s3.send(new HeadObjectCommand({ Bucket, Key: key }), { abortSignal }))
+        .pipe(
+          Effect.map((found) =>
+            Option.some({
+              size: found.ContentLength ?? 0,
+              contentType: found.ContentType ?? "application/octet-stream"
+            })
+          ),
+          Effect.catchIf(missing, () => Effect.succeedNone)
+        )
+    })
+
+    const delete_ = Effect.fn("BlobStore.delete")(function*(key: string) {
+      yield* BlobKey.check(key, "delete")
+      yield* call("delete", (abortSignal) => s3.send(new DeleteObjectCommand({ Bucket, Key: key }), { abortSignal }))
+    })
+
+    const copy = Effect.fn("BlobStore.copy")(function*(fromKey: string, toKey: string) {
+      yield* BlobKey.check(fromKey, "copy")
+      yield* BlobKey.check(toKey, "copy")
+      // CopySource is a URL path: bucket and key segments percent-encoded, slashes kept.
+      const CopySource = [Bucket, ...fromKey.split("/")].map(encodeURIComponent).join("/")
+      yield* call("copy", (abortSignal) =>
+        s3.send(new CopyObjectCommand({ Bucket, Key: toKey, CopySource }), { abortSignal })).pipe(
+          Effect.catchIf(missing, () => Effect.fail(new BlobNotFound({ key: fromKey })))
+        )
+    })
+
+    const signedUrl = Effect.fn("BlobStore.signedUrl")(function*(key: string, link: SignedUrlOptions) {
+      yield* BlobKey.check(key, "signedUrl")
+      yield* LinkLifetime.check(link.expiresInSeconds, "signedUrl")
+      const now = yield* Clock.currentTimeMillis
+      const command = new GetObjectCommand({
+        Bucket,
+        Key: key,
+        ResponseContentDisposition: ContentDisposition.format(link.disposition, link.filename),
+        ResponseContentType: link.contentType
+      })
+      return yield* call("signedUrl", () =>
+        getSignedUrl(presigner, command, { expiresIn: link.expiresInSeconds, signingDate: new Date(now) }))
+    })
+
+    const healthTimeout = options.healthTimeout ?? "2 seconds"
+    const health = Effect.timed(
+      call("health", (abortSignal) => probe.send(new HeadBucketCommand({ Bucket }), { abortSignal })).pipe(
+        Effect.timeoutFail({
+          duration: healthTimeout,
+          onTimeout: () =>
+            new BlobStoreError({ op: "health", cause: new Error(`no answer within ${Duration.format(healthTimeout)}`) })
+        })
+      )
+    ).pipe(
+      Effect.map(([elapsed]) => ({
+        status: "ok" as const,
+        latency_ms: Math.round(Duration.toMillis(elapsed) * 10) / 10,
+        error: null
+      })),
+      Effect.catchAll((error) =>
+        Effect.succeed({ status: "down" as const, latency_ms: null, error: describe(error.cause) })
+      ),
+      Effect.withSpan("BlobStore.health")
+    )
+
+    return {
+      kind: "s3",
+      // Effect.fn cannot keep the body's error type parameter; the body's errors do pass through as is.
+      put: put as Context.Tag.Service<BlobStore>["put"],
+      get,
+      head,
+      delete: delete_,
+      copy,
+      signedUrl,
+      // Links to S3 are answered by S3; a token reaching the gateway was not made by this store.
+      serveSigned: () => Effect.fail(new BlobLinkInvalid()).pipe(Effect.withSpan("BlobStore.serveSigned")),
+      health
+    } as const
+  })

@@ -1,0 +1,149 @@
+/**
+ * The number entity on the cluster's in-memory test runner, with an injected clock (its
+ * DomainClock) driving its days, warm-up, pauses and suspensions to the millisecond, real
+ * PostgreSQL for its state, and the simulated network. The cluster and the database keep real
+ * time: a connection pool does not survive the clock jumping days.
+ */
+import * as TestRunner from "@effect/cluster/TestRunner"
+import { assert, describe, it } from "@effect/vitest"
+import * as Almaty from "@wagate/domain/Almaty"
+import { NumberEntity } from "@wagate/entities/NumberEntity"
+import { MediaFetcher } from "@wagate/media/MediaFetcher"
+import { Accounts } from "@wagate/store/Accounts"
+import { Conversations } from "@wagate/store/Conversations"
+import * as Database from "@wagate/store/Database"
+import { NumberStates } from "@wagate/store/NumberStates"
+import { SimNetwork } from "@wagate/whatsapp/SimNetwork"
+import * as SimulatorDriver from "@wagate/whatsapp/SimulatorDriver"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as ManualClock from "../../../test/support/ManualClock.js"
+import { AccountLive } from "../src/AccountLive.js"
+import { DomainClock } from "../src/DomainClock.js"
+import { NumberLive } from "../src/NumberLive.js"
+
+/** 12:00 in Almaty. */
+const NOON = Date.parse("2026-11-23T07:00:00.000Z")
+const PHONE = "77017770001"
+
+const time = ManualClock.make(NOON)
+const clock = {
+  setTime: (ms: number) => Effect.sync(() => time.set(ms)),
+  adjust: (by: number | string) => Effect.sync(() => time.adjust(by as any)),
+  currentTimeMillis: Effect.sync(() => time.now())
+}
+
+const Env = Layer.mergeAll(NumberLive, AccountLive).pipe(
+  Layer.provide(MediaFetcher.layer()),
+  Layer.provide(Layer.succeed(DomainClock, time.clock)),
+  Layer.provideMerge(SimulatorDriver.layerTest({ scanDelayMs: 0, deliveredDelayMs: 10, readDelayMs: null })),
+  Layer.provideMerge(TestRunner.layer),
+  Layer.provideMerge(Layer.mergeAll(Accounts.Default, Conversations.Default, NumberStates.Default)),
+  Layer.provideMerge(Database.layerTest)
+)
+
+/** Lets the cluster and the simulated network run what is due now (they keep real time). */
+const settle = Effect.sleep("20 millis")
+
+/** A linked number at NOON, with its entity client. */
+const linkedNumber = Effect.gen(function*() {
+  yield* clock.setTime(NOON)
+  const accounts = yield* Accounts
+  const account = yield* accounts.create({ email: "shop@example.kz", company: "Shop" })
+  const number = yield* accounts.addNumber(account.id, PHONE)
+  const client = (yield* NumberEntity.client)(String(number.id))
+  yield* Effect.fork(client.Link({ method: "qr" }))
+  for (let i = 0; i < 50; i++) {
+    yield* settle
+    if ((yield* client.Connection()).status === "WORKING") break
+  }
+  assert.strictEqual((yield* client.Connection()).status, "WORKING")
+  return { client, numberId: number.id }
+})
+
+/** Someone who wrote first: messages to them are replies. */
+const customer = (phone: string) =>
+  Effect.gen(function*() {
+    const sim = yield* SimNetwork
+    yield* sim.inbound({ to: PHONE, from: phone, text: "hello?" })
+    yield* settle
+  })
+
+const refusal = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.map(Effect.either(effect), (r) => (Either.isLeft(r) ? String((r.left as any).code ?? (r.left as any)._tag) : "sent"))
+
+describe("number entity", () => {
+  it.scopedLive("counters restart at midnight in Almaty", () =>
+    Effect.gen(function*() {
+      const { client } = yield* linkedNumber
+      yield* customer("77770000001")
+      yield* client.Send({ to: "77770000001", content: { _tag: "text", text: "hi" }, source: "api" })
+      assert.strictEqual((yield* client.Limits()).used.messages, 1)
+      yield* clock.setTime(Almaty.nextMidnight(NOON) - 1)
+      assert.strictEqual((yield* client.Limits()).used.messages, 1)
+      yield* clock.adjust(1)
+      assert.strictEqual((yield* client.Limits()).used.messages, 0)
+    }).pipe(Effect.provide(Env)), { timeout: 60_000 })
+
+  it.scopedLive("warm-up ends exactly 3 days after the number was first connected", () =>
+    Effect.gen(function*() {
+      const { client } = yield* linkedNumber
+      const connectedAt = yield* clock.currentTimeMillis
+      yield* clock.setTime(connectedAt + 3 * 86_400_000 - 1)
+      const during = yield* client.Limits()
+      assert.deepStrictEqual([during.warmup, during.limits.messages_per_day], [true, 200])
+      yield* clock.adjust(1)
+      const after = yield* client.Limits()
+      assert.deepStrictEqual([after.warmup, after.limits.messages_per_day, after.limits.new_contacts_per_day], [false, 1000, 150])
+    }).pipe(Effect.provide(Env)), { timeout: 60_000 })
+
+  it.scopedLive("one message a second, and one first message every 5 seconds, to the millisecond", () =>
+    Effect.gen(function*() {
+      const { client } = yield* linkedNumber
+      yield* customer("77770000002")
+      const send = (to: string) => refusal(client.Send({ to, content: { _tag: "text", text: "x" }, source: "api" }))
+      assert.strictEqual(yield* send("77770000002"), "sent")
+      yield* clock.adjust(999)
+      assert.strictEqual(yield* send("77770000002"), "rate_limited")
+      yield* clock.adjust(1)
+      assert.strictEqual(yield* send("77770000003"), "sent")
+      yield* clock.adjust(4999)
+      assert.strictEqual(yield* send("77770000004"), "rate_limited")
+      yield* clock.adjust(1)
+      assert.strictEqual(yield* send("77770000004"), "sent")
+    }).pipe(Effect.provide(Env)), { timeout: 60_000 })
+
+  it.scopedLive("a suspension for a mailing lasts exactly 24 hours", () =>
+    Effect.gen(function*() {
+      const { client } = yield* linkedNumber
+      yield* clock.adjust("4 days")
+      const send = (to: string, text: string) => refusal(client.Send({ to, content: { _tag: "text", text }, source: "api" }))
+      for (let i = 0; i < 24; i++) {
+        assert.strictEqual(yield* send(`7778000${String(i).padStart(4, "0")}`, "promo"), "sent")
+        yield* clock.adjust("5 seconds")
+      }
+      assert.strictEqual(yield* send("77781000000", "promo"), "spam_detected")
+      const start = yield* clock.currentTimeMillis
+      yield* clock.setTime(start + 86_400_000 - 1)
+      assert.strictEqual(yield* send("77781000001", "anything"), "cold_blocked")
+      yield* clock.adjust(1)
+      assert.strictEqual(yield* send("77781000001", "anything"), "sent")
+    }).pipe(Effect.provide(Env)), { timeout: 60_000 })
+
+  it.scopedLive("contact checks: one a second, 200 a day", () =>
+    Effect.gen(function*() {
+      const { client } = yield* linkedNumber
+      const check = refusal(client.Check({ phone: "77770000009" }))
+      assert.strictEqual(yield* check, "sent")
+      assert.strictEqual(yield* check, "rate_limited")
+      for (let i = 1; i < 200; i++) {
+        yield* clock.adjust("1 second")
+        assert.strictEqual(yield* check, "sent")
+      }
+      yield* clock.adjust("1 second")
+      assert.strictEqual(yield* check, "daily_limit")
+      yield* clock.setTime(Almaty.nextMidnight(yield* clock.currentTimeMillis))
+      assert.strictEqual(yield* check, "sent")
+    }).pipe(Effect.provide(Env)), { timeout: 60_000 })
+})

@@ -1,0 +1,354 @@
+/**
+ * The writes of a number's conversations: outgoing messages recorded before they reach the
+ * network, their acks, incoming messages stored once, chats, contacts (who wrote first), daily
+ * usage and the webhook events of each change, each change in one transaction.
+ *
+ * Only the number's entity calls these, so a number's rows have a single writer.
+ *
+ * @since 1.0.0
+ */
+import * as PgClient from "@effect/sql-pg/PgClient"
+import type { MessageMedia, MessageSource, MessageType } from "@wagate/domain/Message"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Outbox from "./Outbox.js"
+import { int } from "./Time.js"
+
+/** The Idempotency-Key was used before for a different request. @since 1.0.0 */
+export class IdempotencyConflict extends Data.TaggedError("IdempotencyConflict")<{ readonly key: string }> {}
+
+/** @since 1.0.0 */
+export interface OutgoingRecord {
+  readonly accountId: number
+  readonly numberId: number
+  readonly to: string
+  readonly type: MessageType
+  readonly text: string
+  readonly media: MessageMedia | null
+  readonly waMessageId: string
+  readonly source: MessageSource
+  /** A first message to someone this number never talked with. */
+  readonly firstContact: boolean
+  readonly textHash: string
+  /** Almaty calendar date the send counts on. */
+  readonly day: string
+  readonly at: Date
+  readonly idempotency?: { readonly key: string; readonly requestHash: string } | undefined
+}
+
+/** @since 1.0.0 */
+export interface IncomingRecord {
+  readonly accountId: number
+  readonly numberId: number
+  readonly waMessageId: string
+  readonly fromMe: boolean
+  readonly chatId: string
+  readonly peer: string
+  readonly peerLid: string | null
+  readonly name: string | null
+  readonly isGroup: boolean
+  readonly groupSubject: string | null
+  readonly author: string | null
+  readonly type: MessageType
+  readonly text: string
+  readonly at: Date
+  readonly media: MessageMedia | null
+  readonly mediaPending: boolean
+  readonly mediaSkipped: boolean
+  readonly mediaSkipReason: string | null
+}
+
+/** The answer given to a request with an Idempotency-Key, replayed to its retries. @since 1.0.0 */
+export interface StoredAnswer {
+  readonly status: number
+  readonly body: unknown
+}
+
+const STATUS_RANK: Record<string, number> = { pending: 0, sent: 1, delivered: 2, read: 3 }
+
+/** @since 1.0.0 */
+export class Conversations extends Effect.Service<Conversations>()("@wagate/store/Conversations", {
+  effect: Effect.gen(function*() {
+    const sql = yield* PgClient.PgClient
+
+    /** The chat upsert of a statement whose CTE `msg` holds the new message's id. */
+    const upsertChat = (r: {
+      readonly accountId: number
+      readonly numberId: number
+      readonly chatId: string
+      readonly peer: string
+      readonly peerLid: string | null
+      readonly name: string | null
+      readonly isGroup: boolean
+      readonly groupSubject: string | null
+      readonly at: Date
+      readonly incoming: boolean
+    }) =>
+      sql`
+        INSERT INTO chats (number_id, chat_id, account_id, peer, peer_lid, name, is_group, group_subject,
+                           last_message_id, last_message_at, message_count, incoming_count, outgoing_count, created_at)
+        SELECT ${r.numberId}, ${r.chatId}, ${r.accountId}, ${r.peer}, ${r.peerLid}, ${r.name}, ${r.isGroup},
+               ${r.groupSubject}, msg.id, ${r.at}::timestamptz, 1, ${r.incoming ? 1 : 0}, ${r.incoming ? 0 : 1},
+               ${r.at}::timestamptz
+        FROM msg
+        ON CONFLICT (number_id, chat_id) DO UPDATE SET
+          peer_lid = coalesce(EXCLUDED.peer_lid, chats.peer_lid),
+          name = coalesce(EXCLUDED.name, chats.name),
+          group_subject = coalesce(EXCLUDED.group_subject, chats.group_subject),
+          last_message_id = CASE WHEN chats.last_message_at IS NULL OR chats.last_message_at <= EXCLUDED.last_message_at
+                                 THEN EXCLUDED.last_message_id ELSE chats.last_message_id END,
+          last_message_at = greatest(chats.last_message_at, EXCLUDED.last_message_at),
+          message_count = chats.message_count + 1,
+          incoming_count = chats.incoming_count + EXCLUDED.incoming_count,
+          outgoing_count = chats.outgoing_count + EXCLUDED.outgoing_count`
+
+    /**
+     * The end of a statement that queues a webhook event for each row of its CTE `changed`
+     * (account_id, message_id, peer) when the account has an enabled endpoint: `payload` gets the
+     * row's message id (and peer as `data.to`, for acks) filled in, and waiting deliverers are
+     * notified when the statement commits. The statement must read `notified` for that to run.
+     */
+    const queueEvent = (payload: Outbox.Envelope, fill: { readonly to: boolean }) =>
+      sql`
+        endpoint AS (
+          SELECT e.account_id FROM webhook_endpoints e
+          WHERE e.enabled AND e.account_id IN (SELECT account_id FROM changed)
+          FOR NO KEY UPDATE
+        ), queued AS (
+          INSERT INTO webhook_outbox (account_id, event, payload)
+          SELECT changed.account_id, ${payload.event},
+                 jsonb_set(${fill.to ? sql`jsonb_set(${sql.json(payload)}::jsonb, '{data,to}', to_jsonb(changed.peer))` : sql`${sql.json(payload)}::jsonb`},
+                           '{data,message_id}', to_jsonb(changed.message_id))
+          FROM changed JOIN endpoint ON endpoint.account_id = changed.account_id
+          RETURNING account_id
+        ), notified AS (
+          SELECT pg_notify(${Outbox.CHANNEL}, account_id::text) FROM queued
+        )`
+
+    /** Whether this number talked with the phone before, and whether the person wrote first. */
+    const contact = Effect.fn("Conversations.contact")(function*(numberId: number, phone: string) {
+      const [row] = yield* sql<{ wrote_first: boolean }>`
+        SELECT wrote_first FROM contacts WHERE number_id = ${numberId} AND phone = ${phone}`
+      return Option.map(Option.fromNullable(row), (r) => ({ wroteFirst: r.wrote_first }))
+    }, Effect.orDie)
+
+    /**
+     * Records an accepted outgoing message as `pending`, before it is handed to the network,
+     * with its chat, contact, daily usage and Idempotency-Key. Returns the message id.
+     */
+    const recordOutgoing = Effect.fn("Conversations.recordOutgoing")(function*(r: OutgoingRecord) {
+      const chatId = `${r.to}@c.us`
+      // One statement: the message, its Idempotency-Key, chat, contact and day's usage commit
+      // together (a used key aborts it all with a unique violation).
+      const rows = yield* sql<{ id: string }>`
+        WITH msg AS (
+          INSERT INTO messages (account_id, number_id, direction, source, chat_id, peer, wa_message_id, type, text,
+                                status, media, first_contact, text_hash, created_at, updated_at)
+          VALUES (${r.accountId}, ${r.numberId}, 'out', ${r.source}, ${chatId}, ${r.to}, ${r.waMessageId},
+                  ${r.type}, ${r.text}, 'pending', ${r.media === null ? null : sql.json(r.media)}, ${r.firstContact},
+                  ${r.textHash}, ${r.at}, ${r.at})
+          RETURNING id
+        ), claim AS (
+          INSERT INTO idempotency_keys (account_id, key, request_hash, message_id)
+          SELECT ${r.accountId}, ${r.idempotency?.key ?? null}::text, ${r.idempotency?.requestHash ?? null}::text, id
+          FROM msg WHERE ${r.idempotency?.key ?? null}::text IS NOT NULL
+        ), chat AS (
+          ${upsertChat({
+            accountId: r.accountId,
+            numberId: r.numberId,
+            chatId,
+            peer: r.to,
+            peerLid: null,
+            name: null,
+            isGroup: false,
+            groupSubject: null,
+            at: r.at,
+            incoming: false
+          })}
+        ), contact AS (
+          INSERT INTO contacts (number_id, phone, wrote_first, first_contact_at, last_contact_at, first_out_at)
+          VALUES (${r.numberId}, ${r.to}, false, ${r.at}, ${r.at}, ${r.at})
+          ON CONFLICT (number_id, phone) DO UPDATE SET
+            last_contact_at = EXCLUDED.last_contact_at,
+            first_out_at = coalesce(contacts.first_out_at, EXCLUDED.first_out_at)
+        ), usage AS (
+          INSERT INTO daily_usage (number_id, day, messages, new_contacts)
+          VALUES (${r.numberId}, ${r.day}, 1, ${r.firstContact ? 1 : 0})
+          ON CONFLICT (number_id, day) DO UPDATE SET
+            messages = daily_usage.messages + 1,
+            new_contacts = daily_usage.new_contacts + EXCLUDED.new_contacts
+        )
+        SELECT id FROM msg`.pipe(
+        Effect.catchIf(
+          (e) => (e.cause as { constraint?: string } | undefined)?.constraint === "idempotency_keys_pkey",
+          () => new IdempotencyConflict({ key: r.idempotency?.key ?? "" })
+        ),
+        Effect.catchTag("SqlError", Effect.die)
+      )
+      return int(rows[0].id)
+    })
+
+    /** The network accepted the message: `sent`, and the ack event, in one statement. */
+    const markSent = Effect.fn("Conversations.markSent")(function*(m: {
+      readonly accountId: number
+      readonly numberId: number
+      readonly messageId: number
+      readonly waMessageId: string
+      readonly to: string
+      readonly at: Date
+    }) {
+      yield* sql`
+        WITH changed AS (
+          UPDATE messages SET status = 'sent', updated_at = ${m.at}
+          WHERE id = ${m.messageId} AND status = 'pending'
+          RETURNING account_id, id AS message_id, peer
+        ), ${queueEvent(Outbox.envelope("message.ack", m.at.getTime(), Outbox.ackEvent({ ...m, ack: "sent" })), { to: false })}
+        SELECT count(*) FROM notified`
+    }, Effect.orDie)
+
+    /**
+     * The network refused the message: `failed` with the reason, the ack event, and the send no
+     * longer counts against today's limits.
+     */
+    const markRejected = Effect.fn("Conversations.markRejected")(function*(m: {
+      readonly accountId: number
+      readonly numberId: number
+      readonly messageId: number
+      readonly waMessageId: string
+      readonly to: string
+      readonly error: string
+      readonly firstContact: boolean
+      readonly day: string
+      readonly at: Date
+    }) {
+      yield* Effect.gen(function*() {
+        yield* sql`
+          UPDATE messages SET status = 'failed', error = ${m.error}, updated_at = ${m.at} WHERE id = ${m.messageId}`
+        yield* sql`
+          UPDATE daily_usage SET messages = greatest(messages - 1, 0),
+            new_contacts = greatest(new_contacts - ${m.firstContact ? 1 : 0}, 0)
+          WHERE number_id = ${m.numberId} AND day = ${m.day}`
+        yield* Outbox.enqueue(
+          sql,
+          m.accountId,
+          Outbox.envelope("message.ack", m.at.getTime(), Outbox.ackEvent({ ...m, ack: "failed" }))
+        )
+      }).pipe(sql.withTransaction, Effect.orDie)
+    })
+
+    /** Keeps the answer of a request with an Idempotency-Key for its retries. */
+    const storeAnswer = Effect.fn("Conversations.storeAnswer")(
+      function*(accountId: number, key: string, answer: StoredAnswer) {
+        yield* sql`
+          UPDATE idempotency_keys SET status = ${answer.status}, response = ${sql.json(answer.body)}
+          WHERE account_id = ${accountId} AND key = ${key}`
+      },
+      Effect.orDie
+    )
+
+    /** The answer kept for an Idempotency-Key, if the request was seen. */
+    const findAnswer = Effect.fn("Conversations.findAnswer")(function*(accountId: number, key: string) {
+      const [row] = yield* sql<{ request_hash: string; status: number | null; response: unknown }>`
+        SELECT request_hash, status, response FROM idempotency_keys WHERE account_id = ${accountId} AND key = ${key}`
+      return Option.map(Option.fromNullable(row), (r) => ({
+        requestHash: r.request_hash,
+        answer: r.status === null ? null : ({ status: r.status, body: r.response } satisfies StoredAnswer)
+      }))
+    }, Effect.orDie)
+
+    /**
+     * An ack from the network, in one statement. Statuses only move forward (pending < sent <
+     * delivered < read; failed before delivery); anything else is a late or repeated ack and
+     * changes nothing, not even an event.
+     */
+    const applyAck = Effect.fn("Conversations.applyAck")(function*(a: {
+      readonly numberId: number
+      readonly waMessageId: string
+      readonly ack: Outbox.Ack
+      readonly error?: string | undefined
+      readonly at: Date
+    }) {
+      const error = a.ack === "failed" ? (a.error ?? "delivery failed") : null
+      const from = a.ack === "failed" ? ["pending", "sent"] : Object.keys(STATUS_RANK).filter((s) => STATUS_RANK[s] < STATUS_RANK[a.ack])
+      const payload = Outbox.envelope("message.ack", a.at.getTime(), Outbox.ackEvent({
+        waMessageId: a.waMessageId,
+        to: "",
+        ack: a.ack,
+        messageId: 0,
+        numberId: a.numberId,
+        error
+      }))
+      yield* sql`
+        WITH changed AS (
+          UPDATE messages SET status = ${a.ack}, error = ${error}, updated_at = ${a.at}
+          WHERE number_id = ${a.numberId} AND wa_message_id = ${a.waMessageId} AND direction = 'out'
+            AND status IN ${sql.in(from)}
+          RETURNING account_id, id AS message_id, peer
+        ), ${queueEvent(payload, { to: true })}
+        SELECT count(*) FROM notified`
+    }, Effect.orDie)
+
+    /**
+     * Stores a message that arrived (or that the phone sent), once: a replay of the same network
+     * id after a reconnect changes nothing. Returns the new message id, or None for a replay.
+     */
+    const recordIncoming = Effect.fn("Conversations.recordIncoming")(function*(m: IncomingRecord) {
+      const payload = Outbox.envelope("message", m.at.getTime(), Outbox.messageEvent({
+        messageId: 0,
+        numberId: m.numberId,
+        waMessageId: m.waMessageId,
+        from: m.isGroup && m.author ? m.author : m.peer,
+        name: m.name,
+        text: m.text,
+        hasMedia: m.media !== null || m.mediaPending || m.mediaSkipped,
+        chatId: m.chatId,
+        type: m.type,
+        isGroup: m.isGroup
+      }))
+      // One statement; a replay of a stored network id inserts nothing, so nothing else happens.
+      const rows = yield* sql<{ id: string }>`
+        WITH msg AS (
+          INSERT INTO messages (account_id, number_id, direction, source, chat_id, peer, peer_lid, name, is_group,
+                                group_subject, author, wa_message_id, type, text, status, media, media_pending,
+                                media_skipped, media_skip_reason, created_at, updated_at)
+          VALUES (${m.accountId}, ${m.numberId}, ${m.fromMe ? "out" : "in"}, ${m.fromMe ? "phone" : "network"},
+                  ${m.chatId}, ${m.peer}, ${m.peerLid}, ${m.name}, ${m.isGroup}, ${m.groupSubject}, ${m.author},
+                  ${m.waMessageId}, ${m.type}, ${m.text}, ${m.fromMe ? "sent" : "received"},
+                  ${m.media === null ? null : sql.json(m.media)}, ${m.mediaPending}, ${m.mediaSkipped},
+                  ${m.mediaSkipReason}, ${m.at}, ${m.at})
+          ON CONFLICT (number_id, wa_message_id) DO NOTHING
+          RETURNING id
+        ), chat AS (
+          ${upsertChat({ ...m, incoming: !m.fromMe })}
+        ), contact AS (
+          INSERT INTO contacts (number_id, phone, lid, name, wrote_first, first_contact_at, last_contact_at,
+                                first_in_at, first_out_at)
+          SELECT ${m.numberId}, ${m.peer}, ${m.peerLid}, ${m.name}, ${!m.fromMe}, ${m.at}::timestamptz,
+                 ${m.at}::timestamptz, ${m.fromMe ? null : m.at}::timestamptz, ${m.fromMe ? m.at : null}::timestamptz
+          FROM msg WHERE NOT ${m.isGroup}
+          ON CONFLICT (number_id, phone) DO UPDATE SET
+            lid = coalesce(EXCLUDED.lid, contacts.lid),
+            name = coalesce(EXCLUDED.name, contacts.name),
+            last_contact_at = greatest(contacts.last_contact_at, EXCLUDED.last_contact_at),
+            first_in_at = coalesce(contacts.first_in_at, EXCLUDED.first_in_at),
+            first_out_at = coalesce(contacts.first_out_at, EXCLUDED.first_out_at)
+        ), changed AS (
+          SELECT ${m.accountId}::bigint AS account_id, id AS message_id, ${m.peer}::text AS peer
+          FROM msg WHERE NOT ${m.fromMe}
+        ), ${queueEvent(payload, { to: false })}
+        SELECT (SELECT id FROM msg) AS id, (SELECT count(*) FROM notified) AS notified`
+      return Option.map(Option.fromNullable(rows[0]?.id), int)
+    }, Effect.orDie)
+
+    /** Outgoing messages recorded but not handed to the network (a runner died in between). */
+    const pending = Effect.fn("Conversations.pending")(function*(numberId: number) {
+      const rows = yield* sql<{ id: string; peer: string; wa_message_id: string; type: string; text: string; media: MessageMedia | null }>`
+        SELECT id, peer, wa_message_id, type, text, media FROM messages
+        WHERE number_id = ${numberId} AND status = 'pending' ORDER BY id`
+      return rows.map((r) => ({ ...r, id: int(r.id) }))
+    }, Effect.orDie)
+
+    return { contact, recordOutgoing, markSent, markRejected, storeAnswer, findAnswer, applyAck, recordIncoming, pending } as const
+  })
+}) {}

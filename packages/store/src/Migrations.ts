@@ -1,0 +1,24 @@
+/**
+ * Numbered migrations, run at start-up by every process (the migrator serialises them with a
+ * table lock, so processes starting together are safe).
+ *
+ * @since 1.0.0
+ */
+import * as Migrator from "@effect/sql/Migrator"
+import * as Layer from "effect/Layer"
+import initial from "./migrations/0001_initial.js"
+import numberState from "./migrations/0002_number_state.js"
+import webhookDelivery from "./migrations/0003_webhook_delivery.js"
+
+/** @since 1.0.0 */
+export const loader = Migrator.fromRecord({
+  "0001_initial": initial,
+  "0002_number_state": numberState,
+  "0003_webhook_delivery": webhookDelivery
+})
+
+/** @since 1.0.0 */
+export const run = Migrator.make({})({ loader, table: "wagate_migrations" })
+
+/** @since 1.0.0 */
+export const layer = Layer.effectDiscard(run)

@@ -1,0 +1,214 @@
+/**
+ * What a number's entity loads when it starts and persists as it changes, so that an entity
+ * restarted or moved to another runner enforces exactly the same limits.
+ *
+ * @since 1.0.0
+ */
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as Almaty from "@wagate/domain/Almaty"
+import type { ConnectionStatus } from "@wagate/domain/Connection"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Outbox from "./Outbox.js"
+import { int } from "./Time.js"
+
+const DAY_MS = 86_400_000
+const ms = (d: Date | null) => (d === null ? null : d.getTime())
+
+/** @since 1.0.0 */
+export interface NumberSnapshot {
+  readonly id: number
+  readonly accountId: number
+  readonly phone: string
+  readonly status: ConnectionStatus
+  readonly paused: boolean
+  readonly linked: boolean
+  readonly connectedAt: number | null
+  readonly coldBlockedUntil: number | null
+  readonly restrictedUntil: number | null
+  readonly deleted: boolean
+}
+
+/** @since 1.0.0 */
+export interface Usage {
+  readonly day: string
+  readonly messages: number
+  readonly newContacts: number
+  readonly checks: number
+}
+
+/** @since 1.0.0 */
+export interface SendHistory {
+  readonly lastSendAt: number | null
+  readonly lastFirstContactAt: number | null
+  /** First messages of the last hour: when, and the hash of their text. */
+  readonly recentFirstContacts: ReadonlyArray<{ readonly at: number; readonly textHash: string }>
+}
+
+/** session.status data: the connection status, and `disconnected` when a working connection is lost. */
+const sessionStatus = (previous: ConnectionStatus, next: ConnectionStatus) =>
+  previous === "WORKING" && next === "STARTING" ? "disconnected" : next === "WORKING" ? "connected" : next.toLowerCase()
+
+/** @since 1.0.0 */
+export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/NumberStates", {
+  effect: Effect.gen(function*() {
+    const sql = yield* PgClient.PgClient
+
+    const snapshot = Effect.fn("NumberStates.snapshot")(function*(numberId: number) {
+      const [row] = yield* sql<any>`
+        SELECT id, account_id, phone, status, paused, linked, connected_at, cold_blocked_until, restricted_until, deleted_at
+        FROM numbers WHERE id = ${numberId}`
+      return Option.map(Option.fromNullable(row), (r): NumberSnapshot => ({
+        id: int(r.id),
+        accountId: int(r.account_id),
+        phone: r.phone,
+        status: r.status,
+        paused: r.paused,
+        linked: r.linked,
+        connectedAt: ms(r.connected_at),
+        coldBlockedUntil: ms(r.cold_blocked_until),
+        restrictedUntil: ms(r.restricted_until),
+        deleted: r.deleted_at !== null
+      }))
+    }, Effect.orDie)
+
+    /** Counters of the Almaty day containing `now`. */
+    const usage = Effect.fn("NumberStates.usage")(function*(numberId: number, now: number) {
+      const day = Almaty.dateOf(now)
+      const [row] = yield* sql<{ messages: number; new_contacts: number; checks: number }>`
+        SELECT messages, new_contacts, checks FROM daily_usage WHERE number_id = ${numberId} AND day = ${day}`
+      return { day, messages: row?.messages ?? 0, newContacts: row?.new_contacts ?? 0, checks: row?.checks ?? 0 } satisfies Usage
+    }, Effect.orDie)
+
+    /** When the number last sent through the API, and its first messages of the last hour. */
+    const sendHistory = Effect.fn("NumberStates.sendHistory")(function*(numberId: number, now: number) {
+      const [last] = yield* sql<{ created_at: Date }>`
+        SELECT created_at FROM messages
+        WHERE number_id = ${numberId} AND direction = 'out' AND source IN ('api', 'mcp')
+        ORDER BY id DESC LIMIT 1`
+      const firsts = yield* sql<{ created_at: Date; text_hash: string | null }>`
+        SELECT created_at, text_hash FROM messages
+        WHERE number_id = ${numberId} AND first_contact AND created_at > ${new Date(now - 60 * 60 * 1000)}
+          AND status <> 'failed'
+        ORDER BY created_at`
+      return {
+        lastSendAt: last ? last.created_at.getTime() : null,
+        lastFirstContactAt: firsts.length > 0 ? firsts[firsts.length - 1].created_at.getTime() : null,
+        recentFirstContacts: firsts.map((f) => ({ at: f.created_at.getTime(), textHash: f.text_hash ?? "" }))
+      } satisfies SendHistory
+    }, Effect.orDie)
+
+    /** The six inputs of the trust index over the 14 days before `now`. */
+    const trustInputs = Effect.fn("NumberStates.trustInputs")(
+      function*(numberId: number, now: number, connectedAt: number | null) {
+        const since = new Date(now - 14 * DAY_MS)
+        const dayAgo = new Date(now - DAY_MS)
+        const [contacts] = yield* sql<any>`
+          SELECT count(*) AS dialogs,
+                 count(*) FILTER (WHERE wrote_first) AS started_by_customers,
+                 count(*) FILTER (WHERE NOT wrote_first) AS cold_all,
+                 count(*) FILTER (WHERE NOT wrote_first AND first_out_at < ${dayAgo}) AS cold,
+                 count(*) FILTER (WHERE NOT wrote_first AND first_out_at < ${dayAgo} AND first_in_at IS NOT NULL) AS answered
+          FROM contacts WHERE number_id = ${numberId} AND first_contact_at >= ${since}`
+        const [messages] = yield* sql<any>`
+          SELECT count(*) FILTER (WHERE direction = 'in') AS incoming,
+                 count(*) FILTER (WHERE direction = 'out') AS outgoing,
+                 count(*) FILTER (WHERE direction = 'out' AND status = 'failed') AS failed
+          FROM messages WHERE number_id = ${numberId} AND created_at >= ${since}`
+        const daysConnected = connectedAt === null ? 0 : Math.max(0, (now - connectedAt) / DAY_MS)
+        return {
+          dialogs: int(contacts.dialogs),
+          dialogsStartedByCustomers: int(contacts.started_by_customers),
+          coldFirstMessages: int(contacts.cold),
+          coldAnswered: int(contacts.answered),
+          coldPerDay: int(contacts.cold_all) / Math.max(1, Math.min(14, daysConnected)),
+          incoming: int(messages.incoming),
+          outgoing: int(messages.outgoing),
+          failed: int(messages.failed),
+          daysConnected
+        }
+      },
+      Effect.orDie
+    )
+
+    /**
+     * A new connection status, with its session.status event. The first WORKING starts the
+     * warm-up clock (connected_at) and marks the device linked; STOPPED unlinks it.
+     */
+    const setStatus = Effect.fn("NumberStates.setStatus")(function*(n: {
+      readonly numberId: number
+      readonly accountId: number
+      readonly phone: string
+      readonly previous: ConnectionStatus
+      readonly status: ConnectionStatus
+      readonly reason: string | null
+      readonly at: Date
+    }) {
+      yield* Effect.gen(function*() {
+        yield* sql`
+          UPDATE numbers SET
+            status = ${n.status},
+            status_reason = ${n.reason},
+            connected_at = CASE WHEN ${n.status} = 'WORKING' THEN coalesce(connected_at, ${n.at}) ELSE connected_at END,
+            linked = CASE WHEN ${n.status} = 'WORKING' THEN true WHEN ${n.status} = 'STOPPED' THEN false ELSE linked END
+          WHERE id = ${n.numberId}`
+        yield* Outbox.enqueue(
+          sql,
+          n.accountId,
+          Outbox.envelope("session.status", n.at.getTime(), {
+            status: sessionStatus(n.previous, n.status),
+            connection_status: n.status,
+            number_id: n.numberId,
+            phone: n.phone,
+            ...(n.reason ? { reason: n.reason } : {})
+          })
+        )
+      }).pipe(sql.withTransaction, Effect.orDie)
+    })
+
+    const setColdBlock = Effect.fn("NumberStates.setColdBlock")(function*(numberId: number, until: Date | null) {
+      yield* sql`UPDATE numbers SET cold_blocked_until = ${until} WHERE id = ${numberId}`
+    }, Effect.orDie)
+
+    const setRestricted = Effect.fn("NumberStates.setRestricted")(function*(numberId: number, until: Date | null, reason: string) {
+      yield* sql`UPDATE numbers SET restricted_until = ${until}, status_reason = ${reason} WHERE id = ${numberId}`
+    }, Effect.orDie)
+
+    const setPaused = Effect.fn("NumberStates.setPaused")(function*(numberId: number, paused: boolean) {
+      yield* sql`UPDATE numbers SET paused = ${paused} WHERE id = ${numberId}`
+    }, Effect.orDie)
+
+    const setRating = Effect.fn("NumberStates.setRating")(function*(numberId: number, rating: number) {
+      yield* sql`UPDATE numbers SET trust_rating = ${rating} WHERE id = ${numberId}`
+    }, Effect.orDie)
+
+    /** Counts one contact check on the Almaty day of `now`. */
+    const countCheck = Effect.fn("NumberStates.countCheck")(function*(numberId: number, day: string) {
+      yield* sql`
+        INSERT INTO daily_usage (number_id, day, checks) VALUES (${numberId}, ${day}, 1)
+        ON CONFLICT (number_id, day) DO UPDATE SET checks = daily_usage.checks + 1`
+    }, Effect.orDie)
+
+    /** Numbers whose entities should be running: linked devices, or numbers being linked. */
+    const live = Effect.fn("NumberStates.live")(function*() {
+      const rows = yield* sql<{ id: string }>`
+        SELECT id FROM numbers WHERE deleted_at IS NULL AND (linked OR status IN ('STARTING', 'SCAN_QR_CODE'))
+        ORDER BY id`
+      return rows.map((r) => int(r.id))
+    }, Effect.orDie)
+
+    return {
+      snapshot,
+      usage,
+      sendHistory,
+      trustInputs,
+      setStatus,
+      setColdBlock,
+      setRestricted,
+      setPaused,
+      setRating,
+      countCheck,
+      live
+    } as const
+  })
+}) {}

@@ -1,0 +1,60 @@
+/**
+ * Wakes the webhook entity of every account with an event to deliver. On PostgreSQL it listens
+ * to the outbox's notifications (sent when an event's transaction commits) and wakes the
+ * account's entity within milliseconds. Under that, and alone on the embedded database (whose
+ * single connection LISTEN must not hold), it polls: every account whose oldest waiting event is
+ * due. The poll is what makes deliveries survive anything that loses a wake-up: a notification
+ * missed while the listening connection was down, an entity stopped while idle, a runner that
+ * died in the middle of a retry sequence.
+ *
+ * One dispatcher runs in the cluster (a singleton); the wake-ups reach the entities wherever
+ * their shards are.
+ */
+import * as Singleton from "@effect/cluster/Singleton"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { WebhookEntity } from "@wagate/entities/WebhookEntity"
+import * as DomainClock from "@wagate/numbers/DomainClock"
+import { DatabaseKind } from "@wagate/store/Database"
+import { CHANNEL } from "@wagate/store/Outbox"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import { pollIntervalFor, WebhookConfig } from "./WebhookConfig.js"
+import { WebhookStore } from "./WebhookStore.js"
+
+export const WebhookDispatcher = Singleton.make(
+  "wagate/webhook-dispatcher",
+  Effect.gen(function*() {
+    const kind = yield* DatabaseKind
+    const settings = yield* WebhookConfig
+    const store = yield* WebhookStore
+    const webhooks = yield* WebhookEntity.client
+
+    const wake = (accountId: number | string) =>
+      webhooks(String(accountId)).Wake(undefined, { discard: true }).pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning(`could not wake the webhook of account ${accountId}`, cause))
+      )
+    const wakeAll = (ids: Iterable<number | string>) =>
+      Effect.forEach(new Set(ids), wake, { concurrency: 16, discard: true })
+
+    if (kind === "postgres" && settings.listen) {
+      const pg = yield* PgClient.PgClient
+      yield* pg.listen(CHANNEL).pipe(
+        // Notifications come one per event: a burst wakes each account once.
+        Stream.groupedWithin(1024, "2 millis"),
+        Stream.runForEach((ids) => wakeAll(Chunk.toReadonlyArray(ids))),
+        Effect.catchAllCause((cause) => Effect.logWarning("webhook notifications stopped; listening again", cause)),
+        Effect.repeat(Schedule.spaced("1 second")),
+        Effect.forkScoped
+      )
+    }
+
+    yield* DomainClock.now.pipe(
+      Effect.flatMap(store.dueAccounts),
+      Effect.flatMap(wakeAll),
+      Effect.catchAllCause((cause) => Effect.logWarning("looking for due webhook events failed", cause)),
+      Effect.repeat(Schedule.spaced(pollIntervalFor(settings, kind)))
+    )
+  })
+)

@@ -1,0 +1,173 @@
+/**
+ * The behaviour of an account's webhook entity: one delivery loop that sends the account's
+ * events in id order, each until a 2xx answer, waiting out the retry schedule on a failing event
+ * before any later one (per-account ordering). Everything it knows is in PostgreSQL, read again
+ * on each pass, so a loop that stops (idle entity, moved shard, crashed runner) is restarted by
+ * the next wake-up exactly where it was.
+ *
+ * The loop runs beside the entity's RPCs: `Wake` only nudges it, so a slow receiver never fills
+ * the mailbox, and the loop of one account never waits for another's.
+ */
+import * as Entity from "@effect/cluster/Entity"
+import { InvalidParam, NotFound } from "@wagate/domain/ApiError"
+import { WebhookEntity } from "@wagate/entities/WebhookEntity"
+import * as DomainClock from "@wagate/numbers/DomainClock"
+import type { Envelope } from "@wagate/store/Outbox"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Random from "effect/Random"
+import * as RetrySchedule from "./RetrySchedule.js"
+import * as Signing from "./Signing.js"
+import { WebhookConfig } from "./WebhookConfig.js"
+import * as WebhookSender from "./WebhookSender.js"
+import { type Endpoint, MAX_RESEND, type Outcome, type Queued, WebhookStore } from "./WebhookStore.js"
+import * as WebhookUrl from "./WebhookUrl.js"
+
+/** Events read from the queue at a time. */
+const BATCH = 100
+/** The loop looks at the queue at least this often, whatever it waits for. */
+const MAX_WAIT_MS = 60_000
+
+/** The request body: the envelope, keys in the order of the specification. */
+export const bodyOf = (payload: Envelope): string =>
+  JSON.stringify({ event: payload.event, timestamp: payload.timestamp, data: payload.data })
+
+const describeAnswer = (status: number | null, error: string | null) =>
+  status !== null ? `HTTP ${status}` : error ?? "no answer"
+
+export const WebhookLive = WebhookEntity.toLayer(
+  Effect.gen(function*() {
+    const address = yield* Entity.CurrentAddress
+    const accountId = Number(address.entityId)
+    const store = yield* WebhookStore
+    const settings = yield* WebhookConfig
+    const sender = yield* WebhookSender.make({ timeout: settings.timeout, allowPrivate: settings.allowPrivateUrls })
+    const wakeups = yield* Queue.sliding<void>(1)
+    const writes = yield* Effect.makeSemaphore(1)
+    // Bumped by every change of the endpoint, so an attempt that started before it does not
+    // disable an endpoint the account has just fixed, nor fail an event the new URL never saw.
+    let version = 0
+
+    const wake = Queue.offer(wakeups, undefined).pipe(Effect.asVoid)
+    const wait = (ms: number) =>
+      Effect.raceFirst(Queue.take(wakeups), Effect.sleep(Duration.millis(Math.max(0, Math.min(ms, MAX_WAIT_MS)))))
+
+    /** One attempt of `queued`; true when it was delivered. */
+    const attempt = (endpoint: Endpoint, queued: Queued, seen: number) =>
+      Effect.gen(function*() {
+        const now = yield* DomainClock.now
+        const secrets = endpoint.previousSecret !== null && (endpoint.previousSecretUntil ?? 0) > now
+          ? [endpoint.secret, endpoint.previousSecret]
+          : [endpoint.secret]
+        const body = bodyOf(queued.payload)
+        // The receiver compares webhook-timestamp with its own clock: wall time, not domain time.
+        const timestamp = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+        const result = yield* sender.post(endpoint.url, Signing.headers({ eventId: queued.eventId, timestamp, body, secrets }), body)
+        const at = yield* DomainClock.now
+        const number = queued.attempts + 1
+        const verdict = RetrySchedule.judge(result.status, number, at, yield* Random.next)
+        return yield* writes.withPermits(1)(Effect.gen(function*() {
+          const unchanged = version === seen
+          const outcome: Outcome = verdict._tag === "Delivered"
+            ? verdict
+            : !unchanged
+            ? { _tag: "Held" }
+            : verdict._tag === "Retry"
+            ? verdict
+            : verdict._tag === "Gone"
+            ? { _tag: "Held" }
+            : { _tag: "Failed" }
+          yield* store.record({ queued, accountId, attempt: number, at, url: endpoint.url, ...result, outcome })
+          if (unchanged && (verdict._tag === "Gone" || verdict._tag === "GiveUp")) {
+            const when = new Date(at).toISOString()
+            const notice = verdict._tag === "Gone"
+              ? `Turned off at ${when}: ${endpoint.url} answered 410 Gone to event ${Signing.webhookId(queued.eventId)}. ` +
+                `No events are recorded while the webhook is off; the ones already waiting are delivered when it is turned on again.`
+              : `Turned off at ${when}: ${endpoint.url} gave no 2xx answer to event ${Signing.webhookId(queued.eventId)} ` +
+                `in ${number} attempts over about three days (last: ${describeAnswer(result.status, result.error)}). ` +
+                `That event failed (POST /webhook/resend sends it again); the ones after it are delivered when the webhook is turned on again.`
+            yield* store.disable(accountId, verdict._tag === "Gone" ? "gone" : "failing", notice, at)
+            version++
+            yield* Effect.logWarning(`webhook of account ${accountId} turned off: ${notice}`)
+          }
+          return verdict._tag === "Delivered"
+        }))
+      })
+
+    /** One pass: deliver what is due, in order, until an event must wait or the queue is empty. */
+    const pass = Effect.gen(function*() {
+      const seen = version
+      const endpoint = yield* store.endpoint(accountId)
+      if (Option.isNone(endpoint) || !endpoint.value.enabled) return yield* wait(MAX_WAIT_MS)
+      const queue = yield* store.queue(accountId, BATCH)
+      if (queue.length === 0) return yield* wait(MAX_WAIT_MS)
+      for (const queued of queue) {
+        if (version !== seen) return
+        const now = yield* DomainClock.now
+        if (queued.nextAttemptAt !== null && queued.nextAttemptAt > now) return yield* wait(queued.nextAttemptAt - now)
+        if (!(yield* attempt(endpoint.value, queued, seen))) return
+      }
+    })
+
+    yield* pass.pipe(
+      Effect.catchAllCause((cause) =>
+        Effect.logError(`webhook delivery of account ${accountId} failed; trying again`, cause).pipe(
+          Effect.zipRight(Effect.sleep("1 second"))
+        )
+      ),
+      Effect.forever,
+      Effect.forkScoped
+    )
+
+    const changed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      writes.withPermits(1)(Effect.tap(effect, () => Effect.sync(() => void version++))).pipe(Effect.zipLeft(wake))
+
+    return WebhookEntity.of({
+      Wake: () => wake,
+      Configure: ({ payload }) =>
+        Effect.gen(function*() {
+          const url = yield* WebhookUrl.check(payload.url, { allowPrivate: settings.allowPrivateUrls })
+          const secret = Signing.generateSecret()
+          const at = yield* DomainClock.now
+          const { created } = yield* changed(store.configure({ accountId, url, enabled: payload.enabled, secret, at }))
+          return { secret: created ? secret : null }
+        }),
+      RotateSecret: () =>
+        Effect.gen(function*() {
+          const secret = Signing.generateSecret()
+          const at = yield* DomainClock.now
+          const graceUntil = at + Duration.toMillis(settings.rotationGrace)
+          const rotated = yield* changed(store.rotate(accountId, secret, graceUntil, at))
+          if (!rotated) return yield* new NotFound({ error: "No webhook is set" })
+          return { secret }
+        }),
+      Resend: ({ payload }) =>
+        Effect.gen(function*() {
+          if (Option.isNone(yield* store.endpoint(accountId))) return yield* new NotFound({ error: "No webhook is set" })
+          const result = yield* store.resend(
+            accountId,
+            payload.eventId !== undefined
+              ? { eventId: payload.eventId }
+              : {
+                since: payload.since === undefined ? null : new Date(payload.since),
+                until: payload.until === undefined ? null : new Date(payload.until)
+              }
+          )
+          if (result.tooMany !== null) {
+            return yield* new InvalidParam({
+              error: `The range holds ${result.tooMany} events; resend at most ${MAX_RESEND} at a time`
+            })
+          }
+          if (payload.eventId !== undefined && result.queued === 0) {
+            return yield* new NotFound({ error: `No event ${payload.eventId}` })
+          }
+          yield* wake
+          return { queued: result.queued }
+        })
+    })
+  }),
+  { concurrency: "unbounded", maxIdleTime: "10 minutes" }
+)

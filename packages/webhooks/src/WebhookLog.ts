@@ -1,0 +1,119 @@
+/**
+ * What the API shows of an account's webhook: the endpoint (never its secret) and the delivery
+ * log. Read straight from PostgreSQL by the api processes.
+ *
+ * @since 1.0.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { Webhook, WebhookDelivery } from "@wagate/domain/Webhook"
+import { int, iso, isoOrNull } from "@wagate/store/Time"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+
+/** @since 1.0.0 */
+export interface DeliveryFilter {
+  readonly status?: "pending" | "delivered" | "failed" | undefined
+  readonly before?: number | undefined
+  readonly limit: number
+}
+
+const DELIVERY = `
+  o.id, coalesce(o.resend_of, o.id) AS event_id, o.event, o.attempts, o.last_status, o.last_error,
+  o.resend_of IS NOT NULL AS resend, o.created_at, o.next_attempt_at, o.delivered_at, o.failed_at,
+  last.created_at AS last_attempt_at, last.latency_ms`
+
+const LAST_ATTEMPT = `
+  LEFT JOIN LATERAL (
+    SELECT d.created_at, d.latency_ms FROM webhook_deliveries d WHERE d.outbox_id = o.id ORDER BY d.attempt DESC LIMIT 1
+  ) last ON true`
+
+const toDelivery = (r: any): WebhookDelivery => ({
+  id: int(r.id),
+  event_id: int(r.event_id),
+  event: r.event,
+  status: r.delivered_at !== null ? "delivered" : r.failed_at !== null ? "failed" : "pending",
+  attempts: r.attempts,
+  response_code: r.last_status,
+  latency_ms: r.latency_ms,
+  error: r.last_error,
+  resend: r.resend,
+  created_at: iso(r.created_at),
+  last_attempt_at: isoOrNull(r.last_attempt_at),
+  next_attempt_at: r.delivered_at === null && r.failed_at === null ? isoOrNull(r.next_attempt_at) : null,
+  delivered_at: isoOrNull(r.delivered_at)
+})
+
+/** @since 1.0.0 */
+export class WebhookLog extends Effect.Service<WebhookLog>()("@wagate/webhooks/WebhookLog", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    /** The endpoint as the API shows it; `now` decides whether the previous secret still signs. */
+    const webhook = Effect.fn("WebhookLog.webhook")(function*(accountId: number, now: number) {
+      const rows = yield* sql<any>`
+        SELECT e.*, (
+          SELECT count(*) FROM webhook_outbox o
+          WHERE o.account_id = e.account_id AND o.delivered_at IS NULL AND o.failed_at IS NULL
+        ) AS pending
+        FROM webhook_endpoints e WHERE e.account_id = ${accountId}`
+      const r = rows[0]
+      if (r === undefined) return Option.none<Webhook>()
+      const grace = r.previous_secret !== null && r.previous_secret_until !== null &&
+        r.previous_secret_until.getTime() > now
+      return Option.some<Webhook>({
+        url: r.url,
+        enabled: r.enabled,
+        disabled_reason: r.enabled ? null : r.disabled_reason ?? "manual",
+        disabled_at: r.enabled ? null : isoOrNull(r.disabled_at),
+        notice: r.enabled ? null : r.notice,
+        previous_secret_expires_at: grace ? iso(r.previous_secret_until) : null,
+        pending_events: int(r.pending),
+        created_at: iso(r.created_at),
+        updated_at: iso(r.updated_at)
+      })
+    }, Effect.orDie)
+
+    /** Newest first, by delivery id. */
+    const deliveries = Effect.fn("WebhookLog.deliveries")(function*(accountId: number, filter: DeliveryFilter) {
+      const status = filter.status === undefined
+        ? sql``
+        : filter.status === "delivered"
+        ? sql`AND o.delivered_at IS NOT NULL`
+        : filter.status === "failed"
+        ? sql`AND o.failed_at IS NOT NULL`
+        : sql`AND o.delivered_at IS NULL AND o.failed_at IS NULL`
+      const before = filter.before === undefined ? sql`` : sql`AND o.id < ${filter.before}`
+      const rows = yield* sql<any>`
+        SELECT ${sql.literal(DELIVERY)} FROM webhook_outbox o ${sql.literal(LAST_ATTEMPT)}
+        WHERE o.account_id = ${accountId} ${status} ${before}
+        ORDER BY o.id DESC LIMIT ${filter.limit}`
+      return rows.map(toDelivery)
+    }, Effect.orDie)
+
+    /** One delivery with its body and attempts. */
+    const delivery = Effect.fn("WebhookLog.delivery")(function*(accountId: number, id: number) {
+      const rows = yield* sql<any>`
+        SELECT ${sql.literal(DELIVERY)}, o.payload FROM webhook_outbox o ${sql.literal(LAST_ATTEMPT)}
+        WHERE o.account_id = ${accountId} AND o.id = ${id}`
+      const r = rows[0]
+      if (r === undefined) return Option.none()
+      const attempts = yield* sql<any>`
+        SELECT attempt, created_at, url, status, latency_ms, error FROM webhook_deliveries
+        WHERE outbox_id = ${id} ORDER BY attempt`
+      return Option.some({
+        ...toDelivery(r),
+        payload: { event: r.payload.event, timestamp: r.payload.timestamp, data: r.payload.data },
+        attempt_log: attempts.map((a) => ({
+          attempt: a.attempt,
+          at: iso(a.created_at),
+          url: a.url,
+          response_code: a.status,
+          latency_ms: a.latency_ms,
+          error: a.error
+        }))
+      })
+    }, Effect.orDie)
+
+    return { webhook, deliveries, delivery } as const
+  })
+}) {}

@@ -1,0 +1,228 @@
+/**
+ * The webhook entity's reads and writes: its endpoint, its queue of events (the outbox, in id
+ * order), and the result of each attempt, written with the event's new state in one statement.
+ * Only the account's entity writes here, so no two writers race over an event or the endpoint.
+ *
+ * @since 1.0.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { DisabledReason } from "@wagate/domain/Webhook"
+import type { Envelope } from "@wagate/store/Outbox"
+import { int } from "@wagate/store/Time"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+
+/** @since 1.0.0 */
+export interface Endpoint {
+  readonly url: string
+  readonly secret: string
+  readonly previousSecret: string | null
+  /** Epoch ms until which the previous secret still signs. */
+  readonly previousSecretUntil: number | null
+  readonly enabled: boolean
+}
+
+/** An event waiting in the account's queue. @since 1.0.0 */
+export interface Queued {
+  /** The outbox row. */
+  readonly id: number
+  /** The event it delivers: itself, or the event a resend repeats. */
+  readonly eventId: number
+  readonly payload: Envelope
+  readonly attempts: number
+  /** Epoch ms; null: due now. */
+  readonly nextAttemptAt: number | null
+}
+
+/** What an attempt leads to for its event. @since 1.0.0 */
+export type Outcome =
+  | { readonly _tag: "Delivered" }
+  | { readonly _tag: "Retry"; readonly at: number }
+  /** Held: waits, due at once, until the endpoint is on again (410 Gone). */
+  | { readonly _tag: "Held" }
+  /** Given up after the whole retry window. */
+  | { readonly _tag: "Failed" }
+
+/** One attempt as the delivery log keeps it. @since 1.0.0 */
+export interface AttemptRecord {
+  readonly queued: Queued
+  readonly accountId: number
+  readonly attempt: number
+  readonly at: number
+  readonly url: string
+  readonly status: number | null
+  readonly error: string | null
+  readonly latencyMs: number
+  readonly outcome: Outcome
+}
+
+/** Most events a range resend queues at once. @since 1.0.0 */
+export const MAX_RESEND = 10_000
+
+/** @since 1.0.0 */
+export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhooks/WebhookStore", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const endpoint = Effect.fn("WebhookStore.endpoint")(function*(accountId: number) {
+      const rows = yield* sql<any>`
+        SELECT url, secret, previous_secret, previous_secret_until, enabled
+        FROM webhook_endpoints WHERE account_id = ${accountId}`
+      const r = rows[0]
+      return r === undefined ? Option.none<Endpoint>() : Option.some<Endpoint>({
+        url: r.url,
+        secret: r.secret,
+        previousSecret: r.previous_secret,
+        previousSecretUntil: r.previous_secret_until === null ? null : r.previous_secret_until.getTime(),
+        enabled: r.enabled
+      })
+    }, Effect.orDie)
+
+    /** The first `limit` events of the account's queue, oldest first. */
+    const queue = Effect.fn("WebhookStore.queue")(function*(accountId: number, limit: number) {
+      const rows = yield* sql<any>`
+        SELECT id, coalesce(resend_of, id) AS event_id, payload, attempts, next_attempt_at
+        FROM webhook_outbox
+        WHERE account_id = ${accountId} AND delivered_at IS NULL AND failed_at IS NULL
+        ORDER BY id LIMIT ${limit}`
+      return rows.map((r): Queued => ({
+        id: int(r.id),
+        eventId: int(r.event_id),
+        payload: r.payload,
+        attempts: r.attempts,
+        nextAttemptAt: r.next_attempt_at === null ? null : r.next_attempt_at.getTime()
+      }))
+    }, Effect.orDie)
+
+    /** The attempt in the log and its event's new state, in one statement. */
+    const record = Effect.fn("WebhookStore.record")(function*(a: AttemptRecord) {
+      const at = new Date(a.at)
+      const o = a.outcome
+      yield* sql`
+        WITH event AS (
+          UPDATE webhook_outbox SET
+            attempts = ${a.attempt},
+            last_status = ${a.status},
+            last_error = ${a.error},
+            delivered_at = ${o._tag === "Delivered" ? at : null},
+            failed_at = ${o._tag === "Failed" ? at : null},
+            next_attempt_at = ${o._tag === "Retry" ? new Date(o.at) : null}
+          WHERE id = ${a.queued.id}
+          RETURNING id
+        )
+        INSERT INTO webhook_deliveries (outbox_id, account_id, attempt, url, status, error, latency_ms, created_at)
+        SELECT id, ${a.accountId}, ${a.attempt}, ${a.url}, ${a.status}, ${a.error}, ${a.latencyMs}, ${at} FROM event`
+    }, Effect.orDie)
+
+    const disable = Effect.fn("WebhookStore.disable")(function*(
+      accountId: number,
+      reason: DisabledReason,
+      notice: string | null,
+      at: number
+    ) {
+      yield* sql`
+        UPDATE webhook_endpoints SET enabled = false, disabled_reason = ${reason}, disabled_at = ${new Date(at)},
+          notice = ${notice}, updated_at = ${new Date(at)}
+        WHERE account_id = ${accountId}`
+    }, Effect.orDie)
+
+    /**
+     * Creates the endpoint with `secret`, or changes its URL and state (keeping its secret).
+     * Turning it on, or pointing it elsewhere, makes a held event due at once.
+     */
+    const configure = Effect.fn("WebhookStore.configure")(function*(c: {
+      readonly accountId: number
+      readonly url: string
+      readonly enabled: boolean
+      readonly secret: string
+      readonly at: number
+    }) {
+      const at = new Date(c.at)
+      return yield* Effect.gen(function*() {
+        const [before] = yield* sql<{ url: string; enabled: boolean }>`
+          SELECT url, enabled FROM webhook_endpoints WHERE account_id = ${c.accountId} FOR UPDATE`
+        yield* sql`
+          INSERT INTO webhook_endpoints (account_id, url, secret, enabled, disabled_reason, disabled_at, created_at, updated_at)
+          VALUES (${c.accountId}, ${c.url}, ${c.secret}, ${c.enabled}, ${c.enabled ? null : "manual"},
+                  ${c.enabled ? null : at}, ${at}, ${at})
+          ON CONFLICT (account_id) DO UPDATE SET
+            url = EXCLUDED.url,
+            enabled = EXCLUDED.enabled,
+            disabled_reason = CASE WHEN EXCLUDED.enabled THEN NULL
+                                   WHEN webhook_endpoints.enabled THEN 'manual'
+                                   ELSE webhook_endpoints.disabled_reason END,
+            disabled_at = CASE WHEN EXCLUDED.enabled THEN NULL
+                               ELSE coalesce(webhook_endpoints.disabled_at, EXCLUDED.disabled_at) END,
+            notice = CASE WHEN EXCLUDED.enabled THEN NULL ELSE webhook_endpoints.notice END,
+            updated_at = EXCLUDED.updated_at`
+        if (c.enabled && before !== undefined && (!before.enabled || before.url !== c.url)) {
+          yield* sql`
+            UPDATE webhook_outbox SET next_attempt_at = NULL
+            WHERE account_id = ${c.accountId} AND delivered_at IS NULL AND failed_at IS NULL
+              AND next_attempt_at IS NOT NULL`
+        }
+        return { created: before === undefined }
+      }).pipe(sql.withTransaction)
+    }, Effect.orDie)
+
+    /** The previous secret keeps signing until `graceUntil`; false when there is no endpoint. */
+    const rotate = Effect.fn("WebhookStore.rotate")(function*(accountId: number, secret: string, graceUntil: number, at: number) {
+      const rows = yield* sql`
+        UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = ${new Date(graceUntil)},
+          secret = ${secret}, updated_at = ${new Date(at)}
+        WHERE account_id = ${accountId} RETURNING account_id`
+      return rows.length > 0
+    }, Effect.orDie)
+
+    /**
+     * Copies of the chosen events at the end of the queue, and how many. A range of more than
+     * {@link MAX_RESEND} events queues nothing and says how many it holds.
+     */
+    const resend = Effect.fn("WebhookStore.resend")(function*(
+      accountId: number,
+      which: { readonly eventId: number } | { readonly since: Date | null; readonly until: Date | null }
+    ) {
+      if ("eventId" in which) {
+        const rows = yield* sql`
+          INSERT INTO webhook_outbox (account_id, event, payload, resend_of)
+          SELECT account_id, event, payload, coalesce(resend_of, id) FROM webhook_outbox
+          WHERE account_id = ${accountId} AND id = ${which.eventId}
+          RETURNING id`
+        return { queued: rows.length, tooMany: null }
+      }
+      const since = which.since ?? new Date(0)
+      const until = which.until ?? new Date(8.64e15)
+      return yield* Effect.gen(function*() {
+        const [{ n }] = yield* sql<{ n: string }>`
+          SELECT count(*) AS n FROM webhook_outbox
+          WHERE account_id = ${accountId} AND resend_of IS NULL AND created_at >= ${since} AND created_at < ${until}`
+        if (int(n) > MAX_RESEND) return { queued: 0, tooMany: int(n) }
+        const rows = yield* sql`
+          INSERT INTO webhook_outbox (account_id, event, payload, resend_of)
+          SELECT account_id, event, payload, id FROM webhook_outbox
+          WHERE account_id = ${accountId} AND resend_of IS NULL AND created_at >= ${since} AND created_at < ${until}
+          ORDER BY id
+          RETURNING id`
+        return { queued: rows.length, tooMany: null }
+      }).pipe(sql.withTransaction)
+    }, Effect.orDie)
+
+    /**
+     * Accounts with an enabled endpoint whose oldest waiting event is due at `now`: one index
+     * probe per endpoint, however long a dead endpoint's queue has grown.
+     */
+    const dueAccounts = Effect.fn("WebhookStore.dueAccounts")(function*(now: number) {
+      const rows = yield* sql<{ account_id: string }>`
+        SELECT e.account_id FROM webhook_endpoints e
+        CROSS JOIN LATERAL (
+          SELECT o.next_attempt_at FROM webhook_outbox o
+          WHERE o.account_id = e.account_id AND o.delivered_at IS NULL AND o.failed_at IS NULL
+          ORDER BY o.id LIMIT 1
+        ) head
+        WHERE e.enabled AND (head.next_attempt_at IS NULL OR head.next_attempt_at <= ${new Date(now)})`
+      return rows.map((r) => int(r.account_id))
+    }, Effect.orDie)
+
+    return { endpoint, queue, record, disable, configure, rotate, resend, dueAccounts } as const
+  })
+}) {}

@@ -1,0 +1,90 @@
+/**
+ * Which URLs webhooks may be sent to: absolute http(s) without credentials, and, unless the
+ * operator allows it (`WEBHOOK_ALLOW_PRIVATE_URLS`), only hosts on public addresses, so that an
+ * account cannot make the gateway call into its own network. The address is checked when the
+ * URL is set and again on every attempt (a name can be pointed elsewhere later); the attempt
+ * then connects to the address that was checked.
+ *
+ * @since 1.0.0
+ */
+import { InvalidParam } from "@wagate/domain/ApiError"
+import * as PrivateAddress from "@wagate/media/PrivateAddress"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import { lookup } from "node:dns/promises"
+import { isIP } from "node:net"
+
+/** @since 1.0.0 */
+export const MAX_URL_LENGTH = 2048
+
+/** Why a URL cannot be used. @since 1.0.0 */
+export class UnusableUrl extends Data.TaggedError("UnusableUrl")<{ readonly reason: string }> {}
+
+/** Host name to IP addresses. @since 1.0.0 */
+export type Resolve = (hostname: string) => Effect.Effect<ReadonlyArray<string>, unknown>
+
+/** @since 1.0.0 */
+export const systemResolve: Resolve = (hostname) =>
+  Effect.tryPromise(() => lookup(hostname, { all: true, verbatim: true })).pipe(
+    Effect.map((entries) => entries.map((entry) => entry.address))
+  )
+
+/** The URL's shape alone: absolute http(s), no user or password, at most 2048 characters. @since 1.0.0 */
+export const parse = (raw: string): Either.Either<URL, UnusableUrl> => {
+  const bad = (reason: string) => Either.left(new UnusableUrl({ reason }))
+  const text = raw.trim()
+  if (text.length > MAX_URL_LENGTH) return bad(`url is longer than ${MAX_URL_LENGTH} characters`)
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    return bad("url must be an absolute http or https URL")
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return bad("url must be http or https")
+  if (url.username !== "" || url.password !== "") return bad("url must not contain a user name or password")
+  if (url.hostname === "") return bad("url must name a host")
+  return Either.right(url)
+}
+
+/** The host of a URL without IPv6 brackets, lower case. @since 1.0.0 */
+export const hostOf = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, "$1").toLowerCase()
+
+/**
+ * The address to connect to for `url`: the host itself when it is an IP address, else the first
+ * address it resolves to. With `allowPrivate` false, a host that is (or resolves to any) private,
+ * loopback or otherwise non-public address is refused.
+ *
+ * @since 1.0.0
+ */
+export const target = (
+  url: URL,
+  options: { readonly allowPrivate: boolean; readonly resolve?: Resolve | undefined }
+): Effect.Effect<string, UnusableUrl> =>
+  Effect.gen(function*() {
+    const host = hostOf(url)
+    const refused = new UnusableUrl({ reason: `${host} is a private or local address; webhooks go to public addresses only` })
+    if (!options.allowPrivate && PrivateAddress.isLocalHostname(host)) return yield* refused
+    const addresses = isIP(host) !== 0 ? [host] : yield* (options.resolve ?? systemResolve)(host).pipe(
+      Effect.mapError(() => new UnusableUrl({ reason: `${host} could not be resolved` }))
+    )
+    if (addresses.length === 0) return yield* new UnusableUrl({ reason: `${host} could not be resolved` })
+    // All of them, not only the one used: a name that also points inside is not a public server.
+    if (!options.allowPrivate && addresses.some(PrivateAddress.isPrivate)) return yield* refused
+    return addresses[0]!
+  })
+
+/**
+ * A URL an account may set, normalised, or `invalid_param` saying why not.
+ *
+ * @since 1.0.0
+ */
+export const check = (
+  raw: string,
+  options: { readonly allowPrivate: boolean; readonly resolve?: Resolve | undefined }
+): Effect.Effect<string, InvalidParam> =>
+  Effect.gen(function*() {
+    const url = yield* parse(raw)
+    yield* target(url, options)
+    return url.href
+  }).pipe(Effect.mapError((e) => new InvalidParam({ error: e.reason })))

@@ -1,0 +1,83 @@
+/**
+ * One attempt against a real HTTP receiver: the status it answers, or why there was none (a
+ * hang past the timeout, a closed connection, a refused connection, a private address), and
+ * the 10-second default timeout driven by TestClock.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as TestClock from "effect/TestClock"
+import * as WebhookReceiver from "../../../test/support/WebhookReceiver.js"
+import { defaults, WebhookConfig } from "../src/WebhookConfig.js"
+import * as WebhookSender from "../src/WebhookSender.js"
+
+const body = JSON.stringify({ event: "session.status", timestamp: 1, data: { status: "connected" } })
+const headers = { "content-type": "application/json", "webhook-id": "evt_1" }
+
+describe("WebhookSender", () => {
+  it.scopedLive("reports the receiver's status, whatever it is, and sends the body and headers", () =>
+    Effect.gen(function*() {
+      const receiver = yield* WebhookReceiver.start
+      const sender = yield* WebhookSender.make({ timeout: "2 seconds", allowPrivate: true })
+      for (const status of [200, 204, 302, 400, 410, 500, 503]) {
+        receiver.answer(`/s${status}`, status)
+        const attempt = yield* sender.post(receiver.url(`/s${status}`), headers, body)
+        assert.deepStrictEqual([attempt.status, attempt.error], [status, null])
+        assert.isAtLeast(attempt.latencyMs, 0)
+      }
+      const [got] = receiver.received("/s200")
+      assert.strictEqual(got!.body, body)
+      assert.strictEqual(got!.headers["webhook-id"], "evt_1")
+      assert.strictEqual(got!.headers["content-length"], String(Buffer.byteLength(body)))
+    }))
+
+  it.scopedLive("a receiver that hangs times out; one that closes the connection, or is not there, fails", () =>
+    Effect.gen(function*() {
+      const receiver = yield* WebhookReceiver.start
+      const sender = yield* WebhookSender.make({ timeout: "300 millis", allowPrivate: true })
+      receiver.answer("/hang", "hang")
+      receiver.answer("/close", "close")
+      const started = Date.now()
+      const hung = yield* sender.post(receiver.url("/hang"), headers, body)
+      assert.deepStrictEqual([hung.status, hung.error], [null, "No answer within 300ms"])
+      assert.isAtLeast(Date.now() - started, 290)
+      assert.isBelow(Date.now() - started, 2000)
+      const closed = yield* sender.post(receiver.url("/close"), headers, body)
+      assert.strictEqual(closed.status, null)
+      assert.match(closed.error ?? "", /closed the connection without answering/)
+      const refused = yield* sender.post("http://127.0.0.1:1/hook", headers, body)
+      assert.strictEqual(refused.status, null)
+      assert.match(refused.error ?? "", /refused/)
+      // The same receiver answers normally afterwards on a fresh connection.
+      receiver.answer("/hang", 200)
+      assert.strictEqual((yield* sender.post(receiver.url("/hang"), headers, body)).status, 200)
+    }))
+
+  it.scopedLive("without permission for private addresses nothing is sent to loopback", () =>
+    Effect.gen(function*() {
+      const receiver = yield* WebhookReceiver.start
+      const sender = yield* WebhookSender.make({ timeout: "2 seconds", allowPrivate: false })
+      const attempt = yield* sender.post(receiver.url("/x"), headers, body)
+      assert.strictEqual(attempt.status, null)
+      assert.match(attempt.error ?? "", /private or local address/)
+      assert.lengthOf(receiver.received("/x"), 0)
+    }))
+
+  it.scoped("the default timeout is 10 seconds", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(Duration.toMillis((yield* WebhookConfig).timeout), 10_000)
+      assert.strictEqual(Duration.toMillis(defaults.timeout), 10_000)
+      const receiver = yield* WebhookReceiver.start
+      receiver.answer("/hang", "hang")
+      const sender = yield* WebhookSender.make({ timeout: defaults.timeout, allowPrivate: true })
+      const fiber = yield* Effect.fork(sender.post(receiver.url("/hang"), headers, body))
+      // The request really reaches the receiver, which never answers.
+      yield* Effect.promise(() => Effect.runPromise(receiver.waitFor("/hang", 1)))
+      yield* TestClock.adjust("9999 millis")
+      assert.isTrue((yield* Fiber.poll(fiber))._tag === "None", "still waiting at 9.999 s")
+      yield* TestClock.adjust("1 millis")
+      const attempt = yield* Fiber.join(fiber)
+      assert.deepStrictEqual([attempt.status, attempt.error], [null, "No answer within 10s"])
+    }))
+})

@@ -1,0 +1,136 @@
+/**
+ * The one boundary to the WhatsApp network. A number's entity opens the number's session for its
+ * own scope and receives the session's events in order; everything above this port is the same
+ * whether the network is real (Baileys) or simulated.
+ *
+ * @since 1.0.0
+ */
+import type { ConnectionStatus } from "@wagate/domain/Connection"
+import type { MessageType } from "@wagate/domain/Message"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import type * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+
+/** A file to send, already fetched and checked. @since 1.0.0 */
+export interface OutgoingMedia {
+  readonly bytes: Uint8Array
+  readonly mimeType: string
+}
+
+/** @since 1.0.0 */
+export type OutgoingContent =
+  | { readonly kind: "text"; readonly text: string }
+  | { readonly kind: "image"; readonly media: OutgoingMedia; readonly caption?: string | undefined }
+  | {
+    readonly kind: "document"
+    readonly media: OutgoingMedia
+    readonly filename: string
+    readonly caption?: string | undefined
+  }
+  | { readonly kind: "voice"; readonly media: OutgoingMedia }
+  | { readonly kind: "video"; readonly media: OutgoingMedia; readonly caption?: string | undefined }
+
+/** @since 1.0.0 */
+export interface OutgoingMessage {
+  /** Chosen by the gateway before sending, so a message recorded before a crash is re-sent under the same id. */
+  readonly waMessageId: string
+  /** Recipient phone, digits. */
+  readonly to: string
+  readonly content: OutgoingContent
+}
+
+/** Delivery states reported by the network. @since 1.0.0 */
+export type Ack = "sent" | "delivered" | "read" | "failed"
+
+/** A file attached to an incoming message; fetched only when wanted. @since 1.0.0 */
+export interface IncomingMedia {
+  readonly mimeType: string
+  readonly filename: string | null
+  readonly size: number | null
+  readonly download: Effect.Effect<Uint8Array, DriverUnavailable>
+}
+
+/** @since 1.0.0 */
+export interface IncomingMessage {
+  readonly waMessageId: string
+  /** Written by the account's own phone (source `phone`), not by the counterpart. */
+  readonly fromMe: boolean
+  /** `<phone>@c.us` for one-to-one chats, `<id>@g.us` for groups. */
+  readonly chatId: string
+  /** Counterpart phone, digits (for a group: the group id). */
+  readonly peer: string
+  readonly peerLid: string | null
+  readonly name: string | null
+  readonly isGroup: boolean
+  readonly groupSubject: string | null
+  /** Author phone inside a group. */
+  readonly author: string | null
+  readonly type: MessageType
+  readonly text: string
+  /** When the message was sent, epoch milliseconds. */
+  readonly timestamp: number
+  readonly media: IncomingMedia | null
+}
+
+/** @since 1.0.0 */
+export type DriverEvent =
+  | {
+    readonly _tag: "Connection"
+    readonly status: ConnectionStatus
+    /** Current QR payload while status is SCAN_QR_CODE and linking by QR. */
+    readonly qr?: string | undefined
+    /** Current 8-character pairing code while linking by code. */
+    readonly pairingCode?: string | undefined
+    /** Why the connection ended or failed, for people and the session.status event. */
+    readonly reason?: string | undefined
+  }
+  | { readonly _tag: "Incoming"; readonly message: IncomingMessage }
+  | { readonly _tag: "Ack"; readonly waMessageId: string; readonly ack: Ack; readonly error?: string | undefined }
+  /**
+   * The network restricted the account (server error 463 and the like): until `until` (epoch ms,
+   * null when unknown) it refuses messages to people the number has not talked with.
+   */
+  | { readonly _tag: "Restricted"; readonly reason: string; readonly until: number | null }
+
+/** The network refused the message (it will not be delivered). @since 1.0.0 */
+export class SendRejected extends Data.TaggedError("SendRejected")<{ readonly reason: string }> {}
+
+/** The session cannot do this now (not connected, network down, timed out). @since 1.0.0 */
+export class DriverUnavailable extends Data.TaggedError("DriverUnavailable")<{ readonly reason: string }> {}
+
+/** How a number is linked as a device. @since 1.0.0 */
+export type LinkMethod = { readonly kind: "qr" } | { readonly kind: "code" }
+
+/** A number's live session. @since 1.0.0 */
+export interface Session {
+  /** Starts linking the number; QR refreshes or the pairing code arrive as Connection events. */
+  readonly link: (method: LinkMethod) => Effect.Effect<void, DriverUnavailable>
+  /** Hands a message to the network; succeeds when the network accepted it. */
+  readonly send: (message: OutgoingMessage) => Effect.Effect<void, SendRejected | DriverUnavailable>
+  /** Whether a phone has an account on the network. */
+  readonly exists: (phone: string) => Effect.Effect<{ readonly exists: boolean; readonly chatId: string }, DriverUnavailable>
+  /** Unlinks the device; the number goes to STOPPED. */
+  readonly logout: Effect.Effect<void>
+}
+
+/** @since 1.0.0 */
+export interface WhatsAppDriverService {
+  readonly name: "simulator" | "baileys"
+  /**
+   * Opens the number's session for the scope: it connects if the number was linked before, and
+   * otherwise reports `none` until `link` is called. Events reach `onEvent` one at a time, in
+   * the order the network produced them; the session waits for each to be handled.
+   */
+  readonly open: (
+    /** `linked`: the gateway linked this number before; a real driver also knows from its auth state. */
+    number: { readonly id: number; readonly phone: string; readonly linked: boolean },
+    onEvent: (event: DriverEvent) => Effect.Effect<void>
+  ) => Effect.Effect<Session, never, Scope.Scope>
+}
+
+/** @since 1.0.0 */
+export class WhatsAppDriver extends Context.Tag("@wagate/whatsapp/WhatsAppDriver")<
+  WhatsAppDriver,
+  WhatsAppDriverService
+>() {}

@@ -1,0 +1,123 @@
+/**
+ * How the Baileys driver connects, reconnects and watches its connections. A plain value with
+ * defaults; every duration is in milliseconds on Effect's `Clock`, so tests drive them with
+ * `TestClock`. `config` reads the few worth changing in production from the environment.
+ *
+ * @since 1.0.0
+ */
+import * as Config from "effect/Config"
+
+/** @since 1.0.0 */
+export interface BaileysSettings {
+  /** Sockets of this process that may be in their handshake at the same time. */
+  readonly connectConcurrency: number
+  /** A connect slot is given back by then even if the handshake has not finished. */
+  readonly connectSlotMs: number
+  /** First reconnect delay; each further attempt doubles it, up to `backoffMaxMs`. */
+  readonly backoffBaseMs: number
+  readonly backoffMaxMs: number
+  /** Reconnects in a row (without a connection that stayed up `stableMs`) before FAILED. */
+  readonly restartBudget: number
+  /** A connection up at least this long resets the restart budget. */
+  readonly stableMs: number
+  /** How often the watchdog looks at a WORKING connection. */
+  readonly watchdogIntervalMs: number
+  /** Without a received frame for this long, the watchdog sends a ping. */
+  readonly idleMs: number
+  /** A ping not answered within this is a dead (zombie) connection. */
+  readonly pingTimeoutMs: number
+  /** Events held in Baileys' buffer longer than this while WORKING is a zombie too. */
+  readonly bufferStuckMs: number
+  /** Longest wait for the network to accept a text message / a message with a file. */
+  readonly sendTimeoutMs: number
+  readonly mediaSendTimeoutMs: number
+  /** Longest wait for a contact check, a group's subject, a media download. */
+  readonly queryTimeoutMs: number
+  /** How long a group's subject is trusted before it is fetched again. */
+  readonly groupSubjectTtlMs: number
+  /** WhatsApp's WebSocket endpoint (tests point it at a local server). */
+  readonly webSocketUrl: string
+  /** WhatsApp Web version to announce; null: Baileys' built-in one. */
+  readonly version: readonly [number, number, number] | null
+  /** The linked device's name in the phone's "Linked devices" list. */
+  readonly deviceName: string
+  /** Baileys' own log lines at this level and above reach the Effect logger. */
+  readonly logLevel: "trace" | "debug" | "info" | "warn" | "error" | "silent"
+}
+
+/**
+ * Defaults: 8 handshakes at once; reconnects after 1, 2, 4 ... 60 s (with jitter), 10 in a row
+ * before FAILED; the watchdog looks every 15 s and pings after 45 s of silence, expecting an
+ * answer within 10 s.
+ *
+ * @since 1.0.0
+ */
+export const defaults: BaileysSettings = {
+  connectConcurrency: 8,
+  connectSlotMs: 20_000,
+  backoffBaseMs: 1_000,
+  backoffMaxMs: 60_000,
+  restartBudget: 10,
+  stableMs: 60_000,
+  watchdogIntervalMs: 15_000,
+  idleMs: 45_000,
+  pingTimeoutMs: 10_000,
+  bufferStuckMs: 60_000,
+  sendTimeoutMs: 30_000,
+  mediaSendTimeoutMs: 120_000,
+  queryTimeoutMs: 20_000,
+  groupSubjectTtlMs: 10 * 60_000,
+  webSocketUrl: "wss://web.whatsapp.com/ws/chat",
+  version: null,
+  deviceName: "wagate",
+  logLevel: "warn"
+}
+
+/** @since 1.0.0 */
+export const make = (overrides: Partial<BaileysSettings> = {}): BaileysSettings => ({ ...defaults, ...overrides })
+
+/**
+ * The settings from the environment: `WA_CONNECT_CONCURRENCY`, `WA_RESTART_BUDGET`,
+ * `WA_WATCHDOG_IDLE_SECONDS`, `WA_DEVICE_NAME`, `WA_LOG_LEVEL`, `WA_VERSION` (like `2.3000.1023`).
+ *
+ * @since 1.0.0
+ */
+export const config: Config.Config<BaileysSettings> = Config.all({
+  connectConcurrency: Config.integer("WA_CONNECT_CONCURRENCY").pipe(
+    Config.withDefault(defaults.connectConcurrency),
+    Config.withDescription("WhatsApp handshakes in flight per process")
+  ),
+  restartBudget: Config.integer("WA_RESTART_BUDGET").pipe(
+    Config.withDefault(defaults.restartBudget),
+    Config.withDescription("Reconnects in a row before a number goes FAILED")
+  ),
+  idleSeconds: Config.integer("WA_WATCHDOG_IDLE_SECONDS").pipe(
+    Config.withDefault(defaults.idleMs / 1000),
+    Config.withDescription("Seconds without traffic before the watchdog pings a connection")
+  ),
+  deviceName: Config.string("WA_DEVICE_NAME").pipe(
+    Config.withDefault(defaults.deviceName),
+    Config.withDescription("Name of the linked device shown on the phone")
+  ),
+  logLevel: Config.literal("trace", "debug", "info", "warn", "error", "silent")("WA_LOG_LEVEL").pipe(
+    Config.withDefault(defaults.logLevel),
+    Config.withDescription("Level of Baileys' own log lines")
+  ),
+  version: Config.option(Config.string("WA_VERSION")).pipe(
+    Config.withDescription("WhatsApp Web version to announce, like 2.3000.1023 (default: Baileys' own)")
+  )
+}).pipe(Config.map(({ idleSeconds, version, ...rest }) =>
+  make({
+    ...rest,
+    idleMs: idleSeconds * 1000,
+    version: version._tag === "Some" ? parseVersion(version.value) : null
+  })
+))
+
+/** `2.3000.1023` -> [2, 3000, 1023]; anything else -> null (Baileys' own version). @since 1.0.0 */
+export const parseVersion = (text: string): readonly [number, number, number] | null => {
+  const parts = text.trim().split(".").map((p) => Number(p))
+  return parts.length === 3 && parts.every((p) => Number.isInteger(p) && p >= 0)
+    ? [parts[0]!, parts[1]!, parts[2]!]
+    : null
+}

@@ -1,0 +1,84 @@
+/**
+ * The part of a Baileys socket the driver uses, and the factory that makes one. The live factory
+ * is Baileys' `makeWASocket`; tests give a fake that emits Baileys' own event shapes, so every
+ * mapping of the driver is exercised without reaching WhatsApp.
+ *
+ * @since 1.0.0
+ */
+import type {
+  AnyMessageContent,
+  AuthenticationState,
+  BaileysEventMap,
+  BinaryNode,
+  Contact,
+  GroupMetadata,
+  MiscMessageGenerationOptions,
+  SocketConfig,
+  WAMessage
+} from "@whiskeysockets/baileys"
+import * as Context from "effect/Context"
+
+/** Baileys' logger interface (pino's shape). @since 1.0.0 */
+export type BaileysLogger = SocketConfig["logger"]
+
+/** The events the driver listens to. @since 1.0.0 */
+export interface SocketEvents {
+  on<T extends keyof BaileysEventMap>(event: T, listener: (arg: BaileysEventMap[T]) => void): void
+  off<T extends keyof BaileysEventMap>(event: T, listener: (arg: BaileysEventMap[T]) => void): void
+  /** Whether Baileys holds events back (while it processes what arrived offline). */
+  isBuffering?: () => boolean
+}
+
+/** The WebSocket under the socket: every decoded frame is emitted as "frame". @since 1.0.0 */
+export interface SocketWire {
+  on(event: "frame", listener: (frame: unknown) => void): unknown
+  off(event: "frame", listener: (frame: unknown) => void): unknown
+  readonly isOpen: boolean
+}
+
+/**
+ * What the driver needs of `makeWASocket(...)`; Baileys' socket satisfies it as it is.
+ *
+ * @since 1.0.0
+ */
+export interface BaileysSocket {
+  readonly ev: SocketEvents
+  readonly ws: SocketWire
+  readonly user: Contact | undefined
+  readonly sendMessage: (
+    jid: string,
+    content: AnyMessageContent,
+    options?: MiscMessageGenerationOptions
+  ) => Promise<WAMessage | undefined>
+  readonly requestPairingCode: (phoneNumber: string) => Promise<string>
+  readonly onWhatsApp: (...phoneNumber: Array<string>) => Promise<Array<{ jid: string; exists: boolean }> | undefined>
+  readonly groupMetadata: (jid: string) => Promise<GroupMetadata>
+  readonly query: (node: BinaryNode, timeoutMs?: number) => Promise<unknown>
+  readonly logout: (msg?: string) => Promise<void>
+  readonly end: (error: Error | undefined) => Promise<void> | void
+}
+
+/** What a socket is made with. @since 1.0.0 */
+export interface SocketOptions {
+  readonly auth: AuthenticationState
+  readonly logger: BaileysLogger
+  readonly webSocketUrl: string
+  readonly version: readonly [number, number, number] | null
+  readonly deviceName: string
+  /** Group subjects the driver already knows, so Baileys does not ask again when sending. */
+  readonly cachedGroupMetadata: (jid: string) => Promise<GroupMetadata | undefined>
+}
+
+/** @since 1.0.0 */
+export interface SocketFactoryService {
+  /** A new socket; it starts connecting at once and reports through its events. */
+  readonly make: (options: SocketOptions) => BaileysSocket
+  /** The bytes of an incoming message's file (asking the phone to re-upload an expired one). */
+  readonly download: (socket: BaileysSocket, message: WAMessage) => Promise<Uint8Array>
+}
+
+/** @since 1.0.0 */
+export class SocketFactory extends Context.Tag("@wagate/whatsapp/baileys/SocketFactory")<
+  SocketFactory,
+  SocketFactoryService
+>() {}

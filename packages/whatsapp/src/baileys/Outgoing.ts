@@ -1,0 +1,53 @@
+/**
+ * A message of the port as Baileys content, and what a failed send means: the network refused
+ * the message (it will never go) or the connection could not carry it now (it stays pending).
+ *
+ * @since 1.0.0
+ */
+import type { AnyMessageContent } from "@whiskeysockets/baileys"
+import { DriverUnavailable, type OutgoingContent, SendRejected } from "../WhatsAppDriver.js"
+import { codeOf } from "./DisconnectPolicy.js"
+
+/** @since 1.0.0 */
+export const content = (c: OutgoingContent): AnyMessageContent => {
+  switch (c.kind) {
+    case "text":
+      return { text: c.text }
+    case "image":
+      return { image: Buffer.from(c.media.bytes), mimetype: c.media.mimeType, ...caption(c.caption) }
+    case "video":
+      return { video: Buffer.from(c.media.bytes), mimetype: c.media.mimeType, ...caption(c.caption) }
+    case "document":
+      return {
+        document: Buffer.from(c.media.bytes),
+        mimetype: c.media.mimeType,
+        fileName: c.filename,
+        ...caption(c.caption)
+      }
+    case "voice":
+      // A voice note (push-to-talk), shown with a waveform, not an audio file.
+      return { audio: Buffer.from(c.media.bytes), mimetype: c.media.mimeType, ptt: true }
+  }
+}
+
+const caption = (text: string | undefined) => text === undefined || text === "" ? {} : { caption: text }
+
+/** WhatsApp did not answer in time: whether it got the message is unknown. @since 1.0.0 */
+export class NoAnswer extends Error {
+  constructor(readonly ms: number) {
+    super(`no answer within ${ms} ms`)
+  }
+}
+
+/** Codes (Boom status) of a connection that went away under the send. */
+const CONNECTION_CODES = new Set([408, 428, 440, 500, 503, 515])
+
+/** @since 1.0.0 */
+export const sendFailure = (error: unknown): SendRejected | DriverUnavailable => {
+  const message = error instanceof Error ? error.message : String(error)
+  const code = codeOf(error)
+  if (error instanceof NoAnswer || (code !== undefined && CONNECTION_CODES.has(code)) || /connection (closed|lost|terminated)|timed out/i.test(message)) {
+    return new DriverUnavailable({ reason: `the connection dropped during the send: ${message}` })
+  }
+  return new SendRejected({ reason: code === undefined ? message : `${message} (${code})` })
+}

@@ -1,0 +1,80 @@
+/**
+ * Baileys auth state in PostgreSQL, table `wa_auth_state (number_id, kind, key_id, value jsonb)`:
+ * the credentials under kind `creds`, each signal key under its Baileys kind and id. A batch of
+ * writes is one transaction.
+ *
+ * @since 1.0.0
+ */
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { CREDS } from "./AuthCodec.js"
+import { AuthStore, fromBackend } from "./AuthStore.js"
+import type { AuthBackend, KeyRow, WriteOp } from "./NumberAuth.js"
+
+/** @since 1.0.0 */
+export const backend = Effect.map(PgClient.PgClient, (sql): AuthBackend => {
+  const upsert = (numberId: number, rows: ReadonlyArray<KeyRow>) =>
+    rows.length === 0 ? Effect.void : sql`
+      INSERT INTO wa_auth_state ${
+      sql.insert(rows.map((r) => ({ number_id: numberId, kind: r.kind, key_id: r.id, value: r.json, updated_at: new Date() })))
+    }
+      ON CONFLICT (number_id, kind, key_id) DO UPDATE SET value = EXCLUDED.value, updated_at = EXCLUDED.updated_at`
+
+  const remove = (numberId: number, rows: ReadonlyArray<KeyRow>) =>
+    Effect.forEach(groupBy(rows, (r) => r.kind), ([kind, ids]) =>
+      sql`DELETE FROM wa_auth_state WHERE number_id = ${numberId} AND kind = ${kind}
+          AND key_id IN ${sql.in(ids.map((r) => r.id))}`, { discard: true })
+
+  const apply = (numberId: number, op: WriteOp) => {
+    switch (op._tag) {
+      case "Reset":
+        return sql`DELETE FROM wa_auth_state WHERE number_id = ${numberId}`
+      case "Creds":
+        return upsert(numberId, [{ kind: CREDS, id: "", json: op.json }])
+      case "Keys": {
+        // The last value of a key in the op wins (one row may not be upserted twice in a statement).
+        const last = new Map(op.rows.map((r) => [`${r.kind}\u0000${r.id}`, r]))
+        const rows = [...last.values()]
+        return Effect.zipRight(
+          upsert(numberId, rows.filter((r) => r.json !== null)),
+          remove(numberId, rows.filter((r) => r.json === null))
+        )
+      }
+    }
+  }
+
+  return {
+    readCreds: (numberId) =>
+      Effect.map(
+        sql<{ value: string }>`SELECT value::text AS value FROM wa_auth_state
+          WHERE number_id = ${numberId} AND kind = ${CREDS} AND key_id = ''`,
+        (rows) => rows[0]?.value ?? null
+      ),
+    readKeys: (numberId, kind, ids) =>
+      ids.length === 0 ? Effect.succeed([]) : Effect.map(
+        sql<{ key_id: string; value: string }>`SELECT key_id, value::text AS value FROM wa_auth_state
+          WHERE number_id = ${numberId} AND kind = ${kind} AND key_id IN ${sql.in(ids)}`,
+        (rows) => rows.map((r) => ({ id: r.key_id, json: r.value }))
+      ),
+    write: (numberId, ops) =>
+      Effect.forEach(ops, (op) => apply(numberId, op), { discard: true }).pipe(sql.withTransaction)
+  }
+})
+
+const groupBy = <A>(items: ReadonlyArray<A>, key: (a: A) => string): Array<[string, Array<A>]> => {
+  const groups = new Map<string, Array<A>>()
+  for (const item of items) {
+    const k = key(item)
+    const group = groups.get(k)
+    if (group === undefined) groups.set(k, [item])
+    else group.push(item)
+  }
+  return [...groups]
+}
+
+/** @since 1.0.0 */
+export const layer: Layer.Layer<AuthStore, never, PgClient.PgClient> = Layer.effect(
+  AuthStore,
+  Effect.map(backend, fromBackend)
+)

@@ -1,0 +1,184 @@
+/**
+ * The pure mappings of the driver: message content to Message `type` / text / file, delivery
+ * reports to acks (463 to a restriction), and the port's outgoing content to Baileys content.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { proto, type WAMessageUpdate } from "@whiskeysockets/baileys"
+import * as Acks from "../../src/baileys/Acks.js"
+import * as IncomingContent from "../../src/baileys/IncomingContent.js"
+import * as Outgoing from "../../src/baileys/Outgoing.js"
+
+const media = { bytes: new Uint8Array([1, 2]), mimeType: "x/y" }
+
+describe("IncomingContent.classify", () => {
+  const table: Array<[string, proto.IMessage | null | undefined, IncomingContent.Content | null]> = [
+    ["conversation", { conversation: "hi" }, { type: "text", text: "hi", file: null }],
+    ["extended text", { extendedTextMessage: { text: "link https://x.kz" } }, {
+      type: "text",
+      text: "link https://x.kz",
+      file: null
+    }],
+    ["image", { imageMessage: { caption: "look", mimetype: "image/png", fileLength: 2048 } }, {
+      type: "image",
+      text: "look",
+      file: { mimeType: "image/png", filename: null, size: 2048 }
+    }],
+    ["video", { videoMessage: { mimetype: "video/mp4", fileLength: 10 } }, {
+      type: "video",
+      text: "",
+      file: { mimeType: "video/mp4", filename: null, size: 10 }
+    }],
+    ["video note (ptv)", { ptvMessage: { mimetype: "video/mp4" } }, {
+      type: "video",
+      text: "",
+      file: { mimeType: "video/mp4", filename: null, size: null }
+    }],
+    ["audio file", { audioMessage: { mimetype: "audio/mpeg", ptt: false, fileLength: 5 } }, {
+      type: "audio",
+      text: "",
+      file: { mimeType: "audio/mpeg", filename: null, size: 5 }
+    }],
+    ["voice note", { audioMessage: { mimetype: "audio/ogg; codecs=opus", ptt: true } }, {
+      type: "voice",
+      text: "",
+      file: { mimeType: "audio/ogg; codecs=opus", filename: null, size: null }
+    }],
+    ["document", { documentMessage: { mimetype: "application/pdf", fileName: "inv.pdf", fileLength: 99 } }, {
+      type: "document",
+      text: "",
+      file: { mimeType: "application/pdf", filename: "inv.pdf", size: 99 }
+    }],
+    ["document with caption", {
+      documentWithCaptionMessage: { message: { documentMessage: { caption: "Invoice", fileName: "a.pdf" } } }
+    }, { type: "document", text: "Invoice", file: { mimeType: "application/octet-stream", filename: "a.pdf", size: null } }],
+    ["sticker", { stickerMessage: {} }, {
+      type: "sticker",
+      text: "",
+      file: { mimeType: "image/webp", filename: null, size: null }
+    }],
+    ["location", { locationMessage: { degreesLatitude: 43.25, degreesLongitude: 76.95, name: "Office" } }, {
+      type: "location",
+      text: "Office (43.25,76.95)",
+      file: null
+    }],
+    ["live location", { liveLocationMessage: { degreesLatitude: 1, degreesLongitude: 2 } }, {
+      type: "location",
+      text: "1,2",
+      file: null
+    }],
+    ["contact", { contactMessage: { displayName: "Aigerim", vcard: "BEGIN:VCARD" } }, {
+      type: "contact",
+      text: "Aigerim",
+      file: null
+    }],
+    ["contacts", { contactsArrayMessage: { contacts: [{ displayName: "A" }, { displayName: "B" }] } }, {
+      type: "contact",
+      text: "A, B",
+      file: null
+    }],
+    ["reaction", { reactionMessage: { text: "👍", key: { id: "X" } } }, { type: "reaction", text: "👍", file: null }],
+    ["reaction taken back", { reactionMessage: { text: "", key: { id: "X" } } }, null],
+    ["poll", { pollCreationMessageV3: { name: "Lunch?", options: [{ optionName: "Plov" }, { optionName: "Manty" }] } }, {
+      type: "poll",
+      text: "Lunch?\n- Plov\n- Manty",
+      file: null
+    }],
+    ["disappearing (ephemeral) text", { ephemeralMessage: { message: { conversation: "psst" } } }, {
+      type: "text",
+      text: "psst",
+      file: null
+    }],
+    ["view once image", { viewOnceMessageV2: { message: { imageMessage: { mimetype: "image/jpeg" } } } }, {
+      type: "image",
+      text: "",
+      file: { mimeType: "image/jpeg", filename: null, size: null }
+    }],
+    ["something new", { eventMessage: { name: "Party" } }, { type: "unknown", text: "", file: null }],
+    ["protocol (deletion, edit)", { protocolMessage: { type: 0 } }, null],
+    ["poll vote", { pollUpdateMessage: {} }, null],
+    ["sender key only", { senderKeyDistributionMessage: { groupId: "g" } }, null],
+    ["no content (not decrypted yet)", null, null],
+    ["empty content", {}, null]
+  ]
+  for (const [name, message, expected] of table) {
+    it(name, () => {
+      assert.deepStrictEqual(IncomingContent.classify(message), expected)
+      // The same from a decoded protobuf instance, as Baileys hands it over.
+      if (message) assert.deepStrictEqual(IncomingContent.classify(proto.Message.fromObject(message)), expected)
+    })
+  }
+})
+
+describe("Acks", () => {
+  const update = (id: string, status: number, fromMe = true, params?: Array<string>): WAMessageUpdate => ({
+    key: { remoteJid: "77017654321@s.whatsapp.net", id, fromMe },
+    update: { status, ...(params === undefined ? {} : { messageStubParameters: params }) }
+  })
+
+  it("status codes of our messages: server ack sent, delivery delivered, read and played read, error failed", () => {
+    assert.deepStrictEqual(
+      Acks.fromUpdates([update("A", 2), update("A", 3), update("A", 4), update("B", 5), update("C", 1), update("D", 0)]),
+      [
+        { _tag: "Ack", waMessageId: "A", ack: "sent" },
+        { _tag: "Ack", waMessageId: "A", ack: "delivered" },
+        { _tag: "Ack", waMessageId: "A", ack: "read" },
+        { _tag: "Ack", waMessageId: "B", ack: "read" },
+        { _tag: "Ack", waMessageId: "D", ack: "failed", error: "delivery failed" }
+      ]
+    )
+  })
+
+  it("a status on a received message (this account read it) is no ack", () => {
+    assert.deepStrictEqual(Acks.fromUpdates([update("IN", 4, false), { key: { id: "E", fromMe: true }, update: {} }]), [])
+  })
+
+  it("server error 463: the message failed and the account is restricted", () => {
+    assert.deepStrictEqual(Acks.fromUpdates([update("R", 0, true, ["463", "Your account has been restricted"])]), [
+      { _tag: "Ack", waMessageId: "R", ack: "failed", error: "account restricted by WhatsApp (463)" },
+      {
+        _tag: "Restricted",
+        reason: "WhatsApp restricted the account: it may not start new chats (463)",
+        until: null
+      }
+    ])
+    assert.deepStrictEqual(Acks.fromUpdates([update("F", 0, true, ["479"])]), [
+      { _tag: "Ack", waMessageId: "F", ack: "failed", error: "delivery failed (479)" }
+    ])
+  })
+
+  it("group receipts: delivered to a member, read or played by one", () => {
+    const key = { remoteJid: "120363000000000001@g.us", id: "G", fromMe: true, participant: "77010000009@s.whatsapp.net" }
+    assert.deepStrictEqual(
+      Acks.fromReceipts([
+        { key, receipt: { userJid: "77010000009@s.whatsapp.net", receiptTimestamp: 1700000000 } },
+        { key, receipt: { userJid: "77010000009@s.whatsapp.net", readTimestamp: 1700000001 } },
+        { key: { ...key, fromMe: false }, receipt: { userJid: "x", readTimestamp: 1 } },
+        { key, receipt: { userJid: "77010000009@s.whatsapp.net", playedTimestamp: 1700000002 } }
+      ]),
+      [
+        { _tag: "Ack", waMessageId: "G", ack: "delivered" },
+        { _tag: "Ack", waMessageId: "G", ack: "read" },
+        { _tag: "Ack", waMessageId: "G", ack: "read" }
+      ]
+    )
+  })
+})
+
+describe("Outgoing", () => {
+  it("the five kinds as Baileys content; a voice note is push-to-talk audio", () => {
+    const bytes = Buffer.from([1, 2])
+    assert.deepStrictEqual(Outgoing.content({ kind: "text", text: "Hi" }), { text: "Hi" })
+    assert.deepStrictEqual(Outgoing.content({ kind: "image", media, caption: "c" }), {
+      image: bytes,
+      mimetype: "x/y",
+      caption: "c"
+    })
+    assert.deepStrictEqual(Outgoing.content({ kind: "video", media }), { video: bytes, mimetype: "x/y" })
+    assert.deepStrictEqual(Outgoing.content({ kind: "document", media, filename: "a.pdf", caption: "" }), {
+      document: bytes,
+      mimetype: "x/y",
+      fileName: "a.pdf"
+    })
+    assert.deepStrictEqual(Outgoing.content({ kind: "voice", media }), { audio: bytes, mimetype: "x/y", ptt: true })
+  })
+})

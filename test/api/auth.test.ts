@@ -1,0 +1,143 @@
+/**
+ * API keys and request limits through HTTP: both ways of sending a key, 401 codes, re-issue
+ * failing the old key at once in every api process, 3000 requests a minute per key and 30
+ * wrong keys a minute per IP, shared by api processes through Redis.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Effect from "effect/Effect"
+import { provision } from "../support/Fixtures.js"
+import * as ManualClock from "../support/ManualClock.js"
+import { freshDatabase, redisPrefix, type RunningGateway, startGateway } from "../support/TestGateway.js"
+
+const body = (response: HttpClientResponse.HttpClientResponse) => Effect.map(response.json, (b) => b as any)
+
+const get = (gateway: RunningGateway, headers: Record<string, string>, path = "/api/v1/numbers") =>
+  Effect.flatMap(gateway.http.get(path, { headers }), (response) =>
+    Effect.map(body(response), (json) => ({ status: response.status, code: json.code, headers: response.headers, json })))
+
+/** Fires `count` requests, `concurrency` at a time, and tallies the statuses. */
+const burst = (gateway: RunningGateway, headers: Record<string, string>, count: number) =>
+  Effect.forEach(
+    Array.from({ length: count }),
+    () => Effect.map(gateway.http.get("/api/v1/numbers", { headers }), (r) => r.status),
+    { concurrency: 32 }
+  ).pipe(Effect.map((statuses) => {
+    const tally: Record<number, number> = {}
+    for (const s of statuses) tally[s] = (tally[s] ?? 0) + 1
+    return tally
+  }))
+
+describe("API keys", () => {
+  it.scopedLive("a key works as Bearer and as X-API-Key; missing is unauthorized, wrong is invalid_key", () =>
+    Effect.gen(function*() {
+      const gateway = yield* startGateway(yield* freshDatabase)
+      const { accountKey } = yield* provision(gateway.ops)
+      assert.strictEqual((yield* get(gateway, { authorization: `Bearer ${accountKey}` })).status, 200)
+      assert.strictEqual((yield* get(gateway, { authorization: `bearer ${accountKey}` })).status, 200)
+      assert.strictEqual((yield* get(gateway, { "x-api-key": accountKey })).status, 200)
+      const missing = yield* get(gateway, {})
+      assert.deepStrictEqual([missing.status, missing.code], [401, "unauthorized"])
+      assert.deepStrictEqual(Object.keys(missing.json).sort(), ["code", "error"])
+      const empty = yield* get(gateway, { authorization: "Bearer " })
+      assert.deepStrictEqual([empty.status, empty.code], [401, "unauthorized"])
+      const wrong = yield* get(gateway, { authorization: `Bearer ${accountKey.slice(0, -1)}X` })
+      assert.deepStrictEqual([wrong.status, wrong.code], [401, "invalid_key"])
+      const garbage = yield* get(gateway, { "x-api-key": "not-a-key" })
+      assert.deepStrictEqual([garbage.status, garbage.code], [401, "invalid_key"])
+      // A wrong bearer is not rescued by, nor confused with, the other scheme.
+      const mixed = yield* get(gateway, { authorization: "Bearer wag_acc_wrong", "x-api-key": accountKey })
+      assert.deepStrictEqual([mixed.status, mixed.code], [401, "invalid_key"])
+    }))
+
+  it.scopedLive("keys have a readable prefix and at least 128 random bits; only their hash is stored", () =>
+    Effect.gen(function*() {
+      const gateway = yield* startGateway(yield* freshDatabase)
+      const { accountKey, numberKeys } = yield* provision(gateway.ops)
+      assert.match(accountKey, /^wag_acc_[0-9A-Za-z]{32}$/)
+      assert.match(numberKeys[0], /^wag_num_[0-9A-Za-z]{32}$/)
+      const shown = yield* gateway.ops.ops.showAccount({ path: { id: (yield* provision(gateway.ops)).accountId } })
+      assert.isTrue(shown.keys.every((k) => k.prefix.length === 12 && !("key" in k)))
+    }))
+
+  it.scopedLive("re-issuing a key fails the old one at once in every api process", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const prefix = redisPrefix()
+      const a = yield* startGateway(database, { redisPrefix: prefix })
+      const b = yield* startGateway(database, { redisPrefix: prefix, role: "api" })
+      const { accountId, accountKey } = yield* provision(a.ops)
+      // Both processes have seen (and may cache) the key.
+      assert.strictEqual((yield* get(a, { "x-api-key": accountKey })).status, 200)
+      assert.strictEqual((yield* get(b, { "x-api-key": accountKey })).status, 200)
+      const keyId = (yield* a.ops.ops.showAccount({ path: { id: accountId } })).keys[0].id
+      const reissued = yield* a.ops.ops.reissueKey({ path: { id: keyId } })
+      assert.notStrictEqual(reissued.key, accountKey)
+      // Pub/sub delivery is asynchronous but immediate; allow it a moment (real time) to arrive.
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
+      assert.strictEqual((yield* get(a, { "x-api-key": accountKey })).code, "invalid_key")
+      assert.strictEqual((yield* get(b, { "x-api-key": accountKey })).code, "invalid_key")
+      assert.strictEqual((yield* get(b, { "x-api-key": reissued.key })).status, 200)
+      const shown = yield* a.ops.ops.showAccount({ path: { id: accountId } })
+      assert.isNotNull(shown.keys.find((k) => k.id === keyId)?.revoked_at)
+      // A revoked key cannot be re-issued again.
+      const again = yield* Effect.either(a.ops.ops.reissueKey({ path: { id: keyId } }))
+      assert.isTrue(again._tag === "Left" && (again.left as any).code === "not_found")
+    }))
+})
+
+describe("request limits", () => {
+  it.scopedLive("more than 3000 requests a minute on a key answer 429 key_rate_limited with Retry-After 60, across api processes", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const prefix = redisPrefix()
+      // The counters' clock stands right after a minute boundary until the test moves it.
+      const time = ManualClock.make(ManualClock.startOfMinute())
+      const a = yield* startGateway(database, { redisPrefix: prefix, counterClock: time.clock })
+      const b = yield* startGateway(database, { redisPrefix: prefix, role: "api", counterClock: time.clock })
+      const { accountKey, numberKeys } = yield* provision(a.ops)
+      const headers = { authorization: `Bearer ${accountKey}` }
+      const first = yield* burst(a, headers, 1500)
+      const second = yield* burst(b, headers, 1500)
+      assert.deepStrictEqual([first, second], [{ 200: 1500 }, { 200: 1500 }])
+      const over = yield* get(b, headers)
+      assert.deepStrictEqual([over.status, over.code, over.headers["retry-after"]], [429, "key_rate_limited", "60"])
+      assert.strictEqual((yield* get(a, headers)).code, "key_rate_limited")
+      // Other keys are not affected; the next minute the key works again.
+      assert.strictEqual((yield* get(a, { authorization: `Bearer ${numberKeys[0]}` })).status, 200)
+      time.adjust("60 seconds")
+      assert.strictEqual((yield* get(a, headers)).status, 200)
+    }), { timeout: 60_000 })
+
+  it.scopedLive("30 wrong-key requests a minute from one IP answer 429 rate_limited with Retry-After 60", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const prefix = redisPrefix()
+      const time = ManualClock.make(ManualClock.startOfMinute())
+      const a = yield* startGateway(database, { redisPrefix: prefix, counterClock: time.clock })
+      const b = yield* startGateway(database, { redisPrefix: prefix, role: "api", counterClock: time.clock })
+      const { accountKey } = yield* provision(a.ops)
+      const wrong = { authorization: "Bearer wag_acc_00000000000000000000000000000000" }
+      const codes: Array<string> = []
+      for (let i = 0; i < 29; i++) codes.push((yield* get(i % 2 === 0 ? a : b, wrong)).code)
+      assert.deepStrictEqual(new Set(codes), new Set(["invalid_key"]))
+      const blocked = yield* get(b, wrong)
+      assert.deepStrictEqual([blocked.status, blocked.code, blocked.headers["retry-after"]], [429, "rate_limited", "60"])
+      assert.strictEqual((yield* get(a, { "x-api-key": "garbage" })).code, "rate_limited")
+      // A valid key from the same address still works.
+      assert.strictEqual((yield* get(a, { authorization: `Bearer ${accountKey}` })).status, 200)
+      time.adjust("60 seconds")
+      assert.strictEqual((yield* get(a, wrong)).code, "invalid_key")
+    }))
+
+  it.scopedLive("without Redis the limits hold in one process's memory", () =>
+    Effect.gen(function*() {
+      const time = ManualClock.make(ManualClock.startOfMinute())
+      const gateway = yield* startGateway(yield* freshDatabase, { counterClock: time.clock })
+      const wrong = { "x-api-key": "wag_acc_11111111111111111111111111111111" }
+      for (let i = 0; i < 29; i++) yield* get(gateway, wrong)
+      assert.strictEqual((yield* get(gateway, wrong)).code, "rate_limited")
+      time.adjust("60 seconds")
+      assert.strictEqual((yield* get(gateway, wrong)).code, "invalid_key")
+    }))
+})

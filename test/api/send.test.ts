@@ -1,0 +1,364 @@
+/**
+ * POST /messages/send through HTTP, against the number entities on a real cluster runner and
+ * the simulated network: every error code at its moment, the X-RateLimit-* and Retry-After
+ * headers, idempotency, and what reaches the network. The number entities' clock is driven by
+ * the test (ManualClock), never by sleeping.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as Almaty from "@wagate/domain/Almaty"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as FileServer from "../support/FileServer.js"
+import { linked, provision, type Provisioned, uniquePhone } from "../support/Fixtures.js"
+import * as ManualClock from "../support/ManualClock.js"
+import { freshDatabase, type GatewayOptions, type RunningGateway, startGateway } from "../support/TestGateway.js"
+
+/** 12:00 in Almaty on a Monday; the number is linked at this moment. */
+const NOON = Date.parse("2026-11-23T07:00:00.000Z")
+
+const world = (options: GatewayOptions & { readonly numbers?: number } = {}) =>
+  Effect.gen(function*() {
+    const time = ManualClock.make(NOON)
+    const gateway = yield* startGateway(yield* freshDatabase, { domainClock: time.clock, ...options })
+    yield* gateway.sim.updateConfig({ deliveredDelayMs: 20, readDelayMs: 40 })
+    const acme = yield* provision(gateway.ops, { numbers: options.numbers ?? 1 })
+    return { gateway, time, acme }
+  })
+
+interface Answer {
+  readonly status: number
+  readonly body: any
+  readonly headers: Record<string, string>
+}
+
+/** POSTs a send with the account key (or `key`), returning status, body and headers. */
+const send = (gateway: RunningGateway, key: string, body: unknown, headers: Record<string, string> = {}) =>
+  Effect.gen(function*() {
+    const response = yield* gateway.http.execute(
+      HttpClientRequest.post("/api/v1/messages/send").pipe(
+        HttpClientRequest.setHeaders({ authorization: `Bearer ${key}`, ...headers }),
+        typeof body === "string" ? HttpClientRequest.bodyText(body, "application/json") : HttpClientRequest.bodyUnsafeJson(body)
+      )
+    )
+    return { status: response.status, body: yield* response.json, headers: response.headers } as Answer
+  })
+
+const code = (a: Answer) => `${a.status} ${a.body.code ?? "ok"}`
+
+/** A peer that wrote first, so messages to it are replies, not first contacts. */
+const peerWhoWrote = (gateway: RunningGateway, acme: Provisioned, n = 0) =>
+  Effect.gen(function*() {
+    const peer = uniquePhone()
+    yield* gateway.sim.inbound({ to: acme.numbers[n].phone, from: peer, text: "Hello, do you deliver?" })
+    const api = yield* gateway.client(acme.accountKey)
+    for (let i = 0; i < 100; i++) {
+      const { messages } = yield* api.messages.list({ urlParams: { chat: peer } })
+      if (messages.length > 0) return peer
+      yield* Effect.sleep("10 millis")
+    }
+    return yield* Effect.dieMessage("the incoming message was not stored")
+  })
+
+describe("POST /messages/send", () => {
+  it.scopedLive("sends a text: {ok, id, wa_message_id, from}, X-RateLimit-* headers, the message reaches the network", () =>
+    Effect.gen(function*() {
+      const { acme, gateway } = yield* world()
+      const to = uniquePhone()
+      const answer = yield* send(gateway, acme.accountKey, { to: `+${to}`, text: "Your order is ready" })
+      assert.strictEqual(answer.status, 200)
+      assert.deepStrictEqual(Object.keys(answer.body).sort(), ["from", "id", "ok", "wa_message_id"])
+      assert.strictEqual(answer.body.ok, true)
+      assert.deepStrictEqual(answer.body.from, { id: acme.numbers[0].id, phone: acme.numbers[0].phone })
+      // Warm-up (first 3 days): 200 messages a day; one used.
+      assert.strictEqual(answer.headers["x-ratelimit-limit"], "200")
+      assert.strictEqual(answer.headers["x-ratelimit-remaining"], "199")
+      assert.strictEqual(answer.headers["x-ratelimit-reset"], String(Almaty.nextMidnight(NOON) / 1000))
+      const sent = yield* gateway.sim.sent({ to })
+      assert.deepStrictEqual(sent.map((m) => [m.from, m.kind, m.text, m.waMessageId]), [
+        [acme.numbers[0].phone, "text", "Your order is ready", answer.body.wa_message_id]
+      ])
+      // The message is in the history, and its status follows the network's acks.
+      const api = yield* gateway.client(acme.accountKey)
+      let status = ""
+      for (let i = 0; i < 100 && status !== "read"; i++) {
+        status = (yield* api.messages.get({ path: { id: answer.body.id } })).status
+        if (status !== "read") yield* Effect.sleep("10 millis")
+      }
+      assert.strictEqual(status, "read")
+      const stored = yield* api.messages.get({ path: { id: answer.body.id } })
+      assert.deepStrictEqual([stored.direction, stored.source, stored.peer, stored.chat_id, stored.type], [
+        "out",
+        "api",
+        to,
+        `${to}@c.us`,
+        "text"
+      ])
+    }))
+
+  it.scopedLive("400: invalid_json, invalid_to, empty_text, text_too_long, invalid_media, invalid_param", () =>
+    Effect.gen(function*() {
+      const { acme, gateway } = yield* world()
+      const to = uniquePhone()
+      const cases: Array<[unknown, string]> = [
+        ["{", "400 invalid_json"],
+        ["[1]", "400 invalid_json"],
+        [{ text: "no recipient" }, "400 invalid_to"],
+        [{ to: "hello", text: "x" }, "400 invalid_to"],
+        [{ to: "123", text: "x" }, "400 invalid_to"],
+        [{ to }, "400 empty_text"],
+        [{ to, text: "   " }, "400 empty_text"],
+        [{ to, text: "x".repeat(4097) }, "400 text_too_long"],
+        [{ to, image: { url: "http://x/a.png", caption: "c".repeat(1025) } }, "400 text_too_long"],
+        [{ to, image: "http://x/a.png" }, "400 invalid_media"],
+        [{ to, image: { url: "ftp://x/a.png" } }, "400 invalid_media"],
+        [{ to, image: { url: "not a url" } }, "400 invalid_media"],
+        [{ to, image: { url: "http://x/a.png" }, video: { url: "http://x/b.mp4" } }, "400 invalid_media"],
+        [{ to, text: 5 }, "400 invalid_param"]
+      ]
+      for (const [body, expected] of cases) {
+        const answer = yield* send(gateway, acme.accountKey, body)
+        assert.strictEqual(code(answer), expected, JSON.stringify(body).slice(0, 80))
+        assert.deepStrictEqual(Object.keys(answer.body).sort(), ["code", "error"])
+      }
+      // Exactly 4096 characters is allowed.
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to, text: "x".repeat(4096) })), "200 ok")
+      assert.strictEqual((yield* gateway.sim.sent()).length, 1)
+    }))
+
+  it.scopedLive("from: invalid_from, from_required, number_not_found, no_numbers; a number key sends from its number", () =>
+    Effect.gen(function*() {
+      const { acme, gateway } = yield* world({ numbers: 2 })
+      const other = yield* provision(gateway.ops)
+      const empty = yield* provision(gateway.ops, { numbers: 0 })
+      const to = uniquePhone()
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to, text: "x" })), "400 from_required")
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to, text: "x", from: "abc" })), "400 invalid_from")
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to, text: "x", from: other.numbers[0].id })), "404 number_not_found")
+      assert.strictEqual(code(yield* send(gateway, empty.accountKey, { to, text: "x" })), "409 no_numbers")
+      const byPhone = yield* send(gateway, acme.accountKey, { to, text: "x", from: acme.numbers[1].phone })
+      assert.deepStrictEqual([byPhone.status, byPhone.body.from.id], [200, acme.numbers[1].id])
+      const byKey = yield* send(gateway, acme.numberKeys[0], { to: uniquePhone(), text: "x" })
+      assert.deepStrictEqual([byKey.status, byKey.body.from.id], [200, acme.numbers[0].id])
+      assert.strictEqual(code(yield* send(gateway, acme.numberKeys[0], { to, text: "x", from: acme.numbers[1].id })), "404 number_not_found")
+    }))
+
+  it.scopedLive("402 number_paused, 409 not_connected, 502 send_failed", () =>
+    Effect.gen(function*() {
+      const { acme, gateway, time } = yield* world({ numbers: 2 })
+      const [n1, n2] = acme.numbers
+      const to = uniquePhone()
+      yield* gateway.ops.ops.pause({ path: { id: n1.id }, payload: { paused: true } })
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to, text: "x", from: n1.id })), "402 number_paused")
+      yield* gateway.ops.ops.pause({ path: { id: n1.id }, payload: { paused: false } })
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to, text: "x", from: n1.id })), "200 ok")
+
+      yield* gateway.sim.disconnect(n2.phone, "logged_out")
+      yield* linked(gateway.ops, n2.id, "STOPPED")
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to, text: "x", from: n2.id })), "409 not_connected")
+
+      const refusing = uniquePhone()
+      yield* gateway.sim.failures(refusing, { mode: "reject", times: 1 })
+      time.adjust("5 seconds")
+      const failed = yield* send(gateway, acme.accountKey, { to: refusing, text: "x", from: n1.id })
+      assert.strictEqual(code(failed), "502 send_failed")
+      const api = yield* gateway.client(acme.accountKey)
+      const [stored] = (yield* api.messages.list({ urlParams: { chat: refusing } })).messages
+      assert.deepStrictEqual([stored.status, typeof stored.error], ["failed", "string"])
+      // A message the network refused does not count against the day.
+      const limits = yield* api.limits.get({ urlParams: { from: String(n1.id) } })
+      assert.deepStrictEqual([limits.used.messages, limits.used.new_contacts], [1, 1])
+    }))
+
+  it.scopedLive("429 rate_limited: 1 a second, Retry-After 1; a first message 5 s after the last one, Retry-After the rest", () =>
+    Effect.gen(function*() {
+      const { acme, gateway, time } = yield* world()
+      const peer = yield* peerWhoWrote(gateway, acme)
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to: peer, text: "one" })), "200 ok")
+      const fast = yield* send(gateway, acme.accountKey, { to: peer, text: "two" })
+      assert.strictEqual(code(fast), "429 rate_limited")
+      assert.strictEqual(fast.headers["retry-after"], "1")
+      assert.strictEqual(fast.headers["x-ratelimit-remaining"], "199")
+      time.adjust("1 second")
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to: peer, text: "two" })), "200 ok")
+
+      time.adjust("1 second")
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to: uniquePhone(), text: "hi" })), "200 ok")
+      time.adjust("1500 millis")
+      const second = yield* send(gateway, acme.accountKey, { to: uniquePhone(), text: "hi" })
+      assert.strictEqual(code(second), "429 rate_limited")
+      assert.strictEqual(second.headers["retry-after"], "4")
+      // Replies are not first messages.
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to: peer, text: "three" })), "200 ok")
+      time.adjust("3500 millis")
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to: uniquePhone(), text: "hi" })), "200 ok")
+    }))
+
+  it.scopedLive("429 daily_limit until midnight in Almaty; the next day the counters start again", () =>
+    Effect.gen(function*() {
+      const { acme, gateway, time } = yield* world()
+      const peer = yield* peerWhoWrote(gateway, acme)
+      for (let i = 0; i < 200; i++) {
+        const answer = yield* send(gateway, acme.accountKey, { to: peer, text: `update ${i}` })
+        assert.strictEqual(answer.status, 200)
+        time.adjust("1 second")
+      }
+      const refused = yield* send(gateway, acme.accountKey, { to: peer, text: "one too many" })
+      assert.strictEqual(code(refused), "429 daily_limit")
+      const now = time.now()
+      assert.strictEqual(refused.headers["retry-after"], String(Almaty.secondsToMidnight(now)))
+      assert.deepStrictEqual(
+        [refused.headers["x-ratelimit-limit"], refused.headers["x-ratelimit-remaining"], refused.headers["x-ratelimit-reset"]],
+        ["200", "0", String(Almaty.nextMidnight(now) / 1000)]
+      )
+      time.set(Almaty.nextMidnight(now) + 1000)
+      const tomorrow = yield* send(gateway, acme.accountKey, { to: peer, text: "good morning" })
+      assert.deepStrictEqual([tomorrow.status, tomorrow.headers["x-ratelimit-remaining"]], [200, "199"])
+    }), { timeout: 120_000 })
+
+  it.scopedLive("429 new_contacts_limit: 30 first messages a day in warm-up; replies still go", () =>
+    Effect.gen(function*() {
+      const { acme, gateway, time } = yield* world()
+      const peer = yield* peerWhoWrote(gateway, acme)
+      for (let i = 0; i < 30; i++) {
+        assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to: uniquePhone(), text: `offer number ${i}` })), "200 ok")
+        time.adjust("5 seconds")
+      }
+      const refused = yield* send(gateway, acme.accountKey, { to: uniquePhone(), text: "offer 31" })
+      assert.strictEqual(code(refused), "429 new_contacts_limit")
+      assert.strictEqual(refused.headers["retry-after"], String(Almaty.secondsToMidnight(time.now())))
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to: peer, text: "still here" })), "200 ok")
+    }), { timeout: 60_000 })
+
+  it.scopedLive("429 spam_detected for the same text to a 25th new person in an hour, then cold_blocked for 24 h; replies stay allowed", () =>
+    Effect.gen(function*() {
+      const { acme, gateway, time } = yield* world()
+      const peer = yield* peerWhoWrote(gateway, acme)
+      // After warm-up: 150 first messages a day, so only the mailing rule can stop this.
+      time.adjust("4 days")
+      for (let i = 0; i < 24; i++) {
+        const answer = yield* send(gateway, acme.accountKey, { to: uniquePhone(), text: "BIG SALE today only!" })
+        assert.strictEqual(answer.status, 200, `send ${i}`)
+        time.adjust("5 seconds")
+      }
+      const spam = yield* send(gateway, acme.accountKey, { to: uniquePhone(), text: "big sale, today only" })
+      assert.strictEqual(code(spam), "429 spam_detected")
+      assert.strictEqual(spam.headers["retry-after"], "86400")
+      assert.isDefined(spam.headers["x-ratelimit-reset"])
+      time.adjust("10 seconds")
+      const blocked = yield* send(gateway, acme.accountKey, { to: uniquePhone(), text: "something else" })
+      assert.strictEqual(code(blocked), "429 cold_blocked")
+      assert.strictEqual(blocked.headers["retry-after"], String(86_400 - 10))
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to: peer, text: "your parcel left" })), "200 ok")
+      const api = yield* gateway.client(acme.accountKey)
+      const limits = yield* api.limits.get({ urlParams: {} })
+      assert.strictEqual(limits.cold_blocked_until, new Date(time.now() - 10_000 + 86_400_000).toISOString())
+      time.adjust("24 hours")
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to: uniquePhone(), text: "hello again" })), "200 ok")
+      assert.isNull((yield* api.limits.get({ urlParams: {} })).cold_blocked_until)
+    }), { timeout: 60_000 })
+
+  it.scopedLive("40 new contacts within an hour are a mailing too, whatever the texts", () =>
+    Effect.gen(function*() {
+      const { acme, gateway, time } = yield* world()
+      time.adjust("4 days")
+      for (let i = 0; i < 39; i++) {
+        assert.strictEqual((yield* send(gateway, acme.accountKey, { to: uniquePhone(), text: `personal note ${i} for you` })).status, 200)
+        time.adjust("5 seconds")
+      }
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to: uniquePhone(), text: "note 40" })), "429 spam_detected")
+    }), { timeout: 60_000 })
+
+  it.scopedLive("a restriction by the network (error 463) closes first messages until it ends; replies still go", () =>
+    Effect.gen(function*() {
+      const { acme, gateway, time } = yield* world()
+      const peer = yield* peerWhoWrote(gateway, acme)
+      yield* gateway.sim.restrict(acme.numbers[0].phone, { reason: "463: account restricted", until: time.now() + 2 * 3_600_000 })
+      const api = yield* gateway.client(acme.accountKey)
+      let limits = yield* api.limits.get({ urlParams: {} })
+      for (let i = 0; i < 100 && limits.limits.new_contacts_per_day !== 0; i++) {
+        yield* Effect.sleep("10 millis")
+        limits = yield* api.limits.get({ urlParams: {} })
+      }
+      assert.strictEqual(limits.limits.new_contacts_per_day, 0)
+      const refused = yield* send(gateway, acme.accountKey, { to: uniquePhone(), text: "hello" })
+      assert.deepStrictEqual([code(refused), refused.headers["retry-after"]], ["429 new_contacts_limit", "7200"])
+      assert.match(refused.body.error, /restricted/)
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to: peer, text: "we are here" })), "200 ok")
+      time.adjust("2 hours")
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to: uniquePhone(), text: "hello" })), "200 ok")
+    }))
+
+  it.scopedLive("attachments: image, document, voice and video go to the network with their bytes", () =>
+    Effect.gen(function*() {
+      const files = yield* FileServer.start
+      const { acme, gateway, time } = yield* world()
+      const to = yield* peerWhoWrote(gateway, acme)
+      const cases = [
+        [{ image: { url: files.url("/image.png"), caption: "Your receipt" } }, "image", "image/png", FileServer.PNG.length],
+        [{ document: { url: files.url("/report.pdf"), filename: "Invoice 42.pdf" } }, "document", "application/pdf", FileServer.PDF.length],
+        [{ voice: { url: files.url("/voice.ogg") } }, "voice", "audio/ogg", FileServer.OGG.length],
+        [{ video: { url: files.url("/clip.mp4") }, text: "caption from text" }, "video", "video/mp4", FileServer.MP4.length]
+      ] as const
+      for (const [content, kind] of cases) {
+        const answer = yield* send(gateway, acme.accountKey, { to, ...content })
+        assert.strictEqual(answer.status, 200, kind)
+        time.adjust("1 second")
+      }
+      const sent = yield* gateway.sim.sent({ to })
+      assert.deepStrictEqual(sent.map((m) => [m.kind, m.mimeType, m.mediaSize]), cases.map((c) => [c[1], c[2], c[3]]))
+      assert.deepStrictEqual(sent.map((m) => m.caption), ["Your receipt", null, null, "caption from text"])
+      assert.strictEqual(sent[1].filename, "Invoice 42.pdf")
+      const api = yield* gateway.client(acme.accountKey)
+      const [video, voice, doc, image] = (yield* api.messages.list({ urlParams: { chat: to, direction: "out" } })).messages
+      assert.deepStrictEqual([image.type, image.media?.kind, image.media?.mime_type, image.text], ["image", "photo", "image/png", "Your receipt"])
+      assert.deepStrictEqual([doc.media?.filename, voice.media?.kind, video.media?.size], ["Invoice 42.pdf", "voice", FileServer.MP4.length])
+    }))
+
+  it.scopedLive("attachments: media_fetch_failed, media_too_large, invalid_media by content", () =>
+    Effect.gen(function*() {
+      const files = yield* FileServer.start
+      const { acme, gateway } = yield* world()
+      const to = uniquePhone()
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to, image: { url: files.url("/missing.png") } })), "400 media_fetch_failed")
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to, image: { url: "http://127.0.0.1:1/a.png" } })), "400 media_fetch_failed")
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to, image: { url: files.url("/huge.png") } })), "400 media_too_large")
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to, image: { url: files.url("/page.html") } })), "400 invalid_media")
+      assert.strictEqual((yield* gateway.sim.sent()).length, 0)
+      // None of them was recorded or counted.
+      const api = yield* gateway.client(acme.accountKey)
+      assert.strictEqual((yield* api.messages.list({ urlParams: {} })).messages.filter((m) => m.direction === "out").length, 0)
+      assert.strictEqual((yield* api.limits.get({ urlParams: {} })).used.messages, 0)
+    }))
+
+  it.scopedLive("429 attachments_busy with two attachments in flight on the account", () =>
+    Effect.gen(function*() {
+      const files = yield* FileServer.start
+      const { acme, gateway } = yield* world({ numbers: 3 })
+      const slow = (from: number) => send(gateway, acme.accountKey, { to: uniquePhone(), image: { url: files.url("/slow.png") }, from })
+      const first = yield* Effect.fork(slow(acme.numbers[0].id))
+      const second = yield* Effect.fork(slow(acme.numbers[1].id))
+      while (files.held() < 2) yield* Effect.sleep("5 millis")
+      const busy = yield* slow(acme.numbers[2].id)
+      assert.strictEqual(code(busy), "429 attachments_busy")
+      assert.isDefined(busy.headers["retry-after"])
+      // Text is not an attachment.
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to: uniquePhone(), text: "x", from: acme.numbers[2].id })), "200 ok")
+      files.release()
+      assert.deepStrictEqual([code(yield* Fiber.join(first)), code(yield* Fiber.join(second))], ["200 ok", "200 ok"])
+    }), { timeout: 30_000 })
+
+  it.scopedLive("503 busy when the gateway's downloads are all taken", () =>
+    Effect.gen(function*() {
+      const files = yield* FileServer.start
+      const { acme, gateway } = yield* world({ fetcher: { maxConcurrent: 1 } })
+      const other = yield* provision(gateway.ops)
+      const held = yield* Effect.fork(send(gateway, acme.accountKey, { to: uniquePhone(), image: { url: files.url("/slow.png") } }))
+      while (files.held() < 1) yield* Effect.sleep("5 millis")
+      const busy = yield* send(gateway, other.accountKey, { to: uniquePhone(), image: { url: files.url("/image.png") } })
+      assert.strictEqual(code(busy), "503 busy")
+      assert.strictEqual(busy.headers["retry-after"], "5")
+      files.release()
+      assert.strictEqual(code(yield* Fiber.join(held)), "200 ok")
+    }), { timeout: 30_000 })
+})

@@ -1,0 +1,335 @@
+/**
+ * Webhook delivery against a real HTTP receiver: the spec's envelope signed by Standard
+ * Webhooks, order per account with a failing event holding back the later ones, retry times
+ * driven by the clock, what counts as delivered, the rules that turn a webhook off, secret
+ * rotation, isolation between accounts, and no loss across a runner restart mid-retry.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as RetrySchedule from "@wagate/webhooks/RetrySchedule"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
+import { Webhook } from "standardwebhooks"
+import { provision, uniquePhone } from "../support/Fixtures.js"
+import * as ManualClock from "../support/ManualClock.js"
+import { freshDatabase, type RunningGateway, simulatedNetwork } from "../support/TestGateway.js"
+import * as WebhookReceiver from "../support/WebhookReceiver.js"
+import { call, embeddedGateway, emit, eventually, outbox, webhookGateway } from "../support/Webhooks.js"
+
+const SECOND = 1000
+const HOUR = 3600 * SECOND
+
+/** Sets the account's webhook to `url`, answering its secret. */
+const setWebhook = (gateway: RunningGateway, key: string, url: string) =>
+  Effect.map(call(gateway, "PUT", "/api/v1/webhook", key, { url }), (a) => {
+    assert.strictEqual(a.status, 200, JSON.stringify(a.body))
+    return a.body as { secret: string }
+  })
+
+/** Real time passes; for asserting that nothing more happens. */
+const pause = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
+
+/** The latest wait the schedule allows after attempt `n`, and a bit. */
+const pastRetry = (n: number) => Math.ceil(RetrySchedule.baseDelay(n) * (1 + RetrySchedule.JITTER)) + SECOND
+
+const statusOf = (r: WebhookReceiver.Received) => r.json.data.status as string
+
+describe("the envelope and its signature", () => {
+  it.scopedLive("a customer's message and the ack of a send reach the receiver as {event, timestamp, data}, signed", () =>
+    Effect.gen(function*() {
+      const receiver = yield* WebhookReceiver.start
+      const gateway = yield* webhookGateway(yield* freshDatabase)
+      const acme = yield* provision(gateway.ops)
+      const { secret } = yield* setWebhook(gateway, acme.accountKey, receiver.url("/acme"))
+      const peer = uniquePhone()
+      yield* gateway.sim.inbound({ to: acme.numbers[0]!.phone, from: peer, name: "Aigerim", text: "Is the blue one in stock?" })
+      const [incoming] = yield* receiver.waitFor("/acme", 1)
+      assert.deepStrictEqual(Object.keys(incoming!.json), ["event", "timestamp", "data"])
+      const { event, timestamp, data } = incoming!.json
+      assert.strictEqual(event, "message")
+      assert.isTrue(Number.isInteger(timestamp) && Math.abs(timestamp - Date.now() / 1000) < 60)
+      assert.deepStrictEqual(
+        { id: data.id, from: data.from, name: data.name, text: data.text, hasMedia: data.hasMedia },
+        { id: data.id, from: peer, name: "Aigerim", text: "Is the blue one in stock?", hasMedia: false }
+      )
+      assert.isString(data.id)
+      assert.match(incoming!.headers["webhook-id"]!, /^evt_\d+$/)
+      assert.isBelow(Math.abs(Number(incoming!.headers["webhook-timestamp"]) - Date.now() / 1000), 5)
+      assert.strictEqual(incoming!.headers["content-type"], "application/json")
+      // An independent implementation of the scheme accepts it, and only with the right secret.
+      assert.deepStrictEqual(new Webhook(secret).verify(incoming!.body, incoming!.headers), incoming!.json)
+      assert.throws(() => new Webhook(`whsec_${Buffer.alloc(32, 1).toString("base64")}`).verify(incoming!.body, incoming!.headers))
+
+      const api = yield* gateway.client(acme.accountKey)
+      const sent = yield* api.messages.send({ payload: { to: peer, text: "Yes, it is" } })
+      const all = yield* receiver.waitFor("/acme", 2)
+      const ack = all.find((r) => r.json.event === "message.ack")!
+      assert.deepStrictEqual(
+        { id: ack.json.data.id, to: ack.json.data.to, ack: ack.json.data.ack },
+        { id: sent.wa_message_id, to: peer, ack: "sent" }
+      )
+      assert.deepStrictEqual(new Webhook(secret).verify(ack.body, ack.headers), ack.json)
+    }))
+})
+
+describe("order and retries", () => {
+  it.scopedLive("a failing event holds back the later ones and is retried on the schedule, same webhook-id each time", () =>
+    Effect.gen(function*() {
+      const time = ManualClock.make()
+      const receiver = yield* WebhookReceiver.start
+      const gateway = yield* webhookGateway(yield* freshDatabase, { domainClock: time.clock })
+      const acme = yield* provision(gateway.ops)
+      const { secret } = yield* setWebhook(gateway, acme.accountKey, receiver.url("/acme"))
+      receiver.answer("/acme", (n) => (n <= 3 ? 500 : 200))
+      yield* emit(gateway.database, acme.accountId, 3)
+      yield* receiver.waitFor("/acme", 1)
+      const [first, second, third] = yield* eventually(outbox(gateway.database, acme.accountId), (rows) => rows[0]?.attempts === 1)
+      const attemptAt = time.now()
+      const next1 = first!.next_attempt_at!.getTime() - attemptAt
+      assert.isAtLeast(next1, 8 * SECOND)
+      assert.isAtMost(next1, 12 * SECOND)
+      assert.deepStrictEqual([first!.last_status, second!.attempts, third!.attempts], [500, 0, 0])
+      // Nothing else goes out before the retry is due, however long real time passes.
+      yield* pause(400)
+      assert.lengthOf(receiver.received("/acme"), 1)
+
+      for (const n of [1, 2, 3]) {
+        time.adjust(pastRetry(n) - (n === 1 ? 0 : 0))
+        yield* receiver.waitFor("/acme", n + 1)
+        if (n < 3) {
+          const [row] = yield* eventually(outbox(gateway.database, acme.accountId), (rows) => rows[0]?.attempts === n + 1)
+          const wait = row!.next_attempt_at!.getTime() - time.now()
+          assert.isAtLeast(wait, RetrySchedule.baseDelay(n + 1) * 0.8 - 50, `after attempt ${n + 1}`)
+          assert.isAtMost(wait, RetrySchedule.baseDelay(n + 1) * 1.2 + 50, `after attempt ${n + 1}`)
+          yield* pause(100)
+          assert.lengthOf(receiver.received("/acme"), n + 1, "the later events wait")
+        }
+      }
+      const got = yield* receiver.waitFor("/acme", 6)
+      assert.deepStrictEqual(got.map(statusOf), ["e1", "e1", "e1", "e1", "e2", "e3"])
+      const ids = got.map((r) => r.headers["webhook-id"])
+      assert.deepStrictEqual(ids.slice(0, 4), Array(4).fill(`evt_${first!.id}`))
+      assert.deepStrictEqual(ids.slice(4), [`evt_${second!.id}`, `evt_${third!.id}`])
+      for (const r of got) assert.deepStrictEqual(new Webhook(secret).verify(r.body, r.headers), r.json)
+      const rows = yield* eventually(outbox(gateway.database, acme.accountId), (rows) => rows.every((r) => r.delivered_at !== null))
+      assert.deepStrictEqual(rows.map((r) => r.attempts), [4, 1, 1])
+      const detail = yield* call(gateway, "GET", `/api/v1/webhook/deliveries/${first!.id}`, acme.accountKey)
+      assert.deepStrictEqual(detail.body.attempt_log.map((a: any) => a.response_code), [500, 500, 500, 200])
+      assert.deepStrictEqual([detail.body.status, detail.body.attempts, detail.body.response_code], ["delivered", 4, 200])
+    }))
+
+  it.scopedLive("only a 2xx counts: a redirect, a 404, a hang past the timeout and a closed connection are retried", () =>
+    Effect.gen(function*() {
+      const time = ManualClock.make()
+      const receiver = yield* WebhookReceiver.start
+      const gateway = yield* webhookGateway(yield* freshDatabase, { domainClock: time.clock, settings: { webhookTimeoutMs: 300 } })
+      const acme = yield* provision(gateway.ops)
+      yield* setWebhook(gateway, acme.accountKey, receiver.url("/acme"))
+      const answers: Array<WebhookReceiver.Answer> = [302, 404, "hang", "close", 204]
+      receiver.answer("/acme", (n) => answers[n - 1] ?? 200)
+      yield* emit(gateway.database, acme.accountId, 1)
+      for (let n = 1; n <= 4; n++) {
+        yield* receiver.waitFor("/acme", n)
+        yield* eventually(outbox(gateway.database, acme.accountId), (rows) => rows[0]?.attempts === n)
+        time.adjust(pastRetry(n))
+      }
+      yield* receiver.waitFor("/acme", 5)
+      const [row] = yield* eventually(outbox(gateway.database, acme.accountId), (rows) => rows[0]?.delivered_at != null)
+      const detail = yield* call(gateway, "GET", `/api/v1/webhook/deliveries/${row!.id}`, acme.accountKey)
+      const log = detail.body.attempt_log.map((a: any) => [a.response_code, a.error])
+      assert.deepStrictEqual(log.slice(0, 2), [[302, null], [404, null]])
+      assert.deepStrictEqual(log[2], [null, "No answer within 300ms"])
+      assert.strictEqual(log[3][0], null)
+      assert.match(log[3][1], /closed the connection without answering/)
+      assert.deepStrictEqual(log[4], [204, null])
+      assert.isAtLeast(detail.body.attempt_log[2].latency_ms, 290)
+    }))
+})
+
+describe("turning a webhook off", () => {
+  it.scopedLive("410 Gone turns it off at once; held events go out, in order, when it is turned on again", () =>
+    Effect.gen(function*() {
+      const time = ManualClock.make()
+      const receiver = yield* WebhookReceiver.start
+      const gateway = yield* webhookGateway(yield* freshDatabase, { domainClock: time.clock })
+      const acme = yield* provision(gateway.ops)
+      yield* setWebhook(gateway, acme.accountKey, receiver.url("/acme"))
+      receiver.answer("/acme", 410)
+      yield* emit(gateway.database, acme.accountId, 2)
+      yield* receiver.waitFor("/acme", 1)
+      const off = yield* eventually(call(gateway, "GET", "/api/v1/webhook", acme.accountKey), (a) => a.body.enabled === false)
+      assert.deepStrictEqual([off.body.disabled_reason, off.body.pending_events], ["gone", 2])
+      assert.match(off.body.notice, /answered 410 Gone/)
+      time.adjust("7 hours")
+      yield* pause(300)
+      assert.lengthOf(receiver.received("/acme"), 1, "nothing is sent while it is off")
+      yield* emit(gateway.database, acme.accountId, 1, "while-off")
+      assert.lengthOf(yield* outbox(gateway.database, acme.accountId), 2, "no events are recorded while it is off")
+
+      receiver.answer("/acme", 200)
+      yield* setWebhook(gateway, acme.accountKey, receiver.url("/acme"))
+      const got = yield* receiver.waitFor("/acme", 3)
+      assert.deepStrictEqual(got.map(statusOf), ["e1", "e1", "e2"])
+      assert.strictEqual(got[0]!.headers["webhook-id"], got[1]!.headers["webhook-id"])
+      const on = yield* eventually(call(gateway, "GET", "/api/v1/webhook", acme.accountKey), (a) => a.body.pending_events === 0)
+      assert.deepStrictEqual([on.body.enabled, on.body.disabled_reason, on.body.notice], [true, null, null])
+    }))
+
+  it.scopedLive("no 2xx through the whole retry window: the event fails, the webhook is turned off and the account told", () =>
+    Effect.gen(function*() {
+      const time = ManualClock.make()
+      const receiver = yield* WebhookReceiver.start
+      const gateway = yield* webhookGateway(yield* freshDatabase, { domainClock: time.clock })
+      const acme = yield* provision(gateway.ops)
+      yield* setWebhook(gateway, acme.accountKey, receiver.url("/acme"))
+      receiver.answer("/acme", 503)
+      yield* emit(gateway.database, acme.accountId, 2)
+      const start = time.now()
+      for (let n = 1; n <= RetrySchedule.MAX_ATTEMPTS; n++) {
+        yield* receiver.waitFor("/acme", n)
+        yield* eventually(outbox(gateway.database, acme.accountId), (rows) => rows[0]!.attempts === n)
+        if (n < RetrySchedule.MAX_ATTEMPTS) {
+          const [row] = yield* outbox(gateway.database, acme.accountId)
+          // Straight to the due time: the span of the attempts is the schedule's.
+          time.set(row!.next_attempt_at!.getTime())
+        }
+      }
+      const off = yield* eventually(call(gateway, "GET", "/api/v1/webhook", acme.accountKey), (a) => a.body.enabled === false)
+      assert.strictEqual(off.body.disabled_reason, "failing")
+      assert.match(off.body.notice, /no 2xx answer to event evt_\d+ in 23 attempts over about three days \(last: HTTP 503\)/)
+      const span = time.now() - start
+      assert.isAtLeast(span, RetrySchedule.retryWindowMs() * 0.8)
+      assert.isAtMost(span, RetrySchedule.retryWindowMs() * 1.2)
+      assert.isAbove(span, 2.3 * 24 * HOUR)
+
+      const log = (yield* call(gateway, "GET", "/api/v1/webhook/deliveries", acme.accountKey)).body.deliveries
+      assert.deepStrictEqual(log.map((d: any) => [d.status, d.attempts]), [["pending", 0], ["failed", 23]])
+      assert.strictEqual(log[1].response_code, 503)
+      time.adjust("1 day")
+      yield* pause(300)
+      assert.lengthOf(receiver.received("/acme"), 23, "the event is given up and the next one waits")
+
+      // Fixed and turned on: the next event goes out; the failed one only when resent.
+      receiver.answer("/acme", 200)
+      yield* setWebhook(gateway, acme.accountKey, receiver.url("/acme"))
+      const after = yield* receiver.waitFor("/acme", 24)
+      assert.strictEqual(statusOf(after[23]!), "e2")
+      const resend = yield* call(gateway, "POST", "/api/v1/webhook/resend", acme.accountKey, { event_id: log[1].event_id })
+      assert.strictEqual(resend.status, 202)
+      assert.strictEqual(statusOf((yield* receiver.waitFor("/acme", 25))[24]!), "e1")
+    }), { timeout: 60_000 })
+})
+
+describe("secret rotation", () => {
+  it.scopedLive("requests carry both signatures for 24 hours after a rotation, then only the new one", () =>
+    Effect.gen(function*() {
+      const time = ManualClock.make()
+      const receiver = yield* WebhookReceiver.start
+      const gateway = yield* webhookGateway(yield* freshDatabase, { domainClock: time.clock })
+      const acme = yield* provision(gateway.ops)
+      const { secret: old } = yield* setWebhook(gateway, acme.accountKey, receiver.url("/acme"))
+      const rotated = yield* call(gateway, "POST", "/api/v1/webhook/rotate-secret", acme.accountKey)
+      const fresh: string = rotated.body.secret
+      yield* emit(gateway.database, acme.accountId, 1)
+      const [during] = yield* receiver.waitFor("/acme", 1)
+      assert.lengthOf(during!.headers["webhook-signature"]!.split(" "), 2)
+      assert.deepStrictEqual(new Webhook(fresh).verify(during!.body, during!.headers), during!.json)
+      assert.deepStrictEqual(new Webhook(old).verify(during!.body, during!.headers), during!.json)
+
+      time.adjust(24 * HOUR - 5 * SECOND)
+      yield* emit(gateway.database, acme.accountId, 1, "late")
+      const [, stillBoth] = yield* receiver.waitFor("/acme", 2)
+      assert.deepStrictEqual(new Webhook(old).verify(stillBoth!.body, stillBoth!.headers), stillBoth!.json)
+
+      time.adjust(10 * SECOND)
+      yield* emit(gateway.database, acme.accountId, 1, "after")
+      const [, , after] = yield* receiver.waitFor("/acme", 3)
+      assert.lengthOf(after!.headers["webhook-signature"]!.split(" "), 1)
+      assert.deepStrictEqual(new Webhook(fresh).verify(after!.body, after!.headers), after!.json)
+      assert.throws(() => new Webhook(old).verify(after!.body, after!.headers))
+    }))
+})
+
+describe("isolation between accounts", () => {
+  it.scopedLive("an endpoint that hangs does not delay another account's deliveries", () =>
+    Effect.gen(function*() {
+      const receiver = yield* WebhookReceiver.start
+      const gateway = yield* webhookGateway(yield* freshDatabase, { settings: { webhookTimeoutMs: 5000 } })
+      const slow = yield* provision(gateway.ops)
+      const quick = yield* provision(gateway.ops)
+      yield* setWebhook(gateway, slow.accountKey, receiver.url("/slow"))
+      yield* setWebhook(gateway, quick.accountKey, receiver.url("/quick"))
+      receiver.answer("/slow", "hang")
+      yield* emit(gateway.database, slow.accountId, 20)
+      yield* receiver.waitFor("/slow", 1)
+      const lags: Array<number> = []
+      for (let i = 1; i <= 20; i++) {
+        const sent = Date.now()
+        yield* emit(gateway.database, quick.accountId, 1, `q${i}`)
+        const got = yield* receiver.waitFor("/quick", i, 3000)
+        lags.push(got[i - 1]!.at - sent)
+      }
+      assert.isBelow(Math.max(...lags), 1000, `lags ${lags.join(", ")} ms`)
+      assert.lengthOf(receiver.received("/slow"), 1, "the hanging endpoint still holds its first event")
+    }))
+})
+
+describe("restart", () => {
+  it.scopedLive("a runner stopped in the middle of a retry sequence loses nothing: the next one carries on", () =>
+    Effect.gen(function*() {
+      const time = ManualClock.make()
+      const receiver = yield* WebhookReceiver.start
+      const database = yield* freshDatabase
+      const network = yield* simulatedNetwork
+      const firstScope = yield* Scope.make()
+      const first = yield* webhookGateway(database, { domainClock: time.clock, sim: network }).pipe(Scope.extend(firstScope))
+      const acme = yield* provision(first.ops)
+      const { secret } = yield* setWebhook(first, acme.accountKey, receiver.url("/acme"))
+      receiver.answer("/acme", 500)
+      yield* emit(database, acme.accountId, 3)
+      yield* receiver.waitFor("/acme", 1)
+      yield* eventually(outbox(database, acme.accountId), (rows) => rows[0]?.attempts === 1)
+      time.adjust(pastRetry(1))
+      yield* receiver.waitFor("/acme", 2)
+      const [before] = yield* eventually(outbox(database, acme.accountId), (rows) => rows[0]?.attempts === 2)
+      yield* Scope.close(firstScope, Exit.void)
+
+      receiver.answer("/acme", 200)
+      yield* webhookGateway(database, { domainClock: time.clock, sim: network })
+      yield* pause(300)
+      assert.lengthOf(receiver.received("/acme"), 2, "the retry waits for its time on the new runner too")
+      time.set(before!.next_attempt_at!.getTime())
+      // The new runner reconnects the number, which adds a session.status event after ours.
+      const ours = () => receiver.received("/acme").filter((r) => /^e\d$/.test(statusOf(r)))
+      const got = yield* eventually(Effect.sync(ours), (rs) => rs.length >= 5)
+      assert.deepStrictEqual(got.map(statusOf), ["e1", "e1", "e1", "e2", "e3"])
+      assert.strictEqual(got[2]!.headers["webhook-id"], got[0]!.headers["webhook-id"])
+      for (const r of got) assert.deepStrictEqual(new Webhook(secret).verify(r.body, r.headers), r.json)
+      const rows = yield* eventually(outbox(database, acme.accountId), (rows) => rows.slice(0, 3).every((r) => r.delivered_at !== null))
+      assert.deepStrictEqual(rows.slice(0, 3).map((r) => r.attempts), [3, 1, 1])
+    }), { timeout: 60_000 })
+})
+
+describe("embedded database", () => {
+  it.scopedLive("with PGlite (one connection, no LISTEN) events are found by polling, in order, retried and delivered", () =>
+    Effect.gen(function*() {
+      const time = ManualClock.make()
+      const receiver = yield* WebhookReceiver.start
+      const gateway = yield* embeddedGateway({ domainClock: time.clock })
+      const acme = yield* provision(gateway.ops)
+      const { secret } = yield* setWebhook(gateway, acme.accountKey, receiver.url("/acme"))
+      receiver.answer("/acme", (n) => (n === 1 ? 500 : 200))
+      const sent = Date.now()
+      yield* emit(gateway.database, acme.accountId, 3)
+      const [first] = yield* receiver.waitFor("/acme", 1)
+      // The default poll on the embedded database is 250 ms.
+      assert.isBelow(first!.at - sent, 1000)
+      yield* eventually(outbox(gateway.database, acme.accountId), (rows) => rows[0]?.attempts === 1)
+      yield* pause(400)
+      assert.lengthOf(receiver.received("/acme"), 1, "the later events wait for the first")
+      time.adjust(pastRetry(1))
+      const got = yield* receiver.waitFor("/acme", 4)
+      assert.deepStrictEqual(got.map(statusOf), ["e1", "e1", "e2", "e3"])
+      for (const r of got) assert.deepStrictEqual(new Webhook(secret).verify(r.body, r.headers), r.json)
+    }), { timeout: 60_000 })
+})

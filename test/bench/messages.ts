@@ -1,0 +1,212 @@
+/**
+ * GET /messages on an account with 1,000,000 messages: throughput and p50/p99 latency of the
+ * gateway (its real composition root, `apps/gateway/src/main.ts`, on PostgreSQL with Redis)
+ * against a plain `node:http` + `pg` server running the same keyset query, in the same run.
+ * Results and how to read them: docs/performance.md.
+ *
+ *   npm run bench -- messages [--connections 16,64] [--warmup 2] [--duration 10]
+ *     [--mixes first,deep,filtered] [--memory-mixes first] [--rates 250,500] [--rate-mixes deep]
+ *     [--messages 1000000] [--embedded-connections 16] [--cpu-prof DIR]
+ *
+ * An empty list skips that part, e.g. `--memory-mixes= --embedded-connections=`.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Database from "@wagate/store/Database"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { deepStrictEqual } from "node:assert"
+import { randomBytes } from "node:crypto"
+import { readdirSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import { parseArgs } from "node:util"
+import * as Embedded from "./support/Embedded.js"
+import { provisionAccount, type Server, startGateway } from "./support/Gateway.js"
+import * as Load from "./support/Load.js"
+import * as MessageSeed from "./support/MessageSeed.js"
+import * as Mixes from "./support/Mixes.js"
+import { freePort, machine, REPO, rssMiB, scopedTs, waitReady } from "./support/Processes.js"
+import * as Report from "./support/Report.js"
+
+const list = (raw: string) => raw.split(",").map((s) => s.trim()).filter((s) => s !== "")
+
+const options = (argv: ReadonlyArray<string>) => {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      connections: { type: "string", default: "16,64" },
+      warmup: { type: "string", default: "2" },
+      duration: { type: "string", default: "10" },
+      mixes: { type: "string", default: Mixes.MIXES.join(",") },
+      "memory-mixes": { type: "string", default: "first" },
+      rates: { type: "string", default: "250,500" },
+      "rate-mixes": { type: "string", default: "deep" },
+      messages: { type: "string", default: "1000000" },
+      chats: { type: "string", default: "2000" },
+      "embedded-connections": { type: "string", default: "16" },
+      "cpu-prof": { type: "string" }
+    }
+  })
+  return {
+    connections: list(values.connections).map(Number),
+    warmupMs: Number(values.warmup) * 1000,
+    durationMs: Number(values.duration) * 1000,
+    mixes: list(values.mixes) as Array<Mixes.MixName>,
+    memoryMixes: list(values["memory-mixes"]) as Array<Mixes.MixName>,
+    rates: list(values.rates).map(Number),
+    rateMixes: list(values["rate-mixes"]) as Array<Mixes.MixName>,
+    messages: Number(values.messages),
+    chats: Number(values.chats),
+    embeddedConnections: list(values["embedded-connections"]).map(Number),
+    cpuProfDir: values["cpu-prof"]
+  }
+}
+
+const seconds = (since: number) => ((performance.now() - since) / 1000).toFixed(1)
+
+/** Process ids of the programs called `name` (Redis, here). */
+const pidsNamed = (name: string) =>
+  readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/comm`, "utf8").trim() === name
+    } catch {
+      return false
+    }
+  }).map(Number)
+
+/** The baseline server in its own process. */
+const startBaseline = (databaseUrl: string) =>
+  Effect.gen(function*() {
+    const port = yield* freePort
+    const child = yield* scopedTs("baseline", join(REPO, "test/bench/support/BaselineServer.ts"), {
+      env: { DATABASE_URL: databaseUrl, PORT: String(port) }
+    })
+    const url = `http://127.0.0.1:${port}`
+    yield* waitReady(child, `${url}/api/status`)
+    return { name: "baseline", child, url } satisfies Server
+  })
+
+/** Both servers give the same status and JSON for each path: they do the same work. */
+const sameAnswers = (a: Server, b: Server, paths: ReadonlyArray<string>, key: string) =>
+  Effect.promise(async () => {
+    for (const path of paths) {
+      const [x, y] = await Promise.all([a, b].map(async (server) => {
+        const response = await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${key}` } })
+        return { status: response.status, body: await response.json() }
+      }))
+      deepStrictEqual(x, y, `${a.name} and ${b.name} differ on ${path}`)
+    }
+  })
+
+export const main = (argv: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const opts = options(argv)
+    const begun = performance.now()
+    yield* Console.log(`machine: ${machine()}`)
+
+    // A fresh, migrated database on the local server, dropped at the end.
+    const database = yield* Layer.build(Database.layerTest)
+    const sql = yield* Effect.provide(SqlClient.SqlClient, database)
+    const inDatabase = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
+      effect.pipe(Effect.provide(database), Effect.orDie)
+    const [{ name }] = yield* inDatabase(sql<{ name: string }>`SELECT current_database() AS name`)
+    const serverUrl = new URL(process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test")
+    serverUrl.pathname = `/${name}`
+    const databaseUrl = serverUrl.toString()
+
+    const gateway = yield* startGateway("gateway (redis)", {
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379",
+      REDIS_PREFIX: `wagate-bench-${randomBytes(4).toString("hex")}`
+    }, opts.cpuProfDir)
+    const account = yield* provisionAccount(gateway.url)
+
+    const seeding = performance.now()
+    const indexes = yield* inDatabase(sql.unsafe<{ name: string; definition: string }>(MessageSeed.INDEX_QUERY))
+    const plan = {
+      accountId: account.accountId,
+      numberIds: account.numbers.map((n) => n.id),
+      messages: opts.messages,
+      chats: opts.chats,
+      days: 364
+    }
+    yield* inDatabase(
+      Effect.forEach(MessageSeed.statements(plan, indexes), (statement) => sql.unsafe(statement), { discard: true }).pipe(
+        sql.withTransaction
+      )
+    )
+    yield* Console.log(`seeded ${opts.messages} messages and their chats in ${seconds(seeding)} s`)
+
+    const facts = yield* inDatabase(MessageSeed.facts(account.accountId, account.numbers))
+    const baseline = yield* startBaseline(databaseUrl)
+    const memory = opts.memoryMixes.length > 0
+      ? yield* startGateway("gateway (memory)", { DATABASE_URL: databaseUrl }, opts.cpuProfDir)
+      : undefined
+    const paths = Object.fromEntries(Mixes.MIXES.map((mix) => [mix, Mixes.paths(mix, facts)]))
+    for (const mix of Mixes.MIXES) yield* sameAnswers(baseline, gateway, paths[mix].slice(0, 12), account.keys[1])
+    yield* Console.log(
+      `same answers from both servers; idle RSS MiB: baseline ${rssMiB(baseline.child.pid).toFixed(0)}, ` +
+        `gateway ${rssMiB(gateway.child.pid).toFixed(0)}\n`
+    )
+
+    const groups = () =>
+      Effect.runPromise(inDatabase(sql<{ pid: number }>`SELECT pid FROM pg_stat_activity WHERE datname = ${name}`).pipe(
+        Effect.map((rows) => ({ postgres: rows.map((r) => r.pid), redis: pidsNamed("redis-server") }))
+      ))
+    const rows: Array<Report.Row> = []
+    const header = Report.table([]).split("\n")
+    yield* Console.log(header.join("\n"))
+    const measure = (mix: Mixes.MixName, load: { connections: number; rate?: number }, servers: ReadonlyArray<Server>) =>
+      Effect.gen(function*() {
+        let base: number | null = null
+        for (const server of servers) {
+          const result = yield* Load.run({
+            origin: server.url,
+            paths: paths[mix],
+            keys: account.keys,
+            connections: load.connections,
+            rate: load.rate,
+            warmupMs: opts.warmupMs,
+            durationMs: opts.durationMs
+          }, server.child.pid, groups)
+          if (server.child.process.exitCode !== null || server.child.process.signalCode !== null) {
+            return yield* Effect.dieMessage(`${server.name} is gone; its last output:\n${server.child.output()}`)
+          }
+          if (server === baseline) base = result.perSecond
+          const row: Report.Row = {
+            mix,
+            load: load.rate === undefined ? `${load.connections} conns` : `${load.rate}/s`,
+            server: server.name,
+            result,
+            ratio: server === baseline || base === null || load.rate !== undefined ? null : result.perSecond / base
+          }
+          rows.push(row)
+          yield* Console.log(Report.table([row]).split("\n")[2])
+        }
+      })
+
+    for (const mix of opts.mixes) {
+      for (const connections of opts.connections) {
+        const alsoMemory = memory !== undefined && opts.memoryMixes.includes(mix)
+        yield* measure(mix, { connections }, [baseline, gateway, ...(alsoMemory ? [memory] : [])])
+      }
+    }
+    for (const mix of opts.rateMixes) {
+      for (const rate of opts.rates) yield* measure(mix, { connections: 16, rate }, [baseline, gateway])
+    }
+
+    if (opts.embeddedConnections.length > 0) {
+      const embedded = yield* Embedded.run({
+        messages: opts.messages,
+        chats: opts.chats,
+        connections: opts.embeddedConnections,
+        warmupMs: opts.warmupMs,
+        durationMs: opts.durationMs,
+        baseline: rows.filter((r) => r.mix === "first" && r.server === "baseline")
+      })
+      for (const row of embedded) yield* Console.log(Report.table([row]).split("\n")[2])
+      rows.push(...embedded)
+    }
+
+    yield* Console.log(`\n${Report.table(rows)}\n\ntotal ${seconds(begun)} s; machine now: ${machine()}`)
+  }).pipe(Effect.scoped)

@@ -1,0 +1,235 @@
+/**
+ * Send-path benchmark (issue 3): one `all` gateway process with the simulated network, 2,000
+ * numbers each sending at its limit of one message a second, measured from a separate load
+ * process; then the same sends handed straight to the simulator in one process, as the baseline.
+ *
+ *   npx tsx test/bench/send.ts [numbers=2000] [seconds=30]
+ *
+ * Needs PostgreSQL on 127.0.0.1:5432 (database `test` reachable); creates and drops its own
+ * database.
+ */
+import * as SimNetwork from "@wagate/whatsapp/SimNetwork"
+import * as SimulatorDriver from "@wagate/whatsapp/SimulatorDriver"
+import { WhatsAppDriver } from "@wagate/whatsapp/WhatsAppDriver"
+import * as Effect from "effect/Effect"
+import { type ChildProcess, fork, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import { mkdtempSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import pg from "pg"
+
+const NUMBERS = Number(process.argv[2] ?? 2000)
+const SECONDS = Number(process.argv[3] ?? 30)
+const ROOT = join(import.meta.dirname, "../..")
+const ADMIN = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
+const TOKEN = "wag_op_bench"
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const port = (server.address() as { port: number }).port
+      server.close(() => resolve(port))
+    })
+  })
+
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
+
+const rssOf = async (pid: number) => {
+  const { readFile } = await import("node:fs/promises")
+  const status = await readFile(`/proc/${pid}/status`, "utf8")
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024
+}
+
+interface Result {
+  readonly accepted: number
+  readonly refused: Record<string, number>
+  readonly latencies: Array<number>
+  readonly seconds: number
+}
+
+const summary = (name: string, r: Result, rssMb?: number) => {
+  const sorted = [...r.latencies].sort((a, b) => a - b)
+  return {
+    name,
+    "accepted/s": Math.round(r.accepted / r.seconds),
+    "p50 ms": Number(percentile(sorted, 50).toFixed(2)),
+    "p99 ms": Number(percentile(sorted, 99).toFixed(2)),
+    refused: JSON.stringify(r.refused),
+    "rss MB": rssMb === undefined ? "" : Math.round(rssMb)
+  }
+}
+
+// The load process: each number sends once a second (plus a little) to a peer who wrote first.
+if (process.argv[2] === "--load") {
+  const { numbers, url, seconds } = JSON.parse(process.argv[3]) as {
+    numbers: Array<{ key: string; id: number; peer: string }>
+    url: string
+    seconds: number
+  }
+  const { Agent, request } = await import("undici")
+  const agent = new Agent({ connections: 256, pipelining: 1 })
+  const latencies: Array<number> = []
+  const refused: Record<string, number> = {}
+  let accepted = 0
+  const warmupUntil = Date.now() + 3000
+  const endAt = warmupUntil + seconds * 1000
+  await Promise.all(numbers.map(async (n, i) => {
+    await new Promise((r) => setTimeout(r, (i * 1000) / numbers.length))
+    let k = 0
+    while (Date.now() < endAt) {
+      const started = performance.now()
+      const response = await request(`${url}/api/v1/messages/send`, {
+        method: "POST",
+        dispatcher: agent,
+        headers: { authorization: `Bearer ${n.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ to: n.peer, text: `update ${k++}`, from: n.id })
+      })
+      const body = (await response.body.json()) as { code?: string }
+      const elapsed = performance.now() - started
+      if (Date.now() > warmupUntil) {
+        if (response.statusCode === 200) {
+          accepted++
+          latencies.push(elapsed)
+        } else {
+          refused[body.code ?? String(response.statusCode)] = (refused[body.code ?? String(response.statusCode)] ?? 0) + 1
+        }
+      }
+      // One a second per number: wait out the rest of the second, with a margin for jitter.
+      await new Promise((r) => setTimeout(r, Math.max(0, 1030 - elapsed)))
+    }
+  }))
+  process.send!({ accepted, refused, latencies, seconds })
+  process.exit(0)
+}
+
+const ops = async (url: string, method: string, path: string, body?: unknown) => {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body)
+  })
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`)
+  return response.json() as Promise<any>
+}
+
+const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
+  const name = `wagate_bench_${randomBytes(4).toString("hex")}`
+  const admin = new pg.Client({ connectionString: ADMIN })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE ${name}`)
+  const url = new URL(ADMIN)
+  url.pathname = `/${name}`
+  const port = await freePort()
+  const gateway: ChildProcess = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_CPU_PROF] : []), "--import", "tsx", "apps/gateway/src/main.ts"], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: url.toString(),
+      WA_DRIVER: "simulator",
+      HTTP_PORT: String(port),
+      HTTP_HOST: "127.0.0.1",
+      RUNNER_PORT: String(await freePort()),
+      OPERATOR_TOKEN: TOKEN,
+      DATA_DIR: mkdtempSync(join(tmpdir(), "wagate-bench-"))
+    },
+    stdio: ["ignore", "ignore", "inherit"]
+  })
+  const base = `http://127.0.0.1:${port}`
+  try {
+    for (let i = 0; ; i++) {
+      try {
+        if ((await fetch(`${base}/api/status`)).ok) break
+      } catch {
+        if (i > 120) throw new Error("gateway did not start")
+      }
+      await new Promise((r) => setTimeout(r, 500))
+    }
+    await ops(base, "PUT", "/sim/v1/config", { scan_delay_ms: 0, delivered_delay_ms: 200, read_delay_ms: 1000 })
+    console.error(`provisioning ${NUMBERS} numbers...`)
+    const numbers: Array<{ key: string; id: number; peer: string }> = []
+    for (let a = 0; a * 10 < NUMBERS; a++) {
+      const account = await ops(base, "POST", "/ops/v1/accounts", { email: `bench${a}@example.kz`, company: "Bench" })
+      await ops(base, "POST", `/ops/v1/accounts/${account.id}/credit`, { amount: 99_000 })
+      const { key } = await ops(base, "POST", "/ops/v1/keys", { account_id: account.id })
+      await Promise.all(Array.from({ length: Math.min(10, NUMBERS - a * 10) }, async (_, j) => {
+        const phone = `7702${String(a * 10 + j).padStart(7, "0")}`
+        const { number } = await ops(base, "POST", `/ops/v1/accounts/${account.id}/numbers`, { phone })
+        const peer = `7703${String(a * 10 + j).padStart(7, "0")}`
+        await ops(base, "POST", "/sim/v1/inbound", { to: phone, from: peer, text: "hello" })
+        numbers.push({ key, id: number.id, peer })
+      }))
+    }
+    // Let the numbers connect and the peers' first messages land.
+    await new Promise((r) => setTimeout(r, 5000))
+    console.error(`sending for ${SECONDS} s...`)
+    const load = fork(import.meta.filename, ["--load", JSON.stringify({ numbers, url: base, seconds: SECONDS })], {
+      execArgv: ["--import", "tsx"]
+    })
+    let rss = 0
+    const sampler = setInterval(async () => {
+      rss = Math.max(rss, await rssOf(gateway.pid!).catch(() => 0))
+    }, 1000)
+    const result = await new Promise<Result>((resolve) => load.once("message", (m) => resolve(m as Result)))
+    clearInterval(sampler)
+    return { result, rss }
+  } finally {
+    gateway.kill("SIGTERM")
+    await new Promise((r) => setTimeout(r, 2000))
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    await admin.end()
+  }
+}
+
+/** The same number of senders handing messages straight to the simulated network. */
+const baselineRun = () =>
+  Effect.gen(function*() {
+    const network = yield* SimNetwork.SimNetwork
+    const driver = yield* WhatsAppDriver
+    yield* network.updateConfig({ scanDelayMs: 0, deliveredDelayMs: 200, readDelayMs: 1000 })
+    const sessions = yield* Effect.forEach(Array.from({ length: NUMBERS }, (_, i) => i), (i) =>
+      Effect.gen(function*() {
+        const session = yield* driver.open({ id: i, phone: `7704${String(i).padStart(7, "0")}`, linked: true }, () => Effect.void)
+        return session
+      }))
+    yield* Effect.sleep("500 millis")
+    const latencies: Array<number> = []
+    let accepted = 0
+    const warmupUntil = Date.now() + 3000
+    const endAt = warmupUntil + SECONDS * 1000
+    yield* Effect.forEach(sessions, (session, i) =>
+      Effect.gen(function*() {
+        yield* Effect.sleep((i * 1000) / NUMBERS)
+        let k = 0
+        while (Date.now() < endAt) {
+          const started = performance.now()
+          yield* session.send({ waMessageId: `B${i}-${k}`, to: `7705${String(i).padStart(7, "0")}`, content: { kind: "text", text: `update ${k++}` } })
+          const elapsed = performance.now() - started
+          if (Date.now() > warmupUntil) {
+            accepted++
+            latencies.push(elapsed)
+          }
+          yield* Effect.sleep(Math.max(0, 1030 - elapsed))
+        }
+      }), { concurrency: "unbounded", discard: true })
+    return { accepted, refused: {}, latencies, seconds: SECONDS } satisfies Result
+  }).pipe(Effect.scoped, Effect.provide(SimulatorDriver.layerTest()))
+
+const main = async () => {
+  console.error(`send benchmark: ${NUMBERS} numbers at 1 message/s each, ${SECONDS} s measured`)
+  const gateway = await gatewayRun()
+  const baseline = await Effect.runPromise(baselineRun())
+  const rows = [
+    summary("gateway (HTTP -> entity -> PostgreSQL -> simulator)", gateway.result, gateway.rss),
+    summary("baseline (simulator called directly)", baseline, process.memoryUsage().rss / 1024 / 1024)
+  ]
+  console.table(rows)
+  console.log(JSON.stringify({ numbers: NUMBERS, seconds: SECONDS, rows }))
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exit(1)
+})

@@ -1,0 +1,6 @@
+/**
+ * The process entry of a gateway under test: the gateway's own composition root, unchanged. A
+ * separate entry only so that the process is told apart from gateways other people run on the
+ * machine (`ps`, `pkill -f apps/gateway/src/main.ts`).
+ */
+import "../../../apps/gateway/src/main.js"

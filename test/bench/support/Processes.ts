@@ -1,0 +1,135 @@
+/**
+ * Child processes of a benchmark: each server under test and each load generator runs in its own
+ * Node process, so none shares an event loop with another. Their memory and CPU time are read
+ * from /proc.
+ */
+import * as Effect from "effect/Effect"
+import { type ChildProcess, spawn } from "node:child_process"
+import { readFileSync } from "node:fs"
+import { createServer } from "node:net"
+import { cpus, loadavg, totalmem } from "node:os"
+import { fileURLToPath } from "node:url"
+
+export const REPO = fileURLToPath(new URL("../../../", import.meta.url))
+
+export interface Child {
+  readonly name: string
+  readonly process: ChildProcess
+  readonly pid: number
+  /** What the process wrote to stdout and stderr, for the reader when something goes wrong. */
+  readonly output: () => string
+  /** Set by `stop`, so that the exit is not reported as unexpected. */
+  readonly stopping: { value: boolean }
+}
+
+/** A TypeScript entry run with Node through the tsx loader, as `npm start` runs the gateway. */
+export const spawnTs = (
+  name: string,
+  entry: string,
+  options: {
+    readonly env?: Record<string, string>
+    readonly args?: ReadonlyArray<string>
+    readonly nodeArgs?: ReadonlyArray<string>
+    /** Whether an exit not asked for by `stop` is reported on stderr (default true). */
+    readonly reportExit?: boolean
+  } = {}
+): Child => {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", "tsx", entry, ...(options.args ?? [])], {
+    cwd: REPO,
+    env: { ...process.env, ...options.env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let output = ""
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-20_000)
+  }
+  child.stdout!.on("data", keep)
+  child.stderr!.on("data", keep)
+  const stopping = { value: false }
+  child.once("exit", (code, signal) => {
+    if (!stopping.value && options.reportExit !== false) {
+      console.error(`${name} (pid ${child.pid}) exited unexpectedly (code ${code}, signal ${signal}):\n${output}`)
+    }
+  })
+  return { name, process: child, pid: child.pid!, output: () => output, stopping }
+}
+
+/** Ends a child (SIGTERM, then SIGKILL after `graceMs`) and waits for its exit. */
+export const stop = (child: Child, graceMs = 5000) =>
+  Effect.promise(() =>
+    new Promise<void>((resolve) => {
+      if (child.process.exitCode !== null || child.process.signalCode !== null) return resolve()
+      child.stopping.value = true
+      const timer = setTimeout(() => child.process.kill("SIGKILL"), graceMs)
+      child.process.once("exit", () => {
+        clearTimeout(timer)
+        resolve()
+      })
+      child.process.kill("SIGTERM")
+    })
+  )
+
+/** A child for the scope: stopped when the scope closes. */
+export const scopedTs = (...args: Parameters<typeof spawnTs>) =>
+  Effect.acquireRelease(Effect.sync(() => spawnTs(...args)), (child) => stop(child))
+
+/** A free TCP port on the loopback interface. */
+export const freePort = Effect.promise(() =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
+)
+
+/** Polls `url` until it answers 200, failing with the child's output after `timeoutMs`. */
+export const waitReady = (child: Child, url: string, timeoutMs = 60_000) =>
+  Effect.promise(async () => {
+    const deadline = Date.now() + timeoutMs
+    while (Date.now() < deadline) {
+      if (child.process.exitCode !== null) break
+      try {
+        const response = await fetch(url, { signal: AbortSignal.timeout(2000) })
+        await response.arrayBuffer()
+        if (response.status === 200) return
+      } catch {
+        // not listening yet
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+    throw new Error(`${child.name} did not become ready at ${url}:\n${child.output()}`)
+  }).pipe(Effect.orDie)
+
+/** Resident memory of a process in MiB (0 once it is gone). */
+export const rssMiB = (pid: number): number => {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))
+    return match ? Number(match[1]) / 1024 : 0
+  } catch {
+    return 0
+  }
+}
+
+const TICKS_PER_SECOND = 100
+
+/** CPU seconds (user + system, all threads) a process has used so far (0 once it is gone). */
+export const cpuSeconds = (pid: number): number => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND
+  } catch {
+    return 0
+  }
+}
+
+/** CPU model, cores, memory and Node version, for the report. */
+export const machine = () => {
+  const cpu = cpus()
+  return `${cpu.length} × ${cpu[0]?.model ?? "?"}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ` +
+    `load average ${loadavg().map((n) => n.toFixed(2)).join(" ")}`
+}

@@ -1,0 +1,213 @@
+/**
+ * Webhook delivery: event-to-delivery lag and deliveries per second for 100 accounts at
+ * 500 events/s, each account with its own endpoint on a local receiver. The gateway runs as
+ * `npm start` runs it (its composition root in a process of its own, on PostgreSQL); this
+ * process writes the events exactly as the number entities do (`Outbox.enqueue` inside a
+ * transaction, one transaction per event) and receives the webhooks, so both ends of the lag
+ * are read on one clock. The baseline is the same gateway with LISTEN/NOTIFY turned off
+ * (`WEBHOOK_LISTEN=false`): its polling fallback alone, every second.
+ *
+ *   npx tsx test/bench/webhooks.ts [--accounts 100] [--rate 500] [--duration 20] [--warmup 3]
+ *     [--baseline true]
+ *
+ * Target: p99 lag under 200 ms. Results and how to read them: docs/performance.md.
+ */
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as OpsClient from "@wagate/client/OpsClient"
+import * as Database from "@wagate/store/Database"
+import * as Outbox from "@wagate/store/Outbox"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { mkdtempSync } from "node:fs"
+import { createServer } from "node:http"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { parseArgs } from "node:util"
+import { cpuSeconds, freePort, machine, REPO, rssMiB, scopedTs, waitReady } from "./support/Processes.js"
+
+const OPERATOR_TOKEN = "wag_op_bench_operator_token"
+const now = () => performance.timeOrigin + performance.now()
+
+const options = (argv: ReadonlyArray<string>) => {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      accounts: { type: "string", default: "100" },
+      rate: { type: "string", default: "500" },
+      duration: { type: "string", default: "20" },
+      warmup: { type: "string", default: "3" },
+      baseline: { type: "string", default: "true" }
+    }
+  })
+  return {
+    accounts: Number(values.accounts),
+    rate: Number(values.rate),
+    durationMs: Number(values.duration) * 1000,
+    warmupMs: Number(values.warmup) * 1000,
+    baseline: values.baseline !== "false"
+  }
+}
+
+/** The local receiver: answers 200 at once and notes when each event arrived. */
+const receiver = Effect.acquireRelease(
+  Effect.async<{ port: number; arrivals: Map<string, number>; server: ReturnType<typeof createServer> }>((resume) => {
+    const arrivals = new Map<string, number>()
+    const server = createServer((req, res) => {
+      const chunks: Array<Buffer> = []
+      req.on("data", (c: Buffer) => chunks.push(c))
+      req.on("end", () => {
+        const at = now()
+        const body = JSON.parse(Buffer.concat(chunks).toString("utf8"))
+        const key = body.data.status as string
+        if (!arrivals.has(key)) arrivals.set(key, at)
+        res.writeHead(200).end()
+      })
+    })
+    server.keepAliveTimeout = 60_000
+    server.listen(0, "127.0.0.1", () => resume(Effect.succeed({ port: (server.address() as any).port, arrivals, server })))
+  }),
+  ({ server }) => Effect.sync(() => {
+    server.closeAllConnections()
+    server.close()
+  })
+)
+
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!
+
+interface Result {
+  readonly name: string
+  readonly sent: number
+  readonly delivered: number
+  readonly perSecond: number
+  readonly p50: number
+  readonly p95: number
+  readonly p99: number
+  readonly max: number
+  readonly gatewayCores: number
+  readonly rssMiB: number
+}
+
+/** One run: a fresh database and gateway, `accounts` endpoints, the load, then the figures. */
+const runOnce = (name: string, env: Record<string, string>, opts: ReturnType<typeof options>) =>
+  Effect.scoped(Effect.gen(function*() {
+    const database = yield* Layer.build(Database.layerTest)
+    const pg = yield* Effect.provide(PgClient.PgClient, database)
+    const [{ db }] = yield* pg<{ db: string }>`SELECT current_database() AS db`
+    const serverUrl = new URL(process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test")
+    serverUrl.pathname = `/${db}`
+    const port = yield* freePort
+    const gateway = yield* scopedTs(name, join(REPO, "test/bench/support/GatewayProcess.ts"), {
+      env: {
+        HTTP_HOST: "127.0.0.1",
+        HTTP_PORT: String(port),
+        RUNNER_PORT: String(yield* freePort),
+        OPERATOR_TOKEN,
+        DATA_DIR: mkdtempSync(join(tmpdir(), "wagate-bench-data-")),
+        DATABASE_URL: serverUrl.toString(),
+        WEBHOOK_ALLOW_PRIVATE_URLS: "true",
+        ...env
+      }
+    })
+    const url = `http://127.0.0.1:${port}`
+    yield* waitReady(gateway, `${url}/api/status`)
+    const sink = yield* receiver
+
+    const http = yield* Layer.build(NodeHttpClient.layerUndici)
+    const ops = yield* OpsClient.make({ baseUrl: url, token: OPERATOR_TOKEN }).pipe(Effect.provide(http))
+    const accounts: Array<number> = []
+    for (let i = 0; i < opts.accounts; i++) {
+      const account = yield* ops.ops.createAccount({ payload: { email: `bench-${i}@example.kz`, company: "Bench" } })
+      yield* ops.opsWebhooks.set({ path: { id: account.id }, payload: { url: `http://127.0.0.1:${sink.port}/a/${account.id}` } })
+      accounts.push(account.id)
+    }
+
+    // Open loop: event i is due at start + i / rate, whatever the previous ones are doing.
+    const started = new Map<string, number>()
+    const writers = yield* Effect.makeSemaphore(32)
+    const write = (i: number) => {
+      const key = `${i}`
+      const accountId = accounts[i % accounts.length]!
+      return writers.withPermits(1)(Effect.suspend(() => {
+        started.set(key, now())
+        return Outbox.enqueue(pg, accountId, Outbox.envelope("session.status", Date.now(), { status: key })).pipe(
+          pg.withTransaction
+        )
+      }))
+    }
+    const total = Math.round(((opts.warmupMs + opts.durationMs) / 1000) * opts.rate)
+    const warmup = Math.round((opts.warmupMs / 1000) * opts.rate)
+    const cpuBefore = cpuSeconds(gateway.pid)
+    let peakRss = 0
+    const begin = now()
+    const fibers = []
+    for (let i = 0; i < total; i++) {
+      const due = begin + (i * 1000) / opts.rate
+      const wait = due - now()
+      if (wait > 1) yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, wait)))
+      if (i % opts.rate === 0) peakRss = Math.max(peakRss, rssMiB(gateway.pid))
+      fibers.push(yield* Effect.fork(Effect.orDie(write(i))))
+    }
+    for (const fiber of fibers) yield* fiber.await
+    const deadline = now() + 15_000
+    while (sink.arrivals.size < total && now() < deadline) {
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
+    }
+    const cores = (cpuSeconds(gateway.pid) - cpuBefore) / ((now() - begin) / 1000)
+
+    const measured = [...started.entries()].filter(([key]) => Number(key) >= warmup)
+    const lags = measured.flatMap(([key, at]) => {
+      const arrived = sink.arrivals.get(key)
+      return arrived === undefined ? [] : [arrived - at]
+    }).sort((a, b) => a - b)
+    const arrivals = measured.flatMap(([key]) => sink.arrivals.get(key) ?? []).sort((a, b) => a - b)
+    const span = (arrivals.at(-1)! - arrivals[0]!) / 1000
+    const result: Result = {
+      name,
+      sent: measured.length,
+      delivered: lags.length,
+      perSecond: Math.round(arrivals.length / span),
+      p50: percentile(lags, 0.5),
+      p95: percentile(lags, 0.95),
+      p99: percentile(lags, 0.99),
+      max: lags.at(-1) ?? Number.NaN,
+      gatewayCores: Math.round(cores * 100) / 100,
+      rssMiB: Math.round(peakRss)
+    }
+    return result
+  }))
+
+const header = "| gateway | events | delivered | deliveries/s | p50 ms | p95 ms | p99 ms | max ms | gateway cores | gateway RSS MiB |\n" +
+  "|---|---|---|---|---|---|---|---|---|---|"
+const row = (r: Result) =>
+  `| ${r.name} | ${r.sent} | ${r.delivered} | ${r.perSecond} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.p99.toFixed(1)} | ` +
+  `${r.max.toFixed(0)} | ${r.gatewayCores.toFixed(2)} | ${r.rssMiB} |`
+
+export const main = (argv: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const opts = options(argv)
+    yield* Console.log(`machine: ${machine()}`)
+    yield* Console.log(
+      `${opts.accounts} accounts, ${opts.rate} events/s for ${opts.durationMs / 1000} s after ${opts.warmupMs / 1000} s of warm-up\n`
+    )
+    yield* Console.log(header)
+    const results = [yield* runOnce("LISTEN/NOTIFY + poll (default)", {}, opts)]
+    yield* Console.log(row(results[0]!))
+    if (opts.baseline) {
+      results.push(yield* runOnce("poll only, 1 s (WEBHOOK_LISTEN=false)", { WEBHOOK_LISTEN: "false" }, opts))
+      yield* Console.log(row(results[1]!))
+    }
+    const first = results[0]!
+    yield* Console.log(
+      `\np99 lag ${first.p99.toFixed(1)} ms: ${first.p99 < 200 ? "within" : "OVER"} the 200 ms target; ` +
+        `${first.delivered} of ${first.sent} measured events delivered`
+    )
+    if (first.delivered < first.sent) return yield* Effect.dieMessage("events were not delivered")
+  })
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  NodeRuntime.runMain(main(process.argv.slice(2)).pipe(Effect.asVoid))
+}

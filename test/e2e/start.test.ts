@@ -1,0 +1,122 @@
+/**
+ * What a new user does: `npm start` with nothing configured (embedded PostgreSQL under ./data,
+ * in-memory limits, filesystem blobs), then the operator CLI provisions an account, money, a
+ * number and keys, and the key reads the API. Then a restart keeps everything.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { mkdtempSync, readFileSync, statSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { promisify } from "node:util"
+
+const root = join(import.meta.dirname, "../..")
+const run = promisify(execFile)
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const port = (server.address() as { port: number }).port
+      server.close(() => resolve(port))
+    })
+  })
+
+/** Environment of a fresh machine: no database, Redis or operator token configured. */
+const cleanEnv = (dataDir: string, port: number) => {
+  const env: Record<string, string> = {}
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && !/^(DATABASE_URL|REDIS_URL|OPERATOR_TOKEN|S3_|WA_DRIVER|WAGATE_)/.test(k)) env[k] = v
+  }
+  return { ...env, DATA_DIR: dataDir, HTTP_PORT: String(port), HTTP_HOST: "127.0.0.1" }
+}
+
+const start = async (env: Record<string, string>) => {
+  const child = spawn("npm", ["start"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"], detached: true })
+  let output = ""
+  child.stdout!.on("data", (d) => (output += d))
+  child.stderr!.on("data", (d) => (output += d))
+  const url = `http://127.0.0.1:${env.HTTP_PORT}`
+  for (let i = 0; i < 120; i++) {
+    try {
+      const response = await fetch(`${url}/api/status`)
+      if (response.ok) return { child, url, output: () => output }
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 500))
+  }
+  stop(child)
+  throw new Error(`gateway did not start:\n${output}`)
+}
+
+const stop = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    child.once("exit", () => resolve())
+    process.kill(-child.pid!, "SIGTERM")
+  })
+
+const cli = async (env: Record<string, string>, ...args: Array<string>) => {
+  const { stdout } = await run("npm", ["run", "--silent", "cli", "--", ...args], { cwd: root, env })
+  return JSON.parse(stdout)
+}
+
+describe("npm start on a fresh machine", () => {
+  it("serves the API on embedded defaults, provisions through the CLI and keeps data across a restart", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "wagate-e2e-"))
+    const env = cleanEnv(dataDir, await freePort())
+    let gateway = await start(env)
+    try {
+      const status: any = await (await fetch(`${gateway.url}/api/status`)).json()
+      assert.strictEqual(status.status, "ok")
+      assert.strictEqual(status.checks.database.status, "embedded")
+      assert.strictEqual(status.checks.redis.status, "memory")
+      assert.strictEqual(status.checks.blob_store.status, "filesystem")
+      // The generated operator token is kept for the CLI, readable only by its owner.
+      assert.strictEqual(statSync(join(dataDir, "operator-token")).mode & 0o777, 0o600)
+      assert.match(readFileSync(join(dataDir, "operator-token"), "utf8"), /^wag_op_/)
+
+      const account = await cli(env, "account", "create", "--email", "owner@shop.kz", "--company", "Shop LLP")
+      assert.strictEqual(account.email, "owner@shop.kz")
+      const balance = await cli(env, "account", "credit", "--account", String(account.id), "--amount", "9900")
+      assert.strictEqual(balance.balance, 9900)
+      const { number, link } = await cli(env, "number", "add", "--account", String(account.id), "--phone", "77015550001")
+      assert.strictEqual(number.phone, "77015550001")
+      assert.include(["STARTING", "SCAN_QR_CODE", "WORKING"], link.status)
+      const key = await cli(env, "key", "issue", "--account", String(account.id))
+      assert.match(key.key, /^wag_acc_/)
+      const numberKey = await cli(env, "key", "issue", "--account", String(account.id), "--number", String(number.id))
+      assert.strictEqual(numberKey.number_id, number.id)
+
+      const me: any = await (await fetch(`${gateway.url}/api/v1/me`, { headers: { authorization: `Bearer ${key.key}` } })).json()
+      assert.strictEqual(me.company, "Shop LLP")
+      assert.strictEqual(me.wa_phone, "77015550001")
+      const taken = await cli(env, "account", "create", "--email", "OWNER@shop.kz", "--company", "Again").catch((e) =>
+        JSON.parse(e.stdout)
+      )
+      assert.strictEqual(taken.code, "email_taken")
+
+      const reissued = await cli(env, "key", "reissue", "--key-id", String(key.id))
+      const old = await fetch(`${gateway.url}/api/v1/me`, { headers: { authorization: `Bearer ${key.key}` } })
+      assert.strictEqual(old.status, 401)
+
+      await stop(gateway.child)
+      gateway = await start(env)
+      const shown = await cli(env, "account", "show", "--account", String(account.id))
+      assert.deepStrictEqual(shown.numbers.map((n: any) => n.phone), ["77015550001"])
+      assert.strictEqual(shown.balance.balance, 9900)
+      const after = await fetch(`${gateway.url}/api/v1/numbers`, { headers: { "x-api-key": reissued.key } })
+      assert.strictEqual(after.status, 200)
+    } finally {
+      await stop(gateway.child)
+    }
+  }, 480_000)
+
+  it("the CLI says clearly when the gateway is not running", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "wagate-e2e-"))
+    const env = { ...cleanEnv(dataDir, await freePort()), OPERATOR_TOKEN: "x" }
+    const failure = await cli(env, "account", "show", "--account", "1").catch((e) => ({ exit: e.code, ...JSON.parse(e.stdout) }))
+    assert.strictEqual(failure.exit, 1)
+    assert.strictEqual(failure.code, "gateway_unreachable")
+  }, 60_000)
+})

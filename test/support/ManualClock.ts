@@ -1,0 +1,45 @@
+/**
+ * A clock that stands still at a moment the test chooses and moves only when the test moves
+ * it: for the parts of a running gateway whose time a test drives (request windows, the number
+ * entities' days and pauses), while the rest keeps real time. Sleeps are real.
+ */
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+
+export interface ManualClock {
+  readonly clock: Clock.Clock
+  /** Moves the clock so that it reads `epochMs` now. */
+  readonly set: (epochMs: number) => void
+  readonly adjust: (by: Duration.DurationInput) => void
+  readonly now: () => number
+}
+
+export const make = (start: number = Date.now()): ManualClock => {
+  let current = start
+  const now = () => current
+  const clock: Clock.Clock = {
+    [Clock.ClockTypeId]: Clock.ClockTypeId,
+    unsafeCurrentTimeMillis: now,
+    currentTimeMillis: Effect.sync(now),
+    unsafeCurrentTimeNanos: () => BigInt(now()) * 1_000_000n,
+    currentTimeNanos: Effect.sync(() => BigInt(now()) * 1_000_000n),
+    sleep: (duration) =>
+      Effect.async<void>((resume) => {
+        const timer = setTimeout(() => resume(Effect.void), Duration.toMillis(duration))
+        return Effect.sync(() => clearTimeout(timer))
+      })
+  }
+  return {
+    clock,
+    set: (epochMs) => void (current = epochMs),
+    adjust: (by) => void (current += Duration.toMillis(Duration.decode(by))),
+    now
+  }
+}
+
+/** A moment just after the start of a calendar minute, so a burst stays inside one window. */
+export const startOfMinute = () => {
+  const now = Date.now()
+  return now - (now % 60_000) + 1
+}
