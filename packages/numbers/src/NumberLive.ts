@@ -403,7 +403,7 @@ export const NumberLive = NumberEntity.toLayer(
           }
           history.lastSendAt = now
           const handed = yield* Effect.either(session.send({ waMessageId, to: payload.to, content: outgoing }))
-          const remember = (status: number, body: unknown) =>
+          const storeAnswer = (status: number, body: unknown) =>
             payload.idempotency === undefined
               ? Effect.void
               : conversations.storeAnswer(number.accountId, payload.idempotency.key, { status, body })
@@ -422,7 +422,7 @@ export const NumberLive = NumberEntity.toLayer(
             used.messages = Math.max(0, used.messages - 1)
             if (firstContact) used.newContacts = Math.max(0, used.newContacts - 1)
             const failure = new SendFailed({ error: `The network did not accept the message: ${handed.left.reason}` })
-            yield* remember(failure.status, { error: failure.error, code: failure.code })
+            yield* storeAnswer(failure.status, { error: failure.error, code: failure.code })
             return yield* failure
           }
           // Unavailable: the message stays pending and goes out when the connection is back.
@@ -436,7 +436,7 @@ export const NumberLive = NumberEntity.toLayer(
               at
             })
           }
-          yield* remember(200, { ok: true, id: messageId, wa_message_id: waMessageId, from: { id: numberId, phone: number.phone } })
+          yield* storeAnswer(200, { ok: true, id: messageId, wa_message_id: waMessageId, from: { id: numberId, phone: number.phone } })
           return { messageId, waMessageId, phone: number.phone, quota: quota() }
         })
         return yield* (payload.content._tag === "text" ? deliver : withAttachmentSlot(deliver))

@@ -94,7 +94,7 @@ layer(TestLayer, { excludeTestServices: true, timeout: 60_000 })("Baileys auth s
       const keys = b.auth.state.keys
       const sessions = yield* get(keys, "session", ["77019990001.0", "nobody.0"])
       assert.deepStrictEqual(Object.keys(sessions), ["77019990001.0"])
-      assert.deepStrictEqual([...sessions["77019990001.0"]!], [5, 6, 7])
+      assert.deepStrictEqual([...(sessions["77019990001.0"] as Uint8Array)], [5, 6, 7])
       const preKeys = yield* Effect.promise(() => Promise.resolve(keys.get("pre-key", ["1"])))
       assert.deepStrictEqual([...preKeys["1"]!.private], new Array(32).fill(2))
       const appState = yield* Effect.promise(() => Promise.resolve(keys.get("app-state-sync-key", ["AAAA"])))
@@ -137,7 +137,7 @@ layer(TestLayer, { excludeTestServices: true, timeout: 60_000 })("Baileys auth s
       }
       // Before any of them committed, a read already sees the newest value.
       const early = yield* get(keys, "session", ["hot"])
-      assert.deepStrictEqual([...early["hot"]!], [149])
+      assert.deepStrictEqual([...(early["hot"] as Uint8Array)], [149])
       yield* Effect.promise(() => Promise.all(writes))
       yield* a.close
 

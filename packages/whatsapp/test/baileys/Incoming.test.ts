@@ -152,7 +152,7 @@ describe("Baileys driver: incoming messages", () => {
         msg("L3", { remoteJid: `${PEER}@s.whatsapp.net` }, { conversation: "three" })
       ])
       yield* flush
-      const expected = { ...base, peerLid: `${LID}@lid`, type: "text" }
+      const expected = { ...base, peerLid: `${LID}@lid`, type: "text" as const }
       assert.deepStrictEqual(incoming(first.rec.events), [
         { ...expected, waMessageId: "L1", text: "one" },
         { ...expected, waMessageId: "L2", text: "two" },
@@ -207,7 +207,7 @@ describe("Baileys driver: incoming messages", () => {
       socket.upsert([msg("G3", { remoteJid: GROUP, participant: `${LID}@lid` }, { conversation: "renamed" })])
       socket.upsert([msg("G4", { remoteJid: GROUP, fromMe: true }, { conversation: "from the phone" }, { pushName: "Shop" })])
       yield* flush
-      const group = { ...base, chatId: GROUP, peer: "120363025246125888", isGroup: true, type: "text", author: PEER }
+      const group = { ...base, chatId: GROUP, peer: "120363025246125888", isGroup: true, type: "text" as const, author: PEER }
       assert.deepStrictEqual(incoming(rec.events), [
         { ...group, waMessageId: "G1", text: "hi all", groupSubject: "Shop staff" },
         { ...group, waMessageId: "G2", text: "again", groupSubject: "Shop staff" },
