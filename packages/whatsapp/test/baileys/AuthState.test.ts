@@ -144,7 +144,7 @@ layer(TestLayer, { excludeTestServices: true, timeout: 60_000 })("Baileys auth s
       const b = yield* openAuth(id)
       const all = yield* get(b.auth.state.keys, "pre-key", Array.from({ length: 150 }, (_, i) => String(i)))
       assert.strictEqual(Object.keys(all).length, 150)
-      assert.deepStrictEqual([...(yield* get(b.auth.state.keys, "session", ["hot"]))["hot"]!], [149])
+      assert.deepStrictEqual([...((yield* get(b.auth.state.keys, "session", ["hot"]))["hot"] as Uint8Array)], [149])
       yield* b.close
     }))
 
