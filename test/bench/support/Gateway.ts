@@ -40,7 +40,10 @@ export const startGateway = (name: string, env: Record<string, string>, cpuProfD
         HTTP_PORT: String(port),
         RUNNER_PORT: String(runnerPort),
         OPERATOR_TOKEN,
+        // Reads do not touch the network; the simulator keeps the run off WhatsApp whatever the default.
+        WA_DRIVER: "simulator",
         DATA_DIR: mkdtempSync(join(tmpdir(), "wagate-bench-data-")),
+        WA_DRIVER: "simulator",
         ...env
       },
       nodeArgs: cpuProfDir === undefined
