@@ -7,21 +7,25 @@
  *   npm run bench -- messages [--connections 16,64] [--warmup 2] [--duration 10]
  *     [--mixes first,deep,filtered] [--memory-mixes first] [--rates 250,500] [--rate-mixes deep]
  *     [--messages 1000000] [--embedded-connections 16] [--cpu-prof DIR]
+ *     [--database wagate_bench_messages] [--drop-database]
+ *
+ * The seeded database is kept for the next run (see support/BenchDatabase.ts); `--drop-database`
+ * drops it at the end.
  *
  * An empty list skips that part, e.g. `--memory-mixes= --embedded-connections=`.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as Database from "@wagate/store/Database"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { deepStrictEqual } from "node:assert"
 import { randomBytes } from "node:crypto"
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
+import * as BenchDatabase from "./support/BenchDatabase.js"
 import * as Embedded from "./support/Embedded.js"
-import { provisionAccount, type Server, startGateway } from "./support/Gateway.js"
+import { issueKeys, KEYS, provisionAccount, type Server, startGateway } from "./support/Gateway.js"
 import * as Load from "./support/Load.js"
 import * as MessageSeed from "./support/MessageSeed.js"
 import * as Mixes from "./support/Mixes.js"
@@ -44,7 +48,9 @@ const options = (argv: ReadonlyArray<string>) => {
       messages: { type: "string", default: "1000000" },
       chats: { type: "string", default: "2000" },
       "embedded-connections": { type: "string", default: "16" },
-      "cpu-prof": { type: "string" }
+      "cpu-prof": { type: "string" },
+      database: { type: "string", default: "wagate_bench_messages" },
+      "drop-database": { type: "boolean", default: false }
     }
   })
   return {
@@ -58,7 +64,9 @@ const options = (argv: ReadonlyArray<string>) => {
     messages: Number(values.messages),
     chats: Number(values.chats),
     embeddedConnections: list(values["embedded-connections"]).map(Number),
-    cpuProfDir: values["cpu-prof"]
+    cpuProfDir: values["cpu-prof"],
+    database: values.database,
+    dropDatabase: values["drop-database"]
   }
 }
 
@@ -104,38 +112,41 @@ export const main = (argv: ReadonlyArray<string>) =>
     const begun = performance.now()
     yield* Console.log(`machine: ${machine()}`)
 
-    // A fresh, migrated database on the local server, dropped at the end.
-    const database = yield* Layer.build(Database.layerTest)
-    const sql = yield* Effect.provide(SqlClient.SqlClient, database)
+    // The benchmark's own database, seeded once and reused by later runs (BenchDatabase).
+    const shape = { messages: opts.messages, chats: opts.chats, days: 364 }
+    const bench = yield* BenchDatabase.open(opts.database, shape)
+    if (opts.dropDatabase) yield* Effect.addFinalizer(() => BenchDatabase.drop(opts.database))
+    const sql = yield* Effect.provide(SqlClient.SqlClient, bench.context)
     const inDatabase = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
-      effect.pipe(Effect.provide(database), Effect.orDie)
-    const [{ name }] = yield* inDatabase(sql<{ name: string }>`SELECT current_database() AS name`)
-    const serverUrl = new URL(process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test")
-    serverUrl.pathname = `/${name}`
-    const databaseUrl = serverUrl.toString()
+      effect.pipe(Effect.provide(bench.context), Effect.orDie)
 
     const gateway = yield* startGateway("gateway (redis)", {
-      DATABASE_URL: databaseUrl,
+      DATABASE_URL: bench.url,
       REDIS_URL: process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379",
       REDIS_PREFIX: `wagate-bench-${randomBytes(4).toString("hex")}`
     }, opts.cpuProfDir)
-    const account = yield* provisionAccount(gateway.url)
-
-    const seeding = performance.now()
-    const indexes = yield* inDatabase(sql.unsafe<{ name: string; definition: string }>(MessageSeed.INDEX_QUERY))
-    const plan = {
-      accountId: account.accountId,
-      numberIds: account.numbers.map((n) => n.id),
-      messages: opts.messages,
-      chats: opts.chats,
-      days: 364
-    }
-    yield* inDatabase(
-      Effect.forEach(MessageSeed.statements(plan, indexes), (statement) => sql.unsafe(statement), { discard: true }).pipe(
-        sql.withTransaction
-      )
-    )
-    yield* Console.log(`seeded ${opts.messages} messages and their chats in ${seconds(seeding)} s`)
+    const account = yield* Option.match(bench.kept, {
+      onSome: (kept) =>
+        Effect.map(issueKeys(gateway.url, kept.accountId, KEYS), (keys) => ({ ...kept, keys })),
+      onNone: () =>
+        Effect.gen(function*() {
+          const account = yield* provisionAccount(gateway.url)
+          const seeding = performance.now()
+          const indexes = yield* inDatabase(sql.unsafe<{ name: string; definition: string }>(MessageSeed.INDEX_QUERY))
+          const plan = { accountId: account.accountId, numberIds: account.numbers.map((n) => n.id), ...shape }
+          yield* inDatabase(
+            Effect.forEach(MessageSeed.statements(plan, indexes), (statement) => sql.unsafe(statement), {
+              discard: true
+            }).pipe(sql.withTransaction)
+          )
+          yield* inDatabase(BenchDatabase.recordSeed(account.accountId, shape))
+          yield* Console.log(`seeded ${opts.messages} messages and their chats in ${seconds(seeding)} s`)
+          return account
+        })
+    })
+    if (Option.isSome(bench.kept)) yield* Console.log(`reusing the ${opts.messages} messages seeded in ${opts.database}`)
+    const databaseUrl = bench.url
+    const name = opts.database
 
     const facts = yield* inDatabase(MessageSeed.facts(account.accountId, account.numbers))
     const baseline = yield* startBaseline(databaseUrl)

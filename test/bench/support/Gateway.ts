@@ -43,7 +43,6 @@ export const startGateway = (name: string, env: Record<string, string>, cpuProfD
         // Reads do not touch the network; the simulator keeps the run off WhatsApp whatever the default.
         WA_DRIVER: "simulator",
         DATA_DIR: mkdtempSync(join(tmpdir(), "wagate-bench-data-")),
-        WA_DRIVER: "simulator",
         ...env
       },
       nodeArgs: cpuProfDir === undefined
@@ -55,14 +54,22 @@ export const startGateway = (name: string, env: Record<string, string>, cpuProfD
     return { name, child, url } satisfies Server
   })
 
+/** `count` more account keys of `accountId`, issued through the operator API. */
+export const issueKeys = (url: string, accountId: number, count: number) =>
+  Effect.gen(function*() {
+    const ops = yield* OpsClient.make({ baseUrl: url, token: OPERATOR_TOKEN })
+    const keys: Array<string> = []
+    while (keys.length < count) {
+      keys.push((yield* ops.ops.issueKey({ payload: { account_id: accountId } })).key)
+    }
+    return keys
+  }).pipe(Effect.provide(NodeHttpClient.layerUndici), Effect.orDie)
+
 /** An account with two numbers and `KEYS` account keys, provisioned through the operator API. */
 export const provisionAccount = (url: string) =>
   Effect.gen(function*() {
     const ops = yield* OpsClient.make({ baseUrl: url, token: OPERATOR_TOKEN })
     const account = yield* provision(ops, { numbers: 2 })
-    const keys = [account.accountKey]
-    while (keys.length < KEYS) {
-      keys.push((yield* ops.ops.issueKey({ payload: { account_id: account.accountId } })).key)
-    }
-    return { ...account, keys }
+    const more = yield* issueKeys(url, account.accountId, KEYS - 1)
+    return { ...account, keys: [account.accountKey, ...more] }
   }).pipe(Effect.provide(NodeHttpClient.layerUndici), Effect.orDie)
