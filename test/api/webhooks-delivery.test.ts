@@ -5,16 +5,22 @@
  * rotation, isolation between accounts, and no loss across a runner restart mid-retry.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { ExportEvents, type Finished } from "@wagate/store/ExportEvents"
 import * as RetrySchedule from "@wagate/webhooks/RetrySchedule"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { pathToFileURL } from "node:url"
 import { Webhook } from "standardwebhooks"
 import { provision, uniquePhone } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
 import { freshDatabase, type RunningGateway, simulatedNetwork } from "../support/TestGateway.js"
 import * as WebhookReceiver from "../support/WebhookReceiver.js"
-import { call, embeddedGateway, emit, eventually, outbox, webhookGateway } from "../support/Webhooks.js"
+import { call, code, embeddedGateway, emit, eventually, outbox, sql, webhookGateway } from "../support/Webhooks.js"
 
 const SECOND = 1000
 const HOUR = 3600 * SECOND
@@ -69,6 +75,75 @@ describe("the envelope and its signature", () => {
         { id: sent.wa_message_id, to: peer, ack: "sent" }
       )
       assert.deepStrictEqual(new Webhook(secret).verify(ack.body, ack.headers), ack.json)
+    }))
+  it.scopedLive("a lost connection reaches the receiver as session.status with the spec's status field", () =>
+    Effect.gen(function*() {
+      const receiver = yield* WebhookReceiver.start
+      const gateway = yield* webhookGateway(yield* freshDatabase)
+      const acme = yield* provision(gateway.ops)
+      const { secret } = yield* setWebhook(gateway, acme.accountKey, receiver.url("/acme"))
+      yield* gateway.sim.disconnect(acme.numbers[0]!.phone, "connection_lost")
+      const got = yield* eventually(
+        Effect.sync(() => receiver.received("/acme").filter((r) => r.json.event === "session.status")),
+        (rs) => rs.length >= 2
+      )
+      assert.deepStrictEqual(got.slice(0, 2).map(statusOf), ["disconnected", "connected"])
+      assert.deepStrictEqual(Object.keys(got[0]!.json), ["event", "timestamp", "data"])
+      for (const r of got) assert.deepStrictEqual(new Webhook(secret).verify(r.body, r.headers), r.json)
+    }))
+
+  it.scopedLive("export.ready is written with the export's end or not at all, carries id, status, size, files, messages and no link", () =>
+    Effect.gen(function*() {
+      const receiver = yield* WebhookReceiver.start
+      const gateway = yield* webhookGateway(yield* freshDatabase)
+      const acme = yield* provision(gateway.ops)
+      const { secret } = yield* setWebhook(gateway, acme.accountKey, receiver.url("/acme"))
+      const [{ id }] = yield* sql(gateway.database, (sql) =>
+        sql<{ id: string }>`INSERT INTO exports (account_id) VALUES (${acme.accountId}) RETURNING id`)
+      const exportId = Number(id)
+      const at = new Date()
+      const done: Finished = {
+        _tag: "Done", exportId, size: 52_428_800, files: 120, messages: 4_321, missingFiles: 2,
+        blobKey: `exports/${exportId}.zip`, expiresAt: new Date(at.getTime() + 24 * HOUR), at
+      }
+      const finish = (f: Finished) =>
+        ExportEvents.pipe(Effect.flatMap((e) => e.finish(f)), Effect.provide(ExportEvents.Default), Effect.provide(gateway.database))
+
+      // A transaction that fails after the export's end was written leaves neither it nor its event.
+      const aborted = yield* Effect.gen(function*() {
+        const pg = yield* PgClient.PgClient
+        return yield* finish(done).pipe(Effect.zipRight(Effect.fail("archive upload not confirmed")), pg.withTransaction)
+      }).pipe(Effect.provide(gateway.database), Effect.either)
+      assert.isTrue(aborted._tag === "Left")
+      assert.lengthOf(yield* outbox(gateway.database, acme.accountId), 0)
+      const [row] = yield* sql(gateway.database, (sql) => sql<{ status: string }>`SELECT status FROM exports WHERE id = ${exportId}`)
+      assert.strictEqual(row!.status, "queued")
+
+      assert.isTrue(yield* finish(done))
+      assert.isFalse(yield* finish(done), "an export ends once, with one event")
+      const [ready] = yield* receiver.waitFor("/acme", 1)
+      assert.deepStrictEqual(ready!.json, {
+        event: "export.ready",
+        timestamp: Math.floor(at.getTime() / 1000),
+        data: {
+          id: exportId, status: "done", size: 52_428_800, files: 120, messages: 4_321, missing_files: 2,
+          expires_at: done.expiresAt.toISOString(), error: null
+        }
+      })
+      assert.notMatch(ready!.body, /https?:|blob|exports\//, "no link, no storage key")
+      assert.deepStrictEqual(new Webhook(secret).verify(ready!.body, ready!.headers), ready!.json)
+      const [exported] = yield* sql(gateway.database, (sql) =>
+        sql<{ status: string; size: string }>`SELECT status, size FROM exports WHERE id = ${exportId}`)
+      assert.deepStrictEqual([exported!.status, Number(exported!.size)], ["done", 52_428_800])
+
+      const [{ id: failedId }] = yield* sql(gateway.database, (sql) =>
+        sql<{ id: string }>`INSERT INTO exports (account_id) VALUES (${acme.accountId}) RETURNING id`)
+      assert.isTrue(yield* finish({ _tag: "Failed", exportId: Number(failedId), error: "storage unavailable", at }))
+      const [, failed] = yield* receiver.waitFor("/acme", 2)
+      assert.deepStrictEqual(failed!.json.data, {
+        id: Number(failedId), status: "failed", size: null, files: null, messages: null, missing_files: null,
+        expires_at: null, error: "storage unavailable"
+      })
     }))
 })
 
@@ -147,7 +222,7 @@ describe("order and retries", () => {
 })
 
 describe("turning a webhook off", () => {
-  it.scopedLive("410 Gone turns it off at once; held events go out, in order, when it is turned on again", () =>
+  it.scopedLive("410 Gone turns it off at once and says so in the log; held events, and those of the time it is off, go out in order when it is turned on again", () =>
     Effect.gen(function*() {
       const time = ManualClock.make()
       const receiver = yield* WebhookReceiver.start
@@ -163,13 +238,29 @@ describe("turning a webhook off", () => {
       time.adjust("7 hours")
       yield* pause(300)
       assert.lengthOf(receiver.received("/acme"), 1, "nothing is sent while it is off")
+      // The account is told in the delivery log too, by an entry that is never sent.
+      const notices = (yield* call(gateway, "GET", "/api/v1/webhook/deliveries?status=notice", acme.accountKey)).body.deliveries
+      assert.deepStrictEqual(
+        notices.map((d: any) => [d.event, d.status, d.response_code, d.error]),
+        [["webhook.status", "notice", 410, off.body.notice]]
+      )
+      const notice = (yield* call(gateway, "GET", `/api/v1/webhook/deliveries/${notices[0].id}`, acme.accountKey)).body
+      assert.deepStrictEqual(
+        [notice.payload.event, notice.payload.data.status, notice.payload.data.reason, notice.payload.data.url],
+        ["webhook.status", "disabled", "gone", receiver.url("/acme")]
+      )
+      assert.strictEqual(code(yield* call(gateway, "POST", "/api/v1/webhook/resend", acme.accountKey, { event_id: notices[0].id })), "404 not_found")
+      // Events of the time it is off are kept, in order, not lost.
       yield* emit(gateway.database, acme.accountId, 1, "while-off")
-      assert.lengthOf(yield* outbox(gateway.database, acme.accountId), 2, "no events are recorded while it is off")
+      const held = yield* call(gateway, "GET", "/api/v1/webhook", acme.accountKey)
+      assert.strictEqual(held.body.pending_events, 3)
+      yield* pause(300)
+      assert.lengthOf(receiver.received("/acme"), 1, "nothing is sent while it is off")
 
       receiver.answer("/acme", 200)
       yield* setWebhook(gateway, acme.accountKey, receiver.url("/acme"))
-      const got = yield* receiver.waitFor("/acme", 3)
-      assert.deepStrictEqual(got.map(statusOf), ["e1", "e1", "e2"])
+      const got = yield* receiver.waitFor("/acme", 4)
+      assert.deepStrictEqual(got.map(statusOf), ["e1", "e1", "e2", "while-off1"])
       assert.strictEqual(got[0]!.headers["webhook-id"], got[1]!.headers["webhook-id"])
       const on = yield* eventually(call(gateway, "GET", "/api/v1/webhook", acme.accountKey), (a) => a.body.pending_events === 0)
       assert.deepStrictEqual([on.body.enabled, on.body.disabled_reason, on.body.notice], [true, null, null])
@@ -203,8 +294,16 @@ describe("turning a webhook off", () => {
       assert.isAbove(span, 2.3 * 24 * HOUR)
 
       const log = (yield* call(gateway, "GET", "/api/v1/webhook/deliveries", acme.accountKey)).body.deliveries
-      assert.deepStrictEqual(log.map((d: any) => [d.status, d.attempts]), [["pending", 0], ["failed", 23]])
-      assert.strictEqual(log[1].response_code, 503)
+      assert.deepStrictEqual(log.map((d: any) => [d.event, d.status, d.attempts]), [
+        ["webhook.status", "notice", 0],
+        ["session.status", "pending", 0],
+        ["session.status", "failed", 23]
+      ])
+      assert.strictEqual(log[2].response_code, 503)
+      // The log tells the account what the webhook's resource tells it.
+      assert.deepStrictEqual([log[0].error, log[0].response_code], [off.body.notice, 503])
+      const failedOnly = (yield* call(gateway, "GET", "/api/v1/webhook/deliveries?status=failed", acme.accountKey)).body.deliveries
+      assert.deepStrictEqual(failedOnly.map((d: any) => d.id), [log[2].id])
       time.adjust("1 day")
       yield* pause(300)
       assert.lengthOf(receiver.received("/acme"), 23, "the event is given up and the next one waits")
@@ -214,7 +313,7 @@ describe("turning a webhook off", () => {
       yield* setWebhook(gateway, acme.accountKey, receiver.url("/acme"))
       const after = yield* receiver.waitFor("/acme", 24)
       assert.strictEqual(statusOf(after[23]!), "e2")
-      const resend = yield* call(gateway, "POST", "/api/v1/webhook/resend", acme.accountKey, { event_id: log[1].event_id })
+      const resend = yield* call(gateway, "POST", "/api/v1/webhook/resend", acme.accountKey, { event_id: log[2].event_id })
       assert.strictEqual(resend.status, 202)
       assert.strictEqual(statusOf((yield* receiver.waitFor("/acme", 25))[24]!), "e1")
     }), { timeout: 60_000 })
@@ -247,6 +346,34 @@ describe("secret rotation", () => {
       assert.lengthOf(after!.headers["webhook-signature"]!.split(" "), 1)
       assert.deepStrictEqual(new Webhook(fresh).verify(after!.body, after!.headers), after!.json)
       assert.throws(() => new Webhook(old).verify(after!.body, after!.headers))
+    }))
+  it.scopedLive("the dependency-free verification sample of docs/webhooks.md accepts deliveries, during a rotation too, and refuses forgeries", () =>
+    Effect.gen(function*() {
+      const docs = readFileSync(join(import.meta.dirname, "../../docs/webhooks.md"), "utf8")
+      const sample = /```js\n(\/\/ verify-webhook\.mjs[\s\S]*?)```/.exec(docs)
+      assert.isNotNull(sample, "the sample is on the page")
+      const file = join(mkdtempSync(join(tmpdir(), "wagate-docs-")), "verify-webhook.mjs")
+      writeFileSync(file, sample![1]!)
+      const { verifyWebhook } = yield* Effect.promise(() => import(pathToFileURL(file).href))
+
+      const receiver = yield* WebhookReceiver.start
+      const gateway = yield* webhookGateway(yield* freshDatabase)
+      const acme = yield* provision(gateway.ops)
+      const { secret: old } = yield* setWebhook(gateway, acme.accountKey, receiver.url("/acme"))
+      yield* emit(gateway.database, acme.accountId, 1)
+      const [before] = yield* receiver.waitFor("/acme", 1)
+      assert.deepStrictEqual(verifyWebhook(old, before!.headers, before!.body), before!.json)
+      const fresh: string = (yield* call(gateway, "POST", "/api/v1/webhook/rotate-secret", acme.accountKey)).body.secret
+      yield* emit(gateway.database, acme.accountId, 1, "rotated")
+      const [, during] = yield* receiver.waitFor("/acme", 2)
+      assert.deepStrictEqual(verifyWebhook(fresh, during!.headers, during!.body), during!.json)
+      assert.deepStrictEqual(verifyWebhook(old, during!.headers, during!.body), during!.json)
+      assert.throws(() => verifyWebhook(fresh, before!.headers, before!.body), /no valid signature/)
+      assert.throws(() => verifyWebhook(old, during!.headers, during!.body.replace("rotated1", "rotated2")), /no valid signature/)
+      const stale = { ...during!.headers, "webhook-timestamp": String(Math.floor(Date.now() / 1000) - 600) }
+      assert.throws(() => verifyWebhook(old, stale, during!.body), /timestamp out of range/)
+      // The sample and the package agree.
+      assert.deepStrictEqual(new Webhook(fresh).verify(during!.body, during!.headers), verifyWebhook(fresh, during!.headers, during!.body))
     }))
 })
 

@@ -41,9 +41,10 @@ describe("GET and PUT /webhook", () => {
       const off = yield* call(gateway, "PUT", "/api/v1/webhook", key, { url: "http://127.0.0.1:9/b", enabled: false })
       assert.deepStrictEqual([off.body.enabled, off.body.disabled_reason, off.body.notice], [false, "manual", null])
       assert.isString(off.body.disabled_at)
-      // While it is off, no events are recorded for the account.
+      // While it is off, events are still recorded: they wait until it is on again.
       yield* emit(gateway.database, acme.accountId, 2)
-      assert.lengthOf(yield* outbox(gateway.database, acme.accountId), 0)
+      assert.lengthOf(yield* outbox(gateway.database, acme.accountId), 2)
+      assert.strictEqual((yield* call(gateway, "GET", "/api/v1/webhook", key)).body.pending_events, 2)
       const on = yield* call(gateway, "PUT", "/api/v1/webhook", key, { url: "http://127.0.0.1:9/b" })
       assert.deepStrictEqual([on.body.enabled, on.body.disabled_reason, on.body.disabled_at], [true, null, null])
 

@@ -45,8 +45,13 @@ export const SetWebhookRequest = Schema.Struct({
   enabled: Schema.optional(Schema.Boolean).annotations({ description: "Default true" })
 }).annotations({ identifier: "SetWebhookRequest" })
 
-/** @since 1.0.0 */
-export const DeliveryStatus = Schema.Literal("pending", "delivered", "failed")
+/**
+ * `notice`: not an event but the gateway telling the account it turned the webhook off (event
+ * `webhook.status`, data `{status: "disabled", reason, url, event_id, notice}`); never sent.
+ *
+ * @since 1.0.0
+ */
+export const DeliveryStatus = Schema.Literal("pending", "delivered", "failed", "notice")
 
 /** One event in the delivery log. @since 1.0.0 */
 export const WebhookDelivery = Schema.Struct({

@@ -105,7 +105,7 @@ export class Conversations extends Effect.Service<Conversations>()("@wagate/stor
 
     /**
      * The end of a statement that queues a webhook event for each row of its CTE `changed`
-     * (account_id, message_id, peer) when the account has an enabled endpoint: `payload` gets the
+     * (account_id, message_id, peer) when the account has a webhook endpoint (on or off): `payload` gets the
      * row's message id (and peer as `data.to`, for acks) filled in, and waiting deliverers are
      * notified when the statement commits. The statement must read `notified` for that to run.
      */
@@ -113,7 +113,7 @@ export class Conversations extends Effect.Service<Conversations>()("@wagate/stor
       sql`
         endpoint AS (
           SELECT e.account_id FROM webhook_endpoints e
-          WHERE e.enabled AND e.account_id IN (SELECT account_id FROM changed)
+          WHERE e.account_id IN (SELECT account_id FROM changed)
           FOR NO KEY UPDATE
         ), queued AS (
           INSERT INTO webhook_outbox (account_id, event, payload)

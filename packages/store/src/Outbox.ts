@@ -1,6 +1,8 @@
 /**
  * Webhook events, written into the outbox in the same transaction as the change that caused
- * them. Nothing is written for an account without an enabled webhook endpoint.
+ * them. Nothing is written for an account without a webhook endpoint; while its endpoint is off
+ * (turned off by the account, or by the gateway after 410 Gone or three days of failures) events
+ * are still written and wait, in order, until it is on again.
  *
  * @since 1.0.0
  */
@@ -35,8 +37,8 @@ export const envelope = (event: EventName, at: number, data: Record<string, unkn
 export const CHANNEL = "wagate_webhooks"
 
 /**
- * Appends the event to the account's outbox, when the account has an enabled webhook endpoint.
- * Meant to run inside the transaction of the change.
+ * Appends the event to the account's outbox, when the account has a webhook endpoint (on or
+ * off). Meant to run inside the transaction of the change.
  *
  * The endpoint's row is locked until the transaction ends, so the events of one account take
  * their ids in the order they commit and the delivery order (by id) is the order of the changes.
@@ -47,7 +49,7 @@ export const CHANNEL = "wagate_webhooks"
 export const enqueue = (sql: PgClient.PgClient, accountId: number, event: Envelope) =>
   sql`
     WITH endpoint AS (
-      SELECT account_id FROM webhook_endpoints WHERE account_id = ${accountId} AND enabled FOR NO KEY UPDATE
+      SELECT account_id FROM webhook_endpoints WHERE account_id = ${accountId} FOR NO KEY UPDATE
     ), queued AS (
       INSERT INTO webhook_outbox (account_id, event, payload)
       SELECT account_id, ${event.event}, ${sql.json(event)} FROM endpoint

@@ -69,7 +69,8 @@ export const WebhookLive = WebhookEntity.toLayer(
         const at = yield* DomainClock.now
         const number = queued.attempts + 1
         const verdict = RetrySchedule.judge(result.status, number, at, yield* Random.next)
-        return yield* writes.withPermits(1)(Effect.gen(function*() {
+        // The attempt, its event's state and turning the endpoint off commit together.
+        return yield* writes.withPermits(1)(store.transaction(Effect.gen(function*() {
           const unchanged = version === seen
           const outcome: Outcome = verdict._tag === "Delivered"
             ? verdict
@@ -85,16 +86,25 @@ export const WebhookLive = WebhookEntity.toLayer(
             const when = new Date(at).toISOString()
             const notice = verdict._tag === "Gone"
               ? `Turned off at ${when}: ${endpoint.url} answered 410 Gone to event ${Signing.webhookId(queued.eventId)}. ` +
-                `No events are recorded while the webhook is off; the ones already waiting are delivered when it is turned on again.`
+                `Events are kept, in order, and delivered from that one on when the webhook is turned on again.`
               : `Turned off at ${when}: ${endpoint.url} gave no 2xx answer to event ${Signing.webhookId(queued.eventId)} ` +
                 `in ${number} attempts over about three days (last: ${describeAnswer(result.status, result.error)}). ` +
-                `That event failed (POST /webhook/resend sends it again); the ones after it are delivered when the webhook is turned on again.`
-            yield* store.disable(accountId, verdict._tag === "Gone" ? "gone" : "failing", notice, at)
+                `That event failed (POST /webhook/resend sends it again); the later ones are kept, in order, and ` +
+                `delivered when the webhook is turned on again.`
+            yield* store.disable({
+              accountId,
+              reason: verdict._tag === "Gone" ? "gone" : "failing",
+              notice,
+              url: endpoint.url,
+              eventId: queued.eventId,
+              status: result.status,
+              at
+            })
             version++
             yield* Effect.logWarning(`webhook of account ${accountId} turned off: ${notice}`)
           }
           return verdict._tag === "Delivered"
-        }))
+        })))
       })
 
     /** One pass: deliver what is due, in order, until an event must wait or the queue is empty. */

@@ -9,10 +9,11 @@ import type { Webhook, WebhookDelivery } from "@wagate/domain/Webhook"
 import { int, iso, isoOrNull } from "@wagate/store/Time"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { NOTICE_EVENT } from "./WebhookStore.js"
 
 /** @since 1.0.0 */
 export interface DeliveryFilter {
-  readonly status?: "pending" | "delivered" | "failed" | undefined
+  readonly status?: "pending" | "delivered" | "failed" | "notice" | undefined
   readonly before?: number | undefined
   readonly limit: number
 }
@@ -31,7 +32,13 @@ const toDelivery = (r: any): WebhookDelivery => ({
   id: int(r.id),
   event_id: int(r.event_id),
   event: r.event,
-  status: r.delivered_at !== null ? "delivered" : r.failed_at !== null ? "failed" : "pending",
+  status: r.event === NOTICE_EVENT
+    ? "notice"
+    : r.delivered_at !== null
+    ? "delivered"
+    : r.failed_at !== null
+    ? "failed"
+    : "pending",
   attempts: r.attempts,
   response_code: r.last_status,
   latency_ms: r.latency_ms,
@@ -80,7 +87,9 @@ export class WebhookLog extends Effect.Service<WebhookLog>()("@wagate/webhooks/W
         : filter.status === "delivered"
         ? sql`AND o.delivered_at IS NOT NULL`
         : filter.status === "failed"
-        ? sql`AND o.failed_at IS NOT NULL`
+        ? sql`AND o.failed_at IS NOT NULL AND o.event <> ${NOTICE_EVENT}`
+        : filter.status === "notice"
+        ? sql`AND o.event = ${NOTICE_EVENT}`
         : sql`AND o.delivered_at IS NULL AND o.failed_at IS NULL`
       const before = filter.before === undefined ? sql`` : sql`AND o.id < ${filter.before}`
       const rows = yield* sql<any>`

@@ -56,6 +56,14 @@ export interface AttemptRecord {
   readonly outcome: Outcome
 }
 
+/**
+ * The event of a delivery-log entry that tells the account its webhook was turned off (shaped
+ * like `session.status`: `data.status` is `disabled`). It stays in the log; it is never sent.
+ *
+ * @since 1.0.0
+ */
+export const NOTICE_EVENT = "webhook.status"
+
 /** Most events a range resend queues at once. @since 1.0.0 */
 export const MAX_RESEND = 10_000
 
@@ -114,16 +122,34 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhoo
         SELECT id, ${a.accountId}, ${a.attempt}, ${a.url}, ${a.status}, ${a.error}, ${a.latencyMs}, ${at} FROM event`
     }, Effect.orDie)
 
-    const disable = Effect.fn("WebhookStore.disable")(function*(
-      accountId: number,
-      reason: DisabledReason,
-      notice: string | null,
-      at: number
-    ) {
+    /**
+     * Turns the endpoint off and puts the notice into the account's delivery log: an entry of
+     * event {@link NOTICE_EVENT}, never sent (the endpoint is off) nor resent.
+     */
+    const disable = Effect.fn("WebhookStore.disable")(function*(d: {
+      readonly accountId: number
+      readonly reason: DisabledReason
+      readonly notice: string
+      readonly url: string
+      readonly eventId: number
+      readonly status: number | null
+      readonly at: number
+    }) {
+      const at = new Date(d.at)
+      const payload = {
+        event: NOTICE_EVENT,
+        timestamp: Math.floor(d.at / 1000),
+        data: { status: "disabled", reason: d.reason, url: d.url, event_id: d.eventId, notice: d.notice }
+      }
       yield* sql`
-        UPDATE webhook_endpoints SET enabled = false, disabled_reason = ${reason}, disabled_at = ${new Date(at)},
-          notice = ${notice}, updated_at = ${new Date(at)}
-        WHERE account_id = ${accountId}`
+        WITH endpoint AS (
+          UPDATE webhook_endpoints SET enabled = false, disabled_reason = ${d.reason}, disabled_at = ${at},
+            notice = ${d.notice}, updated_at = ${at}
+          WHERE account_id = ${d.accountId}
+          RETURNING account_id
+        )
+        INSERT INTO webhook_outbox (account_id, event, payload, failed_at, last_status, last_error)
+        SELECT account_id, ${NOTICE_EVENT}, ${JSON.stringify(payload)}::jsonb, ${at}, ${d.status}, ${d.notice} FROM endpoint`
     }, Effect.orDie)
 
     /**
@@ -186,7 +212,7 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhoo
         const rows = yield* sql`
           INSERT INTO webhook_outbox (account_id, event, payload, resend_of)
           SELECT account_id, event, payload, coalesce(resend_of, id) FROM webhook_outbox
-          WHERE account_id = ${accountId} AND id = ${which.eventId}
+          WHERE account_id = ${accountId} AND id = ${which.eventId} AND event <> ${NOTICE_EVENT}
           RETURNING id`
         return { queued: rows.length, tooMany: null }
       }
@@ -195,12 +221,14 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhoo
       return yield* Effect.gen(function*() {
         const [{ n }] = yield* sql<{ n: string }>`
           SELECT count(*) AS n FROM webhook_outbox
-          WHERE account_id = ${accountId} AND resend_of IS NULL AND created_at >= ${since} AND created_at < ${until}`
+          WHERE account_id = ${accountId} AND resend_of IS NULL AND event <> ${NOTICE_EVENT}
+            AND created_at >= ${since} AND created_at < ${until}`
         if (int(n) > MAX_RESEND) return { queued: 0, tooMany: int(n) }
         const rows = yield* sql`
           INSERT INTO webhook_outbox (account_id, event, payload, resend_of)
           SELECT account_id, event, payload, id FROM webhook_outbox
-          WHERE account_id = ${accountId} AND resend_of IS NULL AND created_at >= ${since} AND created_at < ${until}
+          WHERE account_id = ${accountId} AND resend_of IS NULL AND event <> ${NOTICE_EVENT}
+            AND created_at >= ${since} AND created_at < ${until}
           ORDER BY id
           RETURNING id`
         return { queued: rows.length, tooMany: null }
@@ -223,6 +251,6 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhoo
       return rows.map((r) => int(r.account_id))
     }, Effect.orDie)
 
-    return { endpoint, queue, record, disable, configure, rotate, resend, dueAccounts } as const
+    return { endpoint, queue, record, disable, configure, rotate, resend, dueAccounts, transaction: sql.withTransaction } as const
   })
 }) {}
