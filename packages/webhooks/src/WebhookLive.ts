@@ -69,8 +69,7 @@ export const WebhookLive = WebhookEntity.toLayer(
         const at = yield* DomainClock.now
         const number = queued.attempts + 1
         const verdict = RetrySchedule.judge(result.status, number, at, yield* Random.next)
-        // The attempt, its event's state and turning the endpoint off commit together.
-        return yield* writes.withPermits(1)(store.transaction(Effect.gen(function*() {
+        return yield* writes.withPermits(1)(Effect.suspend(() => {
           const unchanged = version === seen
           const outcome: Outcome = verdict._tag === "Delivered"
             ? verdict
@@ -81,17 +80,21 @@ export const WebhookLive = WebhookEntity.toLayer(
             : verdict._tag === "Gone"
             ? { _tag: "Held" }
             : { _tag: "Failed" }
-          yield* store.record({ queued, accountId, attempt: number, at, url: endpoint.url, ...result, outcome })
-          if (unchanged && (verdict._tag === "Gone" || verdict._tag === "GiveUp")) {
-            const when = new Date(at).toISOString()
-            const notice = verdict._tag === "Gone"
-              ? `Turned off at ${when}: ${endpoint.url} answered 410 Gone to event ${Signing.webhookId(queued.eventId)}. ` +
-                `Events are kept, in order, and delivered from that one on when the webhook is turned on again.`
-              : `Turned off at ${when}: ${endpoint.url} gave no 2xx answer to event ${Signing.webhookId(queued.eventId)} ` +
-                `in ${number} attempts over about three days (last: ${describeAnswer(result.status, result.error)}). ` +
-                `That event failed (POST /webhook/resend sends it again); the later ones are kept, in order, and ` +
-                `delivered when the webhook is turned on again.`
-            yield* store.disable({
+          const recorded = store.record({ queued, accountId, attempt: number, at, url: endpoint.url, ...result, outcome })
+          if (!unchanged || (verdict._tag !== "Gone" && verdict._tag !== "GiveUp")) {
+            return Effect.as(recorded, verdict._tag === "Delivered")
+          }
+          const when = new Date(at).toISOString()
+          const notice = verdict._tag === "Gone"
+            ? `Turned off at ${when}: ${endpoint.url} answered 410 Gone to event ${Signing.webhookId(queued.eventId)}. ` +
+              `Events are kept, in order, and delivered from that one on when the webhook is turned on again.`
+            : `Turned off at ${when}: ${endpoint.url} gave no 2xx answer to event ${Signing.webhookId(queued.eventId)} ` +
+              `in ${number} attempts over about three days (last: ${describeAnswer(result.status, result.error)}). ` +
+              `That event failed (POST /webhook/resend sends it again); the later ones are kept, in order, and ` +
+              `delivered when the webhook is turned on again.`
+          // The attempt, its event's state and turning the endpoint off commit together.
+          return recorded.pipe(
+            Effect.zipRight(store.disable({
               accountId,
               reason: verdict._tag === "Gone" ? "gone" : "failing",
               notice,
@@ -99,18 +102,29 @@ export const WebhookLive = WebhookEntity.toLayer(
               eventId: queued.eventId,
               status: result.status,
               at
-            })
-            version++
-            yield* Effect.logWarning(`webhook of account ${accountId} turned off: ${notice}`)
-          }
-          return verdict._tag === "Delivered"
-        })))
+            })),
+            store.transaction,
+            Effect.zipRight(Effect.sync(() => void version++)),
+            Effect.zipRight(Effect.logWarning(`webhook of account ${accountId} turned off: ${notice}`)),
+            Effect.as(false)
+          )
+        }))
       })
+
+    // The entity is the endpoint's only writer, and every change bumps `version`: the endpoint
+    // read at one version stays true until the next.
+    let cached: { readonly version: number; readonly endpoint: Option.Option<Endpoint> } | undefined
+    const endpointAt = (seen: number) =>
+      cached !== undefined && cached.version === seen
+        ? Effect.succeed(cached.endpoint)
+        : Effect.tap(store.endpoint(accountId), (endpoint) => Effect.sync(() => void (cached = { version: seen, endpoint })))
 
     /** One pass: deliver what is due, in order, until an event must wait or the queue is empty. */
     const pass = Effect.gen(function*() {
+      // A wake-up from here on means there may be more than the read below sees.
+      yield* Queue.poll(wakeups)
       const seen = version
-      const endpoint = yield* store.endpoint(accountId)
+      const endpoint = yield* endpointAt(seen)
       if (Option.isNone(endpoint) || !endpoint.value.enabled) return yield* wait(MAX_WAIT_MS)
       const queue = yield* store.queue(accountId, BATCH)
       if (queue.length === 0) return yield* wait(MAX_WAIT_MS)
@@ -120,6 +134,8 @@ export const WebhookLive = WebhookEntity.toLayer(
         if (queued.nextAttemptAt !== null && queued.nextAttemptAt > now) return yield* wait(queued.nextAttemptAt - now)
         if (!(yield* attempt(endpoint.value, queued, seen))) return
       }
+      // All delivered: a full batch may have more behind it; otherwise nothing is new until woken.
+      if (queue.length < BATCH) yield* wait(MAX_WAIT_MS)
     })
 
     yield* pass.pipe(
