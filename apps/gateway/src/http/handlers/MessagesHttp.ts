@@ -1,7 +1,9 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { NotFound } from "@wagate/domain/ApiError"
 import { WagateApi } from "@wagate/domain/Api"
 import { CurrentKey } from "@wagate/domain/Auth"
+import type { MessagePage } from "@wagate/domain/Message"
 import { Messages } from "@wagate/store/Messages"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -25,7 +27,7 @@ export const MessagesHttp = HttpApiBuilder.group(WagateApi, "messages", (handler
           const until = yield* parseOptionalInstant(urlParams.until, "until")
           yield* checkRange(since, until)
           const chatId = urlParams.chat === undefined ? undefined : yield* parseChat(urlParams.chat)
-          return yield* messages.page({
+          const page = yield* messages.page({
             accountId: principal.accountId,
             numberId: number?.id ?? null,
             chatId,
@@ -35,6 +37,10 @@ export const MessagesHttp = HttpApiBuilder.group(WagateApi, "messages", (handler
             before: urlParams.before,
             limit: urlParams.limit ?? 50
           }, yield* retainedSince)
+          // The page is already in its wire form (the store builds it as MessagePage, which has no
+          // transformations), so it is written as is: encoding up to 500 messages through the
+          // schema again was the largest single cost of this endpoint.
+          return HttpServerResponse.unsafeJson(page satisfies MessagePage)
         }))
       .handle("get", ({ path }) =>
         Effect.gen(function*() {
