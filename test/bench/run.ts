@@ -5,7 +5,8 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Effect from "effect/Effect"
 
 const benchmarks: Record<string, (argv: ReadonlyArray<string>) => Effect.Effect<void, unknown>> = {
-  messages: (argv) => Effect.flatMap(Effect.promise(() => import("./messages.js")), (m) => m.main(argv))
+  messages: (argv) => Effect.flatMap(Effect.promise(() => import("./messages.js")), (m) => m.main(argv)),
+  webhooks: (argv) => Effect.flatMap(Effect.promise(() => import("./webhooks.js")), (m) => m.main(argv))
 }
 
 const [name, ...argv] = process.argv.slice(2)
