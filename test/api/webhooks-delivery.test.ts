@@ -193,6 +193,29 @@ describe("order and retries", () => {
       assert.deepStrictEqual([detail.body.status, detail.body.attempts, detail.body.response_code], ["delivered", 4, 200])
     }))
 
+  it.scopedLive("events written concurrently for several accounts reach each account's receiver once each, in commit order", () =>
+    Effect.gen(function*() {
+      const receiver = yield* WebhookReceiver.start
+      const gateway = yield* webhookGateway(yield* freshDatabase)
+      const accounts = yield* Effect.forEach([1, 2, 3, 4], () => provision(gateway.ops, { numbers: 0 }))
+      for (const a of accounts) yield* setWebhook(gateway, a.accountKey, receiver.url(`/a${a.accountId}`))
+      // 8 writers at once, 30 events per account, interleaved.
+      yield* Effect.forEach(
+        Array.from({ length: 120 }, (_, i) => i),
+        (i) => emit(gateway.database, accounts[i % 4]!.accountId, 1, `w${i}-`),
+        { concurrency: 8, discard: true }
+      )
+      for (const a of accounts) {
+        const got = yield* receiver.waitFor(`/a${a.accountId}`, 30)
+        const rows = yield* outbox(gateway.database, a.accountId)
+        // The order of the outbox ids is the order the transactions committed in.
+        assert.deepStrictEqual(got.map((r) => r.headers["webhook-id"]), rows.map((r) => `evt_${r.id}`))
+        assert.deepStrictEqual(got.map(statusOf), rows.map((r) => r.payload.data.status))
+      }
+      yield* pause(200)
+      for (const a of accounts) assert.lengthOf(receiver.received(`/a${a.accountId}`), 30, "no duplicates")
+    }))
+
   it.scopedLive("only a 2xx counts: a redirect, a 404, a hang past the timeout and a closed connection are retried", () =>
     Effect.gen(function*() {
       const time = ManualClock.make()
