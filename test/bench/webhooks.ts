@@ -109,6 +109,7 @@ const runOnce = (name: string, env: Record<string, string>, opts: ReturnType<typ
         DATA_DIR: mkdtempSync(join(tmpdir(), "wagate-bench-data-")),
         DATABASE_URL: serverUrl.toString(),
         WEBHOOK_ALLOW_PRIVATE_URLS: "true",
+        WA_DRIVER: "simulator",
         ...env
       }
     })

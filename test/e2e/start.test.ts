@@ -1,7 +1,9 @@
 /**
  * What a new user does: `npm start` with nothing configured (embedded PostgreSQL under ./data,
  * in-memory limits, filesystem blobs), then the operator CLI provisions an account, money, a
- * number and keys, and the key reads the API. Then a restart keeps everything.
+ * number and keys, and the key reads the API. Then a restart keeps everything. No test reaches
+ * WhatsApp: the provisioning runs on the simulator; the real network (the default) is only
+ * started, with no number to connect.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { type ChildProcess, execFile, spawn } from "node:child_process"
@@ -23,13 +25,16 @@ const freePort = () =>
   })
 
 /** Environment of a fresh machine: no database, Redis or operator token configured. */
-const cleanEnv = (dataDir: string, port: number) => {
+const freshEnv = (dataDir: string, port: number) => {
   const env: Record<string, string> = {}
   for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !/^(DATABASE_URL|REDIS_URL|OPERATOR_TOKEN|S3_|WA_DRIVER|WAGATE_)/.test(k)) env[k] = v
+    if (v !== undefined && !/^(DATABASE_URL|REDIS_URL|OPERATOR_TOKEN|S3_|WA_DRIVER|WA_|WAGATE_)/.test(k)) env[k] = v
   }
   return { ...env, DATA_DIR: dataDir, HTTP_PORT: String(port), HTTP_HOST: "127.0.0.1" }
 }
+
+/** The same on the simulated network, so linking a number reaches no one. */
+const cleanEnv = (dataDir: string, port: number) => ({ ...freshEnv(dataDir, port), WA_DRIVER: "simulator" })
 
 const start = async (env: Record<string, string>) => {
   const child = spawn("npm", ["start"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"], detached: true })
@@ -111,6 +116,25 @@ describe("npm start on a fresh machine", () => {
       await stop(gateway.child)
     }
   }, 480_000)
+
+  it("with nothing configured the network is real WhatsApp (Baileys), and it starts without any number", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "wagate-e2e-"))
+    const env = freshEnv(dataDir, await freePort())
+    const gateway = await start(env)
+    try {
+      const status: any = await (await fetch(`${gateway.url}/api/status`)).json()
+      assert.strictEqual(status.status, "ok")
+      assert.match(gateway.output(), /network: baileys/)
+      // No simulator control surface on the real network.
+      const sim = await fetch(`${gateway.url}/sim/v1/config`)
+      assert.strictEqual(sim.status, 404)
+      const account = await cli(env, "account", "create", "--email", "real@shop.kz", "--company", "Real LLP")
+      assert.strictEqual(account.email, "real@shop.kz")
+    } finally {
+      await stop(gateway.child)
+    }
+    assert.notMatch(gateway.output(), /defect|Error:/)
+  }, 240_000)
 
   it("the CLI says clearly when the gateway is not running", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "wagate-e2e-"))

@@ -66,8 +66,8 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
   maxBodyBytes: Config.integer("MAX_BODY_BYTES").pipe(Config.withDefault(1024 * 1024)),
   trustProxy: Config.boolean("TRUST_PROXY").pipe(Config.withDefault(false)),
   waDriver: Config.literal("baileys", "simulator")("WA_DRIVER").pipe(
-    Config.withDefault("simulator" as const),
-    Config.withDescription("baileys (real WhatsApp) or simulator (demos and tests)")
+    Config.withDefault("baileys" as const),
+    Config.withDescription("baileys (real WhatsApp, default) or simulator (demos and tests)")
   ),
   runnerHost: Config.string("RUNNER_HOST").pipe(
     Config.withDefault("127.0.0.1"),

@@ -42,7 +42,8 @@ export interface Infrastructure<E = unknown> {
   readonly cluster: Layer.Layer<Sharding, E, Database.Database>
   readonly sharedState: Layer.Layer<RequestCounter | KeyRevocations, E>
   readonly blobs: Layer.Layer<BlobStore, E>
-  readonly network: Layer.Layer<WhatsAppDriver, E>
+  /** May use the database (the Baileys driver keeps each number's auth state there). */
+  readonly network: Layer.Layer<WhatsAppDriver, E, Database.Database>
   readonly fetcher: Layer.Layer<MediaFetcher, E>
   readonly httpServer: Layer.Layer<HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices, E>
   /** The clock the entities keep days, pauses and windows by; the system's unless a test drives it. */

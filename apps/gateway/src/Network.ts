@@ -1,17 +1,22 @@
 /**
  * The WhatsApp network this process talks to, from WA_DRIVER.
  */
+import type * as Database from "@wagate/store/Database"
+import * as BaileysDriver from "@wagate/whatsapp/BaileysDriver"
 import * as SimNetwork from "@wagate/whatsapp/SimNetwork"
 import * as SimulatorDriver from "@wagate/whatsapp/SimulatorDriver"
 import type { WhatsAppDriver } from "@wagate/whatsapp/WhatsAppDriver"
-import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { GatewaySettings } from "./Config.js"
 
 /** The in-process simulated network: development, demos and tests. */
 export const simulator = SimulatorDriver.layer.pipe(Layer.provideMerge(SimNetwork.layer()))
 
-export const layer = (settings: GatewaySettings) =>
-  settings.waDriver === "simulator"
-    ? simulator
-    : Layer.effectDiscard(Effect.dieMessage("WA_DRIVER=baileys is not available in this build; use WA_DRIVER=simulator")) as Layer.Layer<WhatsAppDriver>
+/**
+ * Real WhatsApp through Baileys; each number's auth state in the gateway's PostgreSQL, its
+ * connection settings from the environment (`WA_CONNECT_CONCURRENCY`, `WA_RESTART_BUDGET`...).
+ */
+export const baileys: Layer.Layer<WhatsAppDriver, unknown, Database.Database> = BaileysDriver.layerConfig
+
+export const layer = (settings: GatewaySettings): Layer.Layer<WhatsAppDriver, unknown, Database.Database> =>
+  settings.waDriver === "simulator" ? simulator : baileys
