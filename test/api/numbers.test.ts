@@ -314,6 +314,7 @@ describe("linking and connection status", () => {
       const added = yield* gateway.ops.ops.addNumber({ path: { id: acme.accountId }, payload: { phone } })
       assert.strictEqual(added.link.status, "SCAN_QR_CODE")
       assert.isString(added.link.qr)
+      assert.match(added.link.qr_image ?? "", /^data:image\/png;base64,iVBORw0KGgo/)
       const waiting = yield* linked(gateway.ops, added.number.id, "SCAN_QR_CODE")
       assert.isString(waiting.qr)
       const api = yield* gateway.client(acme.accountKey)

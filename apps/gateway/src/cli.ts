@@ -7,18 +7,25 @@
  *   wagate account show --account 1
  *   wagate number add --account 1 --phone 77011234567 [--method qr|code]
  *   wagate number link --number 2 [--method qr|code]
- *   wagate number status --number 2
+ *   wagate number status --number 2 [--watch]
  *   wagate key issue --account 1 [--number 2]
  *   wagate key reissue --key-id 3
  *   wagate webhook set --account 1 --url https://example.com/hook [--disable]
  *   wagate webhook show --account 1
  *   wagate webhook rotate --account 1
  *
+ * Linking answers carry the QR as text (`qr`) and as a PNG data URL (`qr_image`), or the pairing
+ * code. With `--watch`, `number add`, `number link` and `number status` print one JSON line per
+ * change (every QR refresh) until the number is WORKING, STOPPED or FAILED, and draw each QR on
+ * the terminal (stderr) to be scanned from there.
+ *
  * Gateway address: WAGATE_URL (default http://127.0.0.1:$HTTP_PORT or 3000). Token:
  * OPERATOR_TOKEN, or the file the gateway wrote in $DATA_DIR (default ./data).
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as OpsClient from "@wagate/client/OpsClient"
+import type { NumberLink } from "@wagate/domain/OpsApi"
+import * as QrImage from "@wagate/whatsapp/QrImage"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -31,9 +38,9 @@ const usage = `usage:
   wagate account create --email EMAIL --company NAME
   wagate account credit --account ID --amount KZT [--note TEXT]
   wagate account show --account ID
-  wagate number add --account ID --phone DIGITS [--method qr|code]
-  wagate number link --number ID [--method qr|code]
-  wagate number status --number ID
+  wagate number add --account ID --phone DIGITS [--method qr|code] [--watch]
+  wagate number link --number ID [--method qr|code] [--watch]
+  wagate number status --number ID [--watch]
   wagate number pause --number ID
   wagate number resume --number ID
   wagate key issue --account ID [--number ID]
@@ -58,6 +65,7 @@ const { positionals, values } = parseArgs({
     "key-id": { type: "string" },
     url: { type: "string" },
     disable: { type: "boolean" },
+    watch: { type: "boolean" },
     help: { type: "boolean", short: "h" }
   }
 })
@@ -86,6 +94,36 @@ const settings = Config.all({
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./data"))
 })
 
+const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`)
+
+/** Linking is over (for this watch) once the number is connected, stopped or given up. */
+const settled = (link: NumberLink) => link.status === "WORKING" || link.status === "STOPPED" || link.status === "FAILED"
+
+/**
+ * Follows a number's linking: one JSON line per change of status, QR or pairing code, each QR
+ * also drawn on stderr; answers the last state.
+ */
+const watchLink = (first: NumberLink, poll: Effect.Effect<NumberLink, unknown>) =>
+  Effect.gen(function*() {
+    let last = first
+    let shown = ""
+    const show = (link: NumberLink) =>
+      Effect.promise(async () => {
+        const seen = `${link.status}|${link.qr}|${link.pairing_code}|${link.reason}`
+        if (seen === shown) return
+        shown = seen
+        process.stdout.write(`${JSON.stringify(link)}\n`)
+        if (link.qr !== null) process.stderr.write(await QrImage.terminalArt(link.qr))
+      })
+    yield* show(first)
+    while (!settled(last)) {
+      yield* Effect.sleep("2 seconds")
+      last = yield* poll
+      yield* show(last)
+    }
+    return { watched: true as const, last }
+  })
+
 const program = Effect.gen(function*() {
   const config = yield* settings
   const token = Option.isSome(config.token)
@@ -109,16 +147,23 @@ const program = Effect.gen(function*() {
       })
     case "account show":
       return yield* ops.showAccount({ path: { id: id("account") } })
-    case "number add":
-      return yield* ops.addNumber({ path: { id: id("account") }, payload: { phone: required("phone"), method: method() } })
-    case "number link":
-      return yield* ops.link({ path: { id: id("number") }, payload: { method: method() } })
+    case "number add": {
+      const added = yield* ops.addNumber({ path: { id: id("account") }, payload: { phone: required("phone"), method: method() } })
+      if (values.watch !== true) return added
+      return yield* watchLink(added.link, ops.linkStatus({ path: { id: added.number.id } }))
+    }
+    case "number link": {
+      const link = yield* ops.link({ path: { id: id("number") }, payload: { method: method() } })
+      return values.watch === true ? yield* watchLink(link, ops.linkStatus({ path: { id: id("number") } })) : link
+    }
     case "number pause":
       return yield* ops.pause({ path: { id: id("number") }, payload: { paused: true } })
     case "number resume":
       return yield* ops.pause({ path: { id: id("number") }, payload: { paused: false } })
-    case "number status":
-      return yield* ops.linkStatus({ path: { id: id("number") } })
+    case "number status": {
+      const link = yield* ops.linkStatus({ path: { id: id("number") } })
+      return values.watch === true ? yield* watchLink(link, ops.linkStatus({ path: { id: id("number") } })) : link
+    }
     case "key issue":
       return yield* ops.issueKey({
         payload: { account_id: id("account"), ...(values.number ? { number_id: id("number") } : {}) }
@@ -139,13 +184,16 @@ const program = Effect.gen(function*() {
   }
 })
 
-const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`)
-
 if (values.help) {
   process.stdout.write(`${usage}\n`)
 } else {
   Effect.runPromiseExit(program.pipe(Effect.provide(NodeHttpClient.layerUndici))).then((exit) => {
-    if (exit._tag === "Success") return print(exit.value)
+    if (exit._tag === "Success") {
+      const value = exit.value as { watched?: true; last?: NumberLink }
+      // A watch printed every state already; it ends like the linking did.
+      if (value?.watched === true) return void (process.exitCode = value.last?.status === "WORKING" ? 0 : 1)
+      return print(exit.value)
+    }
     const failure = exit.cause._tag === "Fail" ? exit.cause.error : exit.cause._tag === "Die" ? exit.cause.defect : exit.cause
     const error = failure as { code?: string; error?: string; message?: string; _tag?: string }
     if (failure instanceof CliError) {

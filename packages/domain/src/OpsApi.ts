@@ -54,7 +54,8 @@ export const IssuedKey = Schema.Struct({
 
 /**
  * Where linking a number stands: the connection status and, while waiting for the phone, the
- * QR payload or the 8-character pairing code to enter on it.
+ * QR (its payload as text and as a PNG image) or the 8-character pairing code to enter on it.
+ * Each QR refresh replaces both.
  *
  * @since 1.0.0
  */
@@ -62,6 +63,7 @@ export const NumberLink = Schema.Struct({
   number_id: Schema.Int,
   status: ConnectionStatus,
   qr: Schema.NullOr(Schema.String),
+  qr_image: Schema.NullOr(Schema.String).annotations({ description: "The QR as a data:image/png;base64 URL" }),
   pairing_code: Schema.NullOr(Schema.String),
   reason: Schema.NullOr(Schema.String)
 })

@@ -13,6 +13,7 @@ import { AccountId, ApiKeyId, NumberId } from "@wagate/domain/Ids"
 import type { ConnectionState } from "@wagate/entities/NumberEntity"
 import { NumberEntity } from "@wagate/entities/NumberEntity"
 import { OperatorAuth } from "@wagate/domain/OpsApi"
+import * as QrImage from "@wagate/whatsapp/QrImage"
 import { Accounts, toLinkedNumber } from "@wagate/store/Accounts"
 import { ApiKeys } from "@wagate/store/ApiKeys"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -50,13 +51,15 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
     const { entityTimeoutMs } = yield* Settings
     const entityTimeout = `${entityTimeoutMs} millis` as const
 
-    const linkOf = (numberId: number, c: ConnectionState) => ({
-      number_id: numberId,
-      status: c.status,
-      qr: c.qr,
-      pairing_code: c.pairingCode,
-      reason: c.reason
-    })
+    const linkOf = (numberId: number, c: ConnectionState) =>
+      Effect.map(c.qr === null ? Effect.succeed(null) : QrImage.pngDataUrl(c.qr), (image) => ({
+        number_id: numberId,
+        status: c.status,
+        qr: c.qr,
+        qr_image: image,
+        pairing_code: c.pairingCode,
+        reason: c.reason
+      }))
     const liveNumber = (id: number) =>
       Effect.flatMap(
         sql<{ id: string }>`SELECT id FROM numbers WHERE id = ${id} AND deleted_at IS NULL`.pipe(Effect.orDie),
@@ -120,18 +123,18 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
           // Linking goes through the number's entity, which owns the connection.
           const link = yield* numbers(String(number.id)).Link({ method: payload.method ?? "qr" }).pipe(bounded(entityTimeout))
           const funds = yield* accounts.funds(found.id, yield* Clock.currentTimeMillis)
-          return { number: toLinkedNumber({ ...number, status: link.status }, funds), link: linkOf(number.id, link) }
+          return { number: toLinkedNumber({ ...number, status: link.status }, funds), link: yield* linkOf(number.id, link) }
         }))
       .handle("linkStatus", ({ path }) =>
         Effect.gen(function*() {
           yield* liveNumber(path.id)
-          return linkOf(path.id, yield* numbers(String(path.id)).Connection().pipe(bounded(entityTimeout)))
+          return yield* linkOf(path.id, yield* numbers(String(path.id)).Connection().pipe(bounded(entityTimeout)))
         }))
       .handle("link", ({ path, payload }) =>
         Effect.gen(function*() {
           yield* liveNumber(path.id)
           const link = yield* numbers(String(path.id)).Link({ method: payload.method ?? "qr" }).pipe(bounded(entityTimeout))
-          return linkOf(path.id, link)
+          return yield* linkOf(path.id, link)
         }))
       .handle("pause", ({ path, payload }) =>
         Effect.gen(function*() {
