@@ -37,6 +37,24 @@ const freePort = () =>
 const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
 
+/** CPU seconds used so far by the processes whose command line matches. */
+const cpuSeconds = async (match: (cmdline: string, pid: number) => boolean) => {
+  const { readdir, readFile } = await import("node:fs/promises")
+  let ticks = 0
+  for (const pid of await readdir("/proc")) {
+    if (!/^\d+$/.test(pid)) continue
+    try {
+      const cmdline = (await readFile(`/proc/${pid}/cmdline`, "utf8")).replaceAll("\0", " ")
+      if (!match(cmdline, Number(pid))) continue
+      const fields = (await readFile(`/proc/${pid}/stat`, "utf8")).split(") ")[1].split(" ")
+      ticks += Number(fields[11]) + Number(fields[12])
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return ticks / 100
+}
+
 const rssOf = async (pid: number) => {
   const { readFile } = await import("node:fs/promises")
   const status = await readFile(`/proc/${pid}/status`, "utf8")
@@ -48,6 +66,8 @@ interface Result {
   readonly refused: Record<string, number>
   readonly latencies: Array<number>
   readonly seconds: number
+  /** CPU milliseconds per accepted send: the gateway process, and PostgreSQL. */
+  readonly cpu?: { readonly gateway: number; readonly postgres: number }
 }
 
 const summary = (name: string, r: Result, rssMb?: number) => {
@@ -58,6 +78,7 @@ const summary = (name: string, r: Result, rssMb?: number) => {
     "p50 ms": Number(percentile(sorted, 50).toFixed(2)),
     "p99 ms": Number(percentile(sorted, 99).toFixed(2)),
     refused: JSON.stringify(r.refused),
+    "cpu ms/send": r.cpu === undefined ? "" : `${r.cpu.gateway.toFixed(2)} + pg ${r.cpu.postgres.toFixed(2)}`,
     "rss MB": rssMb === undefined ? "" : Math.round(rssMb)
   }
 }
@@ -164,16 +185,39 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
     }
     // Let the numbers connect and the peers' first messages land.
     await new Promise((r) => setTimeout(r, 5000))
+    // What the linked numbers cost while nothing is sent (timers, polling, keep-alives).
+    const idle0 = await cpuSeconds((_, pid) => pid === gateway.pid)
+    await new Promise((r) => setTimeout(r, 5000))
+    const idleCpu = ((await cpuSeconds((_, pid) => pid === gateway.pid)) - idle0) / 5
+    console.error(`idle: the gateway used ${(100 * idleCpu).toFixed(1)}% of a core with ${NUMBERS} numbers linked`)
     console.error(`sending for ${SECONDS} s...`)
     const load = fork(import.meta.filename, ["--load", JSON.stringify({ numbers, url: base, seconds: SECONDS })], {
       execArgv: ["--import", "tsx"]
     })
     let rss = 0
+    const cpu = () =>
+      Promise.all([
+        cpuSeconds((_, pid) => pid === gateway.pid),
+        cpuSeconds((cmdline) => cmdline.startsWith("postgres"))
+      ])
+    // Sample CPU over the measured window only (after the load's 3 s warm-up).
+    const cpuWindow = new Promise<[number, number]>((resolve) =>
+      setTimeout(async () => {
+        const [g0, p0] = await cpu()
+        setTimeout(async () => {
+          const [g1, p1] = await cpu()
+          resolve([g1 - g0, p1 - p0])
+        }, SECONDS * 1000 - 500)
+      }, 3500)
+    )
     const sampler = setInterval(async () => {
       rss = Math.max(rss, await rssOf(gateway.pid!).catch(() => 0))
     }, 1000)
-    const result = await new Promise<Result>((resolve) => load.once("message", (m) => resolve(m as Result)))
+    const measured = await new Promise<Result>((resolve) => load.once("message", (m) => resolve(m as Result)))
     clearInterval(sampler)
+    const [gatewayCpu, postgresCpu] = await cpuWindow
+    const perSend = (seconds: number) => (1000 * seconds) / ((measured.accepted * (SECONDS - 0.5)) / SECONDS)
+    const result: Result = { ...measured, cpu: { gateway: perSend(gatewayCpu), postgres: perSend(postgresCpu) } }
     return { result, rss }
   } finally {
     gateway.kill("SIGTERM")
@@ -197,6 +241,8 @@ const baselineRun = () =>
     yield* Effect.sleep("500 millis")
     const latencies: Array<number> = []
     let accepted = 0
+    let cpuAtStart = process.cpuUsage()
+    yield* Effect.sleep("3 seconds").pipe(Effect.andThen(() => (cpuAtStart = process.cpuUsage())), Effect.fork)
     const warmupUntil = Date.now() + 3000
     const endAt = warmupUntil + SECONDS * 1000
     yield* Effect.forEach(sessions, (session, i) =>
@@ -214,17 +260,29 @@ const baselineRun = () =>
           yield* Effect.sleep(Math.max(0, 1030 - elapsed))
         }
       }), { concurrency: "unbounded", discard: true })
-    return { accepted, refused: {}, latencies, seconds: SECONDS } satisfies Result
+    const used = process.cpuUsage(cpuAtStart)
+    return {
+      accepted,
+      refused: {},
+      latencies,
+      seconds: SECONDS,
+      cpu: { gateway: (used.user + used.system) / 1000 / accepted, postgres: 0 }
+    } satisfies Result
   }).pipe(Effect.scoped, Effect.provide(SimulatorDriver.layerTest()))
 
 const main = async () => {
   console.error(`send benchmark: ${NUMBERS} numbers at 1 message/s each, ${SECONDS} s measured`)
-  const gateway = await gatewayRun()
-  const baseline = await Effect.runPromise(baselineRun())
-  const rows = [
-    summary("gateway (HTTP -> entity -> PostgreSQL -> simulator)", gateway.result, gateway.rss),
-    summary("baseline (simulator called directly)", baseline, process.memoryUsage().rss / 1024 / 1024)
-  ]
+  // BENCH_ONLY=gateway or BENCH_ONLY=baseline runs one side, e.g. to profile it.
+  const only = process.env.BENCH_ONLY
+  const rows = []
+  if (only !== "baseline") {
+    const gateway = await gatewayRun()
+    rows.push(summary("gateway (HTTP -> entity -> PostgreSQL -> simulator)", gateway.result, gateway.rss))
+  }
+  if (only !== "gateway") {
+    const baseline = await Effect.runPromise(baselineRun())
+    rows.push(summary("baseline (simulator called directly)", baseline, process.memoryUsage().rss / 1024 / 1024))
+  }
   console.table(rows)
   console.log(JSON.stringify({ numbers: NUMBERS, seconds: SECONDS, rows }))
 }

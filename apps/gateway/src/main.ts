@@ -54,4 +54,5 @@ const Main = Layer.unwrapEffect(Effect.gen(function*() {
   return Layer.merge(gateway, Layer.effectDiscard(announce))
 })).pipe(Layer.provide(Settings.layer))
 
-NodeRuntime.runMain(Layer.launch(Main))
+// No tracer is exported, so spans would only cost time: each one allocates and captures a stack.
+NodeRuntime.runMain(Layer.launch(Main).pipe(Effect.withTracerEnabled(false)))

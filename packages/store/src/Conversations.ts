@@ -9,9 +9,15 @@
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
 import type { MessageMedia, MessageSource, MessageType } from "@wagate/domain/Message"
+import type { SqlError } from "@effect/sql/SqlError"
+import type * as Statement from "@effect/sql/Statement"
+import * as Chunk from "effect/Chunk"
 import * as Data from "effect/Data"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import * as Outbox from "./Outbox.js"
 import { int } from "./Time.js"
 
@@ -65,11 +71,35 @@ export interface StoredAnswer {
   readonly body: unknown
 }
 
-const STATUS_RANK: Record<string, number> = { pending: 0, sent: 1, delivered: 2, read: 3 }
+/** Outgoing statuses in the order they may move. */
+const STATUS_ORDER = ["pending", "sent", "delivered", "read"]
+
+interface PendingAck {
+  readonly numberId: number
+  readonly waMessageId: string
+  readonly ack: Outbox.Ack
+  readonly error: string | null
+  readonly at: Date
+  readonly payload: Outbox.Envelope
+  readonly done: Deferred.Deferred<void, SqlError>
+}
+
+/** Splits acks into rounds in which each message appears once, keeping each message's order. */
+const rounds = (batch: ReadonlyArray<PendingAck>): Array<Array<PendingAck>> => {
+  const result: Array<Array<PendingAck>> = []
+  const depth = new Map<string, number>()
+  for (const a of batch) {
+    const key = `${a.numberId}/${a.waMessageId}`
+    const round = depth.get(key) ?? 0
+    depth.set(key, round + 1)
+    ;(result[round] ??= []).push(a)
+  }
+  return result
+}
 
 /** @since 1.0.0 */
 export class Conversations extends Effect.Service<Conversations>()("@wagate/store/Conversations", {
-  effect: Effect.gen(function*() {
+  scoped: Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
 
     /** The chat upsert of a statement whose CTE `msg` holds the new message's id. */
@@ -105,11 +135,12 @@ export class Conversations extends Effect.Service<Conversations>()("@wagate/stor
 
     /**
      * The end of a statement that queues a webhook event for each row of its CTE `changed`
-     * (account_id, message_id, peer) when the account has a webhook endpoint (on or off): `payload` gets the
-     * row's message id (and peer as `data.to`, for acks) filled in, and waiting deliverers are
-     * notified when the statement commits. The statement must read `notified` for that to run.
+     * (account_id, message_id, ...) when the account has a webhook endpoint (on or off): the event is
+     * `payload` (an expression over `changed`) with the row's message id filled in, and waiting
+     * deliverers are notified when the statement commits. The statement must read `notified` for
+     * that to run.
      */
-    const queueEvent = (payload: Outbox.Envelope, fill: { readonly to: boolean }) =>
+    const queueEvents = (payload: Statement.Fragment) =>
       sql`
         endpoint AS (
           SELECT e.account_id FROM webhook_endpoints e
@@ -117,10 +148,9 @@ export class Conversations extends Effect.Service<Conversations>()("@wagate/stor
           FOR NO KEY UPDATE
         ), queued AS (
           INSERT INTO webhook_outbox (account_id, event, payload)
-          SELECT changed.account_id, ${payload.event},
-                 jsonb_set(${fill.to ? sql`jsonb_set(${sql.json(payload)}::jsonb, '{data,to}', to_jsonb(changed.peer))` : sql`${sql.json(payload)}::jsonb`},
-                           '{data,message_id}', to_jsonb(changed.message_id))
+          SELECT changed.account_id, ${payload}->>'event', jsonb_set(${payload}, '{data,message_id}', to_jsonb(changed.message_id))
           FROM changed JOIN endpoint ON endpoint.account_id = changed.account_id
+          ORDER BY changed.message_id
           RETURNING account_id
         ), notified AS (
           SELECT pg_notify(${Outbox.CHANNEL}, account_id::text) FROM queued
@@ -189,23 +219,15 @@ export class Conversations extends Effect.Service<Conversations>()("@wagate/stor
       return int(rows[0].id)
     })
 
-    /** The network accepted the message: `sent`, and the ack event, in one statement. */
-    const markSent = Effect.fn("Conversations.markSent")(function*(m: {
+    /** The network accepted the message: `sent`, and its ack event (see `applyAck`). */
+    const markSent = (m: {
       readonly accountId: number
       readonly numberId: number
       readonly messageId: number
       readonly waMessageId: string
       readonly to: string
       readonly at: Date
-    }) {
-      yield* sql`
-        WITH changed AS (
-          UPDATE messages SET status = 'sent', updated_at = ${m.at}
-          WHERE id = ${m.messageId} AND status = 'pending'
-          RETURNING account_id, id AS message_id, peer
-        ), ${queueEvent(Outbox.envelope("message.ack", m.at.getTime(), Outbox.ackEvent({ ...m, ack: "sent" })), { to: false })}
-        SELECT count(*) FROM notified`
-    }, Effect.orDie)
+    }) => applyAck({ numberId: m.numberId, waMessageId: m.waMessageId, ack: "sent", at: m.at })
 
     /**
      * The network refused the message: `failed` with the reason, the ack event, and the send no
@@ -258,10 +280,47 @@ export class Conversations extends Effect.Service<Conversations>()("@wagate/stor
     }, Effect.orDie)
 
     /**
-     * An ack from the network, in one statement. Statuses only move forward (pending < sent <
-     * delivered < read; failed before delivery); anything else is a late or repeated ack and
-     * changes nothing, not even an event.
+     * Acks from the network. Statuses only move forward (pending < sent < delivered < read;
+     * failed before delivery); anything else is a late or repeated ack and changes nothing, not
+     * even an event.
+     *
+     * Every number's acks go through one writer that applies whatever has queued up while its
+     * previous statement ran as one statement (the status updates and their events together), so
+     * thousands of numbers cost a few statements a second rather than one each. A caller returns
+     * once its ack is committed.
      */
+    const acks = yield* Queue.unbounded<PendingAck>()
+    const writeAcks = (batch: ReadonlyArray<PendingAck>) =>
+      sql`
+        WITH input AS (
+          SELECT * FROM unnest(
+            ${batch.map((a) => a.numberId)}::bigint[], ${batch.map((a) => a.waMessageId)}::text[],
+            ${batch.map((a) => a.ack)}::text[], ${batch.map((a) => a.error)}::text[],
+            ${batch.map((a) => a.at)}::timestamptz[], ${batch.map((a) => JSON.stringify(a.payload))}::jsonb[]
+          ) AS i(number_id, wa_message_id, ack, error, at, payload)
+        ), changed AS (
+          UPDATE messages m SET status = i.ack, error = i.error, updated_at = i.at
+          FROM input i
+          WHERE m.number_id = i.number_id AND m.wa_message_id = i.wa_message_id AND m.direction = 'out'
+            AND CASE WHEN i.ack = 'failed' THEN m.status IN ('pending', 'sent')
+                     ELSE array_position(${STATUS_ORDER}::text[], m.status) < array_position(${STATUS_ORDER}::text[], i.ack) END
+          RETURNING m.account_id, m.id AS message_id, m.peer, i.payload
+        ), ${queueEvents(sql`jsonb_set(changed.payload, '{data,to}', to_jsonb(changed.peer))`)}
+        SELECT count(*) FROM notified`
+    yield* Queue.takeBetween(acks, 1, 1000).pipe(
+      Effect.flatMap((taken) =>
+        // A message appears once per statement (UPDATE ... FROM applies one input row per target
+        // row); its later acks go into the next round, in order.
+        Effect.forEach(rounds(Chunk.toReadonlyArray(taken)), (round) =>
+          writeAcks(round).pipe(
+            Effect.exit,
+            Effect.flatMap((exit) => Effect.forEach(round, (a) => Deferred.done(a.done, Exit.asVoid(exit)), { discard: true }))
+          ), { discard: true })
+      ),
+      Effect.forever,
+      Effect.forkScoped
+    )
+
     const applyAck = Effect.fn("Conversations.applyAck")(function*(a: {
       readonly numberId: number
       readonly waMessageId: string
@@ -270,7 +329,6 @@ export class Conversations extends Effect.Service<Conversations>()("@wagate/stor
       readonly at: Date
     }) {
       const error = a.ack === "failed" ? (a.error ?? "delivery failed") : null
-      const from = a.ack === "failed" ? ["pending", "sent"] : Object.keys(STATUS_RANK).filter((s) => STATUS_RANK[s] < STATUS_RANK[a.ack])
       const payload = Outbox.envelope("message.ack", a.at.getTime(), Outbox.ackEvent({
         waMessageId: a.waMessageId,
         to: "",
@@ -279,14 +337,9 @@ export class Conversations extends Effect.Service<Conversations>()("@wagate/stor
         numberId: a.numberId,
         error
       }))
-      yield* sql`
-        WITH changed AS (
-          UPDATE messages SET status = ${a.ack}, error = ${error}, updated_at = ${a.at}
-          WHERE number_id = ${a.numberId} AND wa_message_id = ${a.waMessageId} AND direction = 'out'
-            AND status IN ${sql.in(from)}
-          RETURNING account_id, id AS message_id, peer
-        ), ${queueEvent(payload, { to: true })}
-        SELECT count(*) FROM notified`
+      const done = yield* Deferred.make<void, SqlError>()
+      yield* Queue.offer(acks, { numberId: a.numberId, waMessageId: a.waMessageId, ack: a.ack, error, at: a.at, payload, done })
+      yield* Deferred.await(done)
     }, Effect.orDie)
 
     /**
@@ -336,7 +389,7 @@ export class Conversations extends Effect.Service<Conversations>()("@wagate/stor
         ), changed AS (
           SELECT ${m.accountId}::bigint AS account_id, id AS message_id, ${m.peer}::text AS peer
           FROM msg WHERE NOT ${m.fromMe}
-        ), ${queueEvent(payload, { to: false })}
+        ), ${queueEvents(sql`${sql.json(payload)}::jsonb`)}
         SELECT (SELECT id FROM msg) AS id, (SELECT count(*) FROM notified) AS notified`
       return Option.map(Option.fromNullable(rows[0]?.id), int)
     }, Effect.orDie)
