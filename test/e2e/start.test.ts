@@ -101,6 +101,18 @@ describe("npm start on a fresh machine", () => {
       )
       assert.strictEqual(taken.code, "email_taken")
 
+      // Linking followed from the CLI: one JSON line per change, each QR as text and as a PNG, until WORKING.
+      const watched = await run("npm", ["run", "--silent", "cli", "--", "number", "add", "--account", String(account.id), "--phone", "77015550002", "--watch"], {
+        cwd: root,
+        env
+      })
+      const lines = watched.stdout.trim().split("\n").map((l) => JSON.parse(l))
+      assert.strictEqual(lines.at(-1).status, "WORKING")
+      const qr = lines.find((l) => l.qr !== null)
+      assert.isDefined(qr, watched.stdout)
+      assert.match(qr.qr_image, /^data:image\/png;base64,iVBORw0KGgo/)
+      assert.include(watched.stderr, "\u2588")
+
       const reissued = await cli(env, "key", "reissue", "--key-id", String(key.id))
       const old = await fetch(`${gateway.url}/api/v1/me`, { headers: { authorization: `Bearer ${key.key}` } })
       assert.strictEqual(old.status, 401)
@@ -108,7 +120,7 @@ describe("npm start on a fresh machine", () => {
       await stop(gateway.child)
       gateway = await start(env)
       const shown = await cli(env, "account", "show", "--account", String(account.id))
-      assert.deepStrictEqual(shown.numbers.map((n: any) => n.phone), ["77015550001"])
+      assert.deepStrictEqual(shown.numbers.map((n: any) => n.phone), ["77015550001", "77015550002"])
       assert.strictEqual(shown.balance.balance, 9900)
       const after = await fetch(`${gateway.url}/api/v1/numbers`, { headers: { "x-api-key": reissued.key } })
       assert.strictEqual(after.status, 200)

@@ -1,0 +1,172 @@
+/**
+ * The gateway on the Baileys driver, as the operator and the API see it: the driver is the real
+ * one with its auth state in the gateway's PostgreSQL; only the socket is a fake emitting
+ * Baileys' events. Linking by QR (every refresh as text and PNG) and by pairing code through the
+ * operator API, credentials in PostgreSQL, `session.status` events, a message WhatsApp replays
+ * after a reconnect stored once, server error 463 closing new chats in the number's limits.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as BaileysDriver from "@wagate/whatsapp/BaileysDriver"
+import * as PgAuthStore from "@wagate/whatsapp/baileys/PgAuthStore"
+import type { WAMessage } from "@whiskeysockets/baileys"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as FakeSocket from "../../packages/whatsapp/test/baileys/support/FakeSocket.js"
+import { provision, uniquePhone } from "../support/Fixtures.js"
+import { type DatabaseContext, freshDatabase, simulatedNetwork, startGateway } from "../support/TestGateway.js"
+
+/** Polls (real time) until `check` holds. */
+const eventually = <A, E, R>(effect: Effect.Effect<A, E, R>, check: (a: A) => boolean, timeoutMs = 10_000) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const value = yield* effect
+      if (check(value)) return value
+      if (Date.now() > deadline) return yield* Effect.dieMessage(`condition never held; last value: ${JSON.stringify(value)}`)
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
+    }
+  })
+
+/** A gateway whose network is the Baileys driver on fake sockets, auth state in its database. */
+const baileysGateway = Effect.gen(function*() {
+  const database = yield* freshDatabase
+  const fake = FakeSocket.make()
+  const driver = yield* Layer.build(
+    BaileysDriver.layerTest({ logLevel: "silent", backoffBaseMs: 20, backoffMaxMs: 40 }).pipe(
+      Layer.provide(fake.layer),
+      Layer.provide(PgAuthStore.layer),
+      Layer.provide(Layer.succeedContext(database))
+    )
+  )
+  // The simulator's control surface stays mounted but unused: the entities get the Baileys driver.
+  const gateway = yield* startGateway(database, {
+    sim: Context.merge(yield* simulatedNetwork, driver),
+    settings: { webhookAllowPrivateUrls: true }
+  })
+  return { gateway, fake }
+})
+
+/** An account with a webhook endpoint (disabled: nothing is sent), so its events are written to the outbox. */
+const account = (gateway: Effect.Effect.Success<typeof baileysGateway>["gateway"]) =>
+  Effect.gen(function*() {
+    const acme = yield* provision(gateway.ops, { numbers: 0 })
+    yield* gateway.ops.opsWebhooks.set({
+      path: { id: acme.accountId },
+      payload: { url: "http://127.0.0.1:9/hook", enabled: false }
+    })
+    return acme
+  })
+
+const query = <A extends object>(database: DatabaseContext, f: (sql: SqlClient.SqlClient) => Effect.Effect<ReadonlyArray<A>, unknown>) =>
+  Effect.flatMap(SqlClient.SqlClient, f).pipe(Effect.provide(database), Effect.orDie)
+
+const sessionEvents = (database: DatabaseContext, numberId: number) =>
+  query<{ status: string; reason: string | null }>(database, (sql) =>
+    sql`SELECT payload->'data'->>'connection_status' AS status, payload->'data'->>'reason' AS reason
+        FROM webhook_outbox WHERE event = 'session.status' AND (payload->'data'->>'number_id')::int = ${numberId}
+        ORDER BY id`)
+
+const textFrom = (peer: string, id: string, text: string): WAMessage => ({
+  key: { remoteJid: `${peer}@s.whatsapp.net`, id, fromMe: false },
+  message: { conversation: text },
+  messageTimestamp: Math.floor(Date.now() / 1000),
+  pushName: "Aigerim"
+})
+
+describe("the gateway on the Baileys driver", () => {
+  it.scopedLive("linking by QR through the operator API: each refresh as text and PNG, the scan, WORKING; credentials in PostgreSQL", () =>
+    Effect.gen(function*() {
+      const { fake, gateway } = yield* baileysGateway
+      const acme = yield* account(gateway)
+      const phone = uniquePhone()
+      const added = yield* gateway.ops.ops.addNumber({ path: { id: acme.accountId }, payload: { phone } })
+      const id = added.number.id
+      assert.strictEqual(added.link.status, "STARTING")
+      assert.strictEqual(fake.sockets.length, 1)
+      const status = gateway.ops.ops.linkStatus({ path: { id } })
+
+      fake.latest().qr("2@ref-one,noise,identity,adv")
+      const first = yield* eventually(status, (l) => l.qr === "2@ref-one,noise,identity,adv")
+      assert.strictEqual(first.status, "SCAN_QR_CODE")
+      assert.match(first.qr_image ?? "", /^data:image\/png;base64,iVBORw0KGgo/)
+      fake.latest().qr("2@ref-two,noise,identity,adv")
+      const second = yield* eventually(status, (l) => l.qr === "2@ref-two,noise,identity,adv")
+      assert.notStrictEqual(second.qr_image, first.qr_image)
+
+      fake.latest().pairSuccess(phone)
+      fake.latest().close(515, "Stream Errored (restart required)")
+      yield* eventually(Effect.sync(() => fake.sockets.length), (n) => n === 2)
+      fake.latest().open()
+      const working = yield* eventually(status, (l) => l.status === "WORKING")
+      assert.deepStrictEqual([working.qr, working.qr_image, working.pairing_code], [null, null, null])
+
+      const creds = yield* query<{ me: string }>(gateway.database, (sql) =>
+        sql`SELECT value->'me'->>'id' AS me FROM wa_auth_state WHERE number_id = ${id} AND kind = 'creds'`)
+      assert.deepStrictEqual(creds.map((r) => r.me), [`${phone}:7@s.whatsapp.net`])
+      const events = yield* sessionEvents(gateway.database, id)
+      assert.deepStrictEqual(events.map((e) => e.status), ["STARTING", "SCAN_QR_CODE", "STARTING", "WORKING"])
+    }))
+
+  it.scopedLive("linking by pairing code: the 8-character code WhatsApp gives for the number's phone", () =>
+    Effect.gen(function*() {
+      const { fake, gateway } = yield* baileysGateway
+      const acme = yield* account(gateway)
+      const phone = uniquePhone()
+      const added = yield* gateway.ops.ops.addNumber({ path: { id: acme.accountId }, payload: { phone, method: "code" } })
+      fake.latest().pairingOutcome = { _tag: "ok", value: "K7PQ-3XWZ" }
+      fake.latest().qr("2@ref-one")
+      const waiting = yield* eventually(gateway.ops.ops.linkStatus({ path: { id: added.number.id } }), (l) => l.pairing_code !== null)
+      assert.deepStrictEqual([waiting.status, waiting.pairing_code, waiting.qr], ["SCAN_QR_CODE", "K7PQ3XWZ", null])
+      assert.deepStrictEqual(fake.latest().pairingRequests, [phone])
+    }))
+
+  it.scopedLive("a message WhatsApp replays after a reconnect is stored and announced once; 463 closes new chats", () =>
+    Effect.gen(function*() {
+      const { fake, gateway } = yield* baileysGateway
+      const acme = yield* account(gateway)
+      const phone = uniquePhone()
+      const added = yield* gateway.ops.ops.addNumber({ path: { id: acme.accountId }, payload: { phone } })
+      const id = added.number.id
+      fake.latest().qr("2@ref-one")
+      fake.latest().pairSuccess(phone)
+      fake.latest().close(515)
+      yield* eventually(Effect.sync(() => fake.sockets.length), (n) => n === 2)
+      fake.latest().open()
+      yield* eventually(gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.status === "WORKING")
+      const key = (yield* gateway.ops.ops.issueKey({ payload: { account_id: acme.accountId } })).key
+      const api = yield* gateway.client(key)
+      const peer = uniquePhone()
+      const chat = api.messages.list({ urlParams: { chat: peer } })
+
+      fake.latest().upsert([textFrom(peer, "3A0001", "Is the shop open?")])
+      yield* eventually(chat, (p) => p.messages.length === 1)
+      // The connection drops; on reconnect WhatsApp delivers what it is not sure we got, and more.
+      fake.latest().close(428)
+      yield* eventually(Effect.sync(() => fake.sockets.length), (n) => n === 3)
+      fake.latest().open()
+      fake.latest().upsert([textFrom(peer, "3A0001", "Is the shop open?"), textFrom(peer, "3A0002", "Hello?")], "append")
+      const page = yield* eventually(chat, (p) => p.messages.length === 2)
+      assert.deepStrictEqual(page.messages.map((m) => m.text).sort(), ["Hello?", "Is the shop open?"])
+      const announced = yield* query<{ n: string }>(gateway.database, (sql) =>
+        sql`SELECT count(*) AS n FROM webhook_outbox WHERE event = 'message' AND account_id = ${acme.accountId}`)
+      assert.strictEqual(Number(announced[0]!.n), 2)
+      const events = yield* sessionEvents(gateway.database, id)
+      assert.deepStrictEqual(events.slice(-2).map((e) => e.status), ["STARTING", "WORKING"])
+      assert.match(events.at(-2)!.reason ?? "", /connection lost/)
+
+      // WhatsApp answers a send with 463: the message failed, and the number may not start new chats.
+      const before = yield* api.limits.get({ urlParams: { from: phone } })
+      assert.isAbove(before.limits.new_contacts_per_day, 0)
+      fake.latest().emit("messages.update", [{
+        key: { remoteJid: `${peer}@s.whatsapp.net`, id: "3EB0RESTRICTED", fromMe: true },
+        update: { status: 0, messageStubParameters: ["463"] }
+      }])
+      const after = yield* eventually(api.limits.get({ urlParams: { from: phone } }), (l) => l.limits.new_contacts_per_day === 0)
+      assert.strictEqual(after.limits.messages_per_day, before.limits.messages_per_day)
+      const [row] = yield* query<{ restricted: boolean; reason: string }>(gateway.database, (sql) =>
+        sql`SELECT restricted_until > now() AS restricted, status_reason AS reason FROM numbers WHERE id = ${id}`)
+      assert.deepStrictEqual([row!.restricted, /463/.test(row!.reason)], [true, true])
+    }))
+})
