@@ -42,7 +42,7 @@ const server = Effect.gen(function*() {
   )
   wss.on("connection", (socket, request) => {
     socket.once("message", (data) => {
-      Deferred.unsafeDone(first, Exit.succeed({ bytes: Buffer.from(data as Buffer), request }))
+      Deferred.unsafeDone(first, Exit.succeed({ bytes: Buffer.from(data), request }))
     })
   })
   const { port } = wss.address() as { port: number }
