@@ -13,6 +13,23 @@ import * as Schedule from "effect/Schedule"
 
 /** How many numbers are woken at once. */
 export const WAKE_CONCURRENCY = 16
+/** Each wake waits a random part of this first, so numbers do not all connect in step. */
+export const WAKE_JITTER_MS = 250
+
+/** Runs `wake` for every id, `concurrency` at a time, each after a random delay below `jitterMs`. */
+export const spread = <E, R>(
+  ids: ReadonlyArray<number>,
+  wake: (id: number) => Effect.Effect<void, E, R>,
+  options: { readonly concurrency: number; readonly jitterMs: number } = {
+    concurrency: WAKE_CONCURRENCY,
+    jitterMs: WAKE_JITTER_MS
+  }
+) =>
+  Effect.forEach(
+    ids,
+    (id) => Effect.flatMap(Random.nextIntBetween(0, options.jitterMs), (jitter) => Effect.delay(wake(id), jitter)),
+    { concurrency: options.concurrency, discard: true }
+  )
 
 export const NumberSupervisor = Singleton.make(
   "wagate/number-supervisor",
@@ -20,16 +37,11 @@ export const NumberSupervisor = Singleton.make(
     const states = yield* NumberStates
     const numbers = yield* NumberEntity.client
     const wake = (id: number) =>
-      Effect.flatMap(Random.nextIntBetween(0, 250), (jitter) =>
-        numbers(String(id)).Wake().pipe(
-          Effect.delay(jitter),
-          Effect.timeout("30 seconds"),
-          Effect.catchAllCause((cause) => Effect.logWarning(`could not wake number ${id}`, cause))
-        ))
-    const wakeAll = Effect.flatMap(
-      states.live(),
-      (ids) => Effect.forEach(ids, wake, { concurrency: WAKE_CONCURRENCY, discard: true })
-    )
+      numbers(String(id)).Wake().pipe(
+        Effect.timeout("30 seconds"),
+        Effect.catchAllCause((cause) => Effect.logWarning(`could not wake number ${id}`, cause))
+      )
+    const wakeAll = Effect.flatMap(states.live(), (ids) => spread(ids, wake))
     yield* wakeAll.pipe(Effect.repeat(Schedule.spaced("1 minute")))
   })
 )
