@@ -31,12 +31,24 @@ export const WebhookDispatcher = Singleton.make(
     const store = yield* WebhookStore
     const webhooks = yield* WebhookEntity.client
 
+    // Accounts with a wake-up on its way. A wake-up lands after the notifications that arrive
+    // while it travels, and the entity reads its queue again after each one it gets, so one
+    // wake-up in flight per account is enough, and nothing here ever waits for one: a burst of
+    // notifications, or an entity slow to answer, never holds back another account's wake-up.
+    const inFlight = new Set<string>()
     const wake = (accountId: number | string) =>
-      webhooks(String(accountId)).Wake(undefined, { discard: true }).pipe(
-        Effect.catchAllCause((cause) => Effect.logWarning(`could not wake the webhook of account ${accountId}`, cause))
-      )
-    const wakeAll = (ids: Iterable<number | string>) =>
-      Effect.forEach(new Set(ids), wake, { concurrency: 16, discard: true })
+      Effect.suspend(() => {
+        const id = String(accountId)
+        if (inFlight.has(id)) return Effect.void
+        inFlight.add(id)
+        return webhooks(id).Wake(undefined, { discard: true }).pipe(
+          Effect.catchAllCause((cause) => Effect.logWarning(`could not wake the webhook of account ${id}`, cause)),
+          Effect.ensuring(Effect.sync(() => inFlight.delete(id))),
+          Effect.forkScoped,
+          Effect.asVoid
+        )
+      })
+    const wakeAll = (ids: Iterable<number | string>) => Effect.forEach(new Set(ids), wake, { discard: true })
 
     if (kind === "postgres" && settings.listen) {
       const pg = yield* PgClient.PgClient
