@@ -85,11 +85,12 @@ const summary = (name: string, r: Result, rssMb?: number) => {
 
 // The load process: each number sends once a second (plus a little) to a peer who wrote first.
 if (process.argv[2] === "--load") {
-  const { numbers, url, seconds } = JSON.parse(process.argv[3]) as {
+  // The numbers come over IPC: thousands of them do not fit in a command line.
+  const { numbers, url, seconds } = await new Promise<{
     numbers: Array<{ key: string; id: number; peer: string }>
     url: string
     seconds: number
-  }
+  }>((resolve) => process.once("message", (m) => resolve(m as any)))
   const { Agent, request } = await import("undici")
   const agent = new Agent({ connections: 256, pipelining: 1 })
   const latencies: Array<number> = []
@@ -97,6 +98,7 @@ if (process.argv[2] === "--load") {
   let accepted = 0
   const warmupUntil = Date.now() + 3000
   const endAt = warmupUntil + seconds * 1000
+  process.send!({ started: true })
   await Promise.all(numbers.map(async (n, i) => {
     await new Promise((r) => setTimeout(r, (i * 1000) / numbers.length))
     let k = 0
@@ -191,9 +193,8 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
     const idleCpu = ((await cpuSeconds((_, pid) => pid === gateway.pid)) - idle0) / 5
     console.error(`idle: the gateway used ${(100 * idleCpu).toFixed(1)}% of a core with ${NUMBERS} numbers linked`)
     console.error(`sending for ${SECONDS} s...`)
-    const load = fork(import.meta.filename, ["--load", JSON.stringify({ numbers, url: base, seconds: SECONDS })], {
-      execArgv: ["--import", "tsx"]
-    })
+    const load = fork(import.meta.filename, ["--load"], { execArgv: ["--import", "tsx"] })
+    load.send({ numbers, url: base, seconds: SECONDS })
     let rss = 0
     const cpu = () =>
       Promise.all([
@@ -201,6 +202,8 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
         cpuSeconds((cmdline) => cmdline.startsWith("postgres"))
       ])
     // Sample CPU over the measured window only (after the load's 3 s warm-up).
+    const next = () => new Promise<unknown>((resolve) => load.once("message", resolve))
+    await next() // started
     const cpuWindow = new Promise<[number, number]>((resolve) =>
       setTimeout(async () => {
         const [g0, p0] = await cpu()
@@ -208,12 +211,12 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
           const [g1, p1] = await cpu()
           resolve([g1 - g0, p1 - p0])
         }, SECONDS * 1000 - 500)
-      }, 3500)
+      }, 3250)
     )
     const sampler = setInterval(async () => {
       rss = Math.max(rss, await rssOf(gateway.pid!).catch(() => 0))
     }, 1000)
-    const measured = await new Promise<Result>((resolve) => load.once("message", (m) => resolve(m as Result)))
+    const measured = (await next()) as Result
     clearInterval(sampler)
     const [gatewayCpu, postgresCpu] = await cpuWindow
     const perSend = (seconds: number) => (1000 * seconds) / ((measured.accepted * (SECONDS - 0.5)) / SECONDS)
