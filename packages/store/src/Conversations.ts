@@ -9,15 +9,11 @@
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
 import type { MessageMedia, MessageSource, MessageType } from "@wagate/domain/Message"
-import type { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
-import * as Chunk from "effect/Chunk"
 import * as Data from "effect/Data"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
-import * as Queue from "effect/Queue"
+import * as Batched from "./Batched.js"
 import * as Outbox from "./Outbox.js"
 import { int } from "./Time.js"
 
@@ -81,7 +77,6 @@ interface PendingAck {
   readonly error: string | null
   readonly at: Date
   readonly payload: Outbox.Envelope
-  readonly done: Deferred.Deferred<void, SqlError>
 }
 
 /** Splits acks into rounds in which each message appears once, keeping each message's order. */
@@ -289,7 +284,6 @@ export class Conversations extends Effect.Service<Conversations>()("@wagate/stor
      * thousands of numbers cost a few statements a second rather than one each. A caller returns
      * once its ack is committed.
      */
-    const acks = yield* Queue.unbounded<PendingAck>()
     const writeAcks = (batch: ReadonlyArray<PendingAck>) =>
       sql`
         WITH input AS (
@@ -307,18 +301,10 @@ export class Conversations extends Effect.Service<Conversations>()("@wagate/stor
           RETURNING m.account_id, m.id AS message_id, m.peer, i.payload
         ), ${queueEvents(sql`jsonb_set(changed.payload, '{data,to}', to_jsonb(changed.peer))`)}
         SELECT count(*) FROM notified`
-    yield* Queue.takeBetween(acks, 1, 1000).pipe(
-      Effect.flatMap((taken) =>
-        // A message appears once per statement (UPDATE ... FROM applies one input row per target
-        // row); its later acks go into the next round, in order.
-        Effect.forEach(rounds(Chunk.toReadonlyArray(taken)), (round) =>
-          writeAcks(round).pipe(
-            Effect.exit,
-            Effect.flatMap((exit) => Effect.forEach(round, (a) => Deferred.done(a.done, Exit.asVoid(exit)), { discard: true }))
-          ), { discard: true })
-      ),
-      Effect.forever,
-      Effect.forkScoped
+    // A message appears once per statement (UPDATE ... FROM applies one input row per target row);
+    // its later acks go into the next round, in order.
+    const writeAck = yield* Batched.make((batch: ReadonlyArray<PendingAck>) =>
+      Effect.forEach(rounds(batch), writeAcks, { discard: true })
     )
 
     const applyAck = Effect.fn("Conversations.applyAck")(function*(a: {
@@ -337,9 +323,7 @@ export class Conversations extends Effect.Service<Conversations>()("@wagate/stor
         numberId: a.numberId,
         error
       }))
-      const done = yield* Deferred.make<void, SqlError>()
-      yield* Queue.offer(acks, { numberId: a.numberId, waMessageId: a.waMessageId, ack: a.ack, error, at: a.at, payload, done })
-      yield* Deferred.await(done)
+      yield* writeAck({ numberId: a.numberId, waMessageId: a.waMessageId, ack: a.ack, error, at: a.at, payload })
     }, Effect.orDie)
 
     /**

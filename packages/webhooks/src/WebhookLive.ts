@@ -16,6 +16,7 @@ import type { Envelope } from "@wagate/store/Outbox"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Random from "effect/Random"
@@ -50,6 +51,15 @@ export const WebhookLive = WebhookEntity.toLayer(
     // Bumped by every change of the endpoint, so an attempt that started before it does not
     // disable an endpoint the account has just fixed, nor fail an event the new URL never saw.
     let version = 0
+    // Attempts being written: a delivery does not wait for its write before the next event goes
+    // out (a crash in between sends that event again: at least once), but the queue is only read
+    // once they are all committed.
+    let recording: Array<Fiber.RuntimeFiber<void>> = []
+    const recorded = Effect.suspend(() => {
+      const fibers = recording
+      recording = []
+      return Fiber.joinAll(fibers)
+    })
 
     const wake = Queue.offer(wakeups, undefined).pipe(Effect.asVoid)
     const wait = (ms: number) =>
@@ -80,9 +90,16 @@ export const WebhookLive = WebhookEntity.toLayer(
             : verdict._tag === "Gone"
             ? { _tag: "Held" }
             : { _tag: "Failed" }
-          const recorded = store.record({ queued, accountId, attempt: number, at, url: endpoint.url, ...result, outcome })
+          const attempted = { queued, accountId, attempt: number, at, url: endpoint.url, ...result, outcome }
           if (!unchanged || (verdict._tag !== "Gone" && verdict._tag !== "GiveUp")) {
-            return Effect.as(recorded, verdict._tag === "Delivered")
+            // Written while the next event goes out; the next read of the queue waits for it.
+            return store.record(attempted).pipe(
+              Effect.fork,
+              Effect.map((fiber) => {
+                recording.push(fiber)
+                return verdict._tag === "Delivered"
+              })
+            )
           }
           const when = new Date(at).toISOString()
           const notice = verdict._tag === "Gone"
@@ -93,7 +110,7 @@ export const WebhookLive = WebhookEntity.toLayer(
               `That event failed (POST /webhook/resend sends it again); the later ones are kept, in order, and ` +
               `delivered when the webhook is turned on again.`
           // The attempt, its event's state and turning the endpoint off commit together.
-          return recorded.pipe(
+          return store.recordInTransaction(attempted).pipe(
             Effect.zipRight(store.disable({
               accountId,
               reason: verdict._tag === "Gone" ? "gone" : "failing",
@@ -126,6 +143,7 @@ export const WebhookLive = WebhookEntity.toLayer(
       const seen = version
       const endpoint = yield* endpointAt(seen)
       if (Option.isNone(endpoint) || !endpoint.value.enabled) return yield* wait(MAX_WAIT_MS)
+      yield* recorded
       const queue = yield* store.queue(accountId, BATCH)
       if (queue.length === 0) return yield* wait(MAX_WAIT_MS)
       for (const queued of queue) {

@@ -1,0 +1,42 @@
+/**
+ * A writer that turns many small writes into few statements: callers queue their item and wait
+ * for it to commit; one fiber writes whatever queued up while its previous statement ran, as one
+ * statement. Under light load every item goes alone, at once; under heavy load the statements per
+ * second stay flat while the items per statement grow.
+ *
+ * @since 1.0.0
+ */
+import * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
+
+/**
+ * Starts the writer in the current scope and returns the function that queues an item and waits
+ * until `write` committed the batch it went into (failing or dying as `write` did).
+ *
+ * @since 1.0.0
+ */
+export const make = <A, E>(
+  write: (batch: ReadonlyArray<A>) => Effect.Effect<void, E>,
+  options: { readonly maxBatch?: number | undefined } = {}
+): Effect.Effect<(item: A) => Effect.Effect<void, E>, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const queue = yield* Queue.unbounded<readonly [A, Deferred.Deferred<void, E>]>()
+    yield* Queue.takeBetween(queue, 1, options.maxBatch ?? 1000).pipe(
+      Effect.flatMap((taken) => {
+        const items = Chunk.toReadonlyArray(taken)
+        return write(items.map(([item]) => item)).pipe(
+          Effect.exit,
+          Effect.flatMap((exit) => Effect.forEach(items, ([, done]) => Deferred.done(done, Exit.asVoid(exit)), { discard: true }))
+        )
+      }),
+      Effect.forever,
+      Effect.forkScoped
+    )
+    return (item: A) =>
+      Effect.flatMap(Deferred.make<void, E>(), (done) =>
+        Effect.zipRight(Queue.offer(queue, [item, done] as const), Deferred.await(done)))
+  })
