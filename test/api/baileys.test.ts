@@ -14,20 +14,8 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as FakeSocket from "../../packages/whatsapp/test/baileys/support/FakeSocket.js"
-import { provision, uniquePhone } from "../support/Fixtures.js"
+import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
 import { type DatabaseContext, freshDatabase, simulatedNetwork, startGateway } from "../support/TestGateway.js"
-
-/** Polls (real time) until `check` holds. */
-const eventually = <A, E, R>(effect: Effect.Effect<A, E, R>, check: (a: A) => boolean, timeoutMs = 10_000) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const value = yield* effect
-      if (check(value)) return value
-      if (Date.now() > deadline) return yield* Effect.dieMessage(`condition never held; last value: ${JSON.stringify(value)}`)
-      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
-    }
-  })
 
 /** A gateway whose network is the Baileys driver on fake sockets, auth state in its database. */
 const baileysGateway = Effect.gen(function*() {

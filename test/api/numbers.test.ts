@@ -10,7 +10,7 @@ import * as Almaty from "@wagate/domain/Almaty"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
-import { linked, provision, uniquePhone } from "../support/Fixtures.js"
+import { eventually, linked, provision, uniquePhone } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
 import {
   type DatabaseContext,
@@ -41,17 +41,6 @@ const code = (a: { status: number; body: any }) => `${a.status} ${a.body.code ??
 
 const sql = <A>(database: DatabaseContext, f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
   Effect.orDie(Effect.provide(Effect.flatMap(SqlClient.SqlClient, f), database))
-
-/** Polls until `check` holds (the network and its acks run in real time). */
-const eventually = <A, E, R>(effect: Effect.Effect<A, E, R>, check: (a: A) => boolean) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 300; i++) {
-      const value = yield* effect
-      if (check(value)) return value
-      yield* Effect.sleep("10 millis")
-    }
-    return yield* Effect.dieMessage("condition never held")
-  })
 
 describe("idempotency", () => {
   it.scopedLive("a retry with the same Idempotency-Key gets the first answer and sends once", () =>

@@ -7,6 +7,18 @@ import type * as OpsClient from "@wagate/client/OpsClient"
 import * as Effect from "effect/Effect"
 import type { DatabaseContext } from "./TestGateway.js"
 
+/** Polls (real time) until `check` holds. */
+export const eventually = <A, E, R>(effect: Effect.Effect<A, E, R>, check: (a: A) => boolean, timeoutMs = 10_000) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const value = yield* effect
+      if (check(value)) return value
+      if (Date.now() > deadline) return yield* Effect.dieMessage(`condition never held; last value: ${JSON.stringify(value)}`)
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
+    }
+  })
+
 let phoneCounter = 0
 /** A phone number no other fixture of this process uses. */
 export const uniquePhone = () => `7701${String(process.pid % 1000).padStart(3, "0")}${String(++phoneCounter).padStart(4, "0")}`

@@ -87,17 +87,7 @@ export const outbox = (database: DatabaseContext, accountId: number) =>
     }>`SELECT id, attempts, next_attempt_at, delivered_at, failed_at, last_status, payload FROM webhook_outbox
        WHERE account_id = ${accountId} ORDER BY id`)
 
-/** Polls (real time) until `check` holds. */
-export const eventually = <A, E, R>(effect: Effect.Effect<A, E, R>, check: (a: A) => boolean, timeoutMs = 10_000) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const value = yield* effect
-      if (check(value)) return value
-      if (Date.now() > deadline) return yield* Effect.dieMessage(`condition never held; last value: ${JSON.stringify(value)}`)
-      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
-    }
-  })
+export { eventually } from "./Fixtures.js"
 
 export interface Answer {
   readonly status: number
