@@ -62,8 +62,13 @@ export const WebhookLive = WebhookEntity.toLayer(
     })
 
     const wake = Queue.offer(wakeups, undefined).pipe(Effect.asVoid)
+    // The loop looks at the queue at least every MAX_WAIT_MS: a tick, rather than a timer raced
+    // against every wait (a timer per delivery is most of an idle wait's cost).
+    yield* Effect.sleep(Duration.millis(MAX_WAIT_MS)).pipe(Effect.zipRight(wake), Effect.forever, Effect.forkScoped)
     const wait = (ms: number) =>
-      Effect.raceFirst(Queue.take(wakeups), Effect.sleep(Duration.millis(Math.max(0, Math.min(ms, MAX_WAIT_MS)))))
+      ms >= MAX_WAIT_MS
+        ? Queue.take(wakeups)
+        : Effect.raceFirst(Queue.take(wakeups), Effect.sleep(Duration.millis(Math.max(0, ms))))
 
     /** One attempt of `queued`; true when it was delivered. */
     const attempt = (endpoint: Endpoint, queued: Queued, seen: number) =>
