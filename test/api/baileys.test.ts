@@ -13,6 +13,8 @@ import type { WAMessage } from "@whiskeysockets/baileys"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import * as FakeSocket from "../../packages/whatsapp/test/baileys/support/FakeSocket.js"
 import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
 import { type DatabaseContext, freshDatabase, simulatedNetwork, startGateway } from "../support/TestGateway.js"
@@ -156,5 +158,88 @@ describe("the gateway on the Baileys driver", () => {
       const [row] = yield* query<{ restricted: boolean; reason: string }>(gateway.database, (sql) =>
         sql`SELECT restricted_until > now() AS restricted, status_reason AS reason FROM numbers WHERE id = ${id}`)
       assert.deepStrictEqual([row!.restricted, /463/.test(row!.reason)], [true, true])
+    }))
+})
+
+/** A gateway on fake sockets with one WORKING number, an account key and its API client. */
+const workingNumber = Effect.gen(function*() {
+  const { fake, gateway } = yield* baileysGateway
+  const acme = yield* account(gateway)
+  const phone = uniquePhone()
+  const added = yield* gateway.ops.ops.addNumber({ path: { id: acme.accountId }, payload: { phone } })
+  const id = added.number.id
+  fake.latest().qr("2@ref-one")
+  fake.latest().pairSuccess(phone)
+  fake.latest().close(515)
+  yield* eventually(Effect.sync(() => fake.sockets.length), (n) => n === 2)
+  fake.latest().open()
+  yield* eventually(gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.status === "WORKING")
+  const key = (yield* gateway.ops.ops.issueKey({ payload: { account_id: acme.accountId } })).key
+  const api = yield* gateway.client(key)
+  return { fake, gateway, acme, id, phone, api }
+})
+
+const fileFrom = (peer: string, id: string, message: WAMessage["message"]): WAMessage => ({
+  key: { remoteJid: `${peer}@s.whatsapp.net`, id, fromMe: false },
+  message,
+  messageTimestamp: Math.floor(Date.now() / 1000),
+  pushName: "Aigerim"
+})
+
+const blobBytes = (gateway: Effect.Effect.Success<typeof workingNumber>["gateway"], key: string) =>
+  Effect.map(Stream.runCollect(gateway.blobs.get(key)), (chunks) => Buffer.concat([...chunks].map((c) => Buffer.from(c))))
+
+describe("incoming files on the Baileys driver", () => {
+  it.scopedLive("recorded at once, the file downloaded in the background into the blob store; a failed download is skipped with its reason", () =>
+    Effect.gen(function*() {
+      const { acme, api, fake, gateway, id } = yield* workingNumber
+      const peer = uniquePhone()
+      const byWaId = (waId: string) =>
+        Effect.map(api.messages.list({ urlParams: { chat: peer } }), (p) => p.messages.find((m) => m.wa_message_id === waId))
+
+      // A download that never ends: the message is there at once, its file pending, and the
+      // next message is not held up behind it.
+      fake.setDownload({ _tag: "hang" })
+      fake.latest().upsert([fileFrom(peer, "3A0100", { imageMessage: { mimetype: "image/jpeg", caption: "the blue one", fileLength: 3 } })])
+      const pending = yield* eventually(byWaId("3A0100"), (m) => m !== undefined)
+      assert.deepStrictEqual(
+        [pending!.type, pending!.text, pending!.media_pending, pending!.media_skipped, pending!.media],
+        ["image", "the blue one", true, false, { kind: "photo", mime_type: "image/jpeg", filename: null, size: null, caption: "the blue one", deleted: false }]
+      )
+      fake.latest().upsert([textFrom(peer, "3A0101", "Did you get it?")])
+      yield* eventually(byWaId("3A0101"), (m) => m !== undefined)
+
+      // The file arrives: stored under the message, with the same bytes.
+      const bytes = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 7, 7])
+      fake.setDownload({ _tag: "ok", value: bytes })
+      fake.latest().upsert([fileFrom(peer, "3A0102", { documentMessage: { mimetype: "application/pdf", fileName: "price.pdf", fileLength: 6 } })])
+      const stored = yield* eventually(byWaId("3A0102"), (m) => m?.media_pending === false)
+      assert.deepStrictEqual(
+        [stored!.media_skipped, stored!.media_skip_reason, stored!.media],
+        [false, null, { kind: "document", mime_type: "application/pdf", filename: "price.pdf", size: 6, caption: null, deleted: false }]
+      )
+      const key = `media/${acme.accountId}/${id}/${stored!.id}`
+      assert.deepStrictEqual([...(yield* blobBytes(gateway, key))], [...bytes])
+      assert.deepStrictEqual(Option.map(yield* gateway.blobs.head(key), (h) => h.contentType), Option.some("application/pdf"))
+      const files = yield* query<{ size: string; kind: string; account_id: string; number_id: string; blob_key: string }>(
+        gateway.database,
+        (sql) => sql`SELECT size, kind, account_id, number_id, blob_key FROM media_files WHERE message_id = ${stored!.id}`
+      )
+      assert.deepStrictEqual(files.map((f) => [Number(f.size), f.kind, Number(f.account_id), Number(f.number_id), f.blob_key]), [
+        [6, "document", acme.accountId, id, key]
+      ])
+
+      // WhatsApp no longer has the file: the message stays, its file skipped with the reason.
+      fake.setDownload({ _tag: "fail", error: new Error("media expired") })
+      fake.latest().upsert([fileFrom(peer, "3A0103", { audioMessage: { mimetype: "audio/ogg; codecs=opus", ptt: true } })])
+      const skipped = yield* eventually(byWaId("3A0103"), (m) => m?.media_skipped === true)
+      assert.deepStrictEqual(
+        [skipped!.type, skipped!.media_pending, skipped!.media_skip_reason, skipped!.media?.size],
+        ["voice", false, "the file could not be downloaded: media download failed: media expired", null]
+      )
+      assert.isTrue(Option.isNone(yield* gateway.blobs.head(`media/${acme.accountId}/${id}/${skipped!.id}`)))
+      // The hanging download is still just pending, and the downloads asked were one per file.
+      assert.strictEqual((yield* byWaId("3A0100"))!.media_pending, true)
+      assert.deepStrictEqual(fake.downloads, ["3A0100", "3A0102", "3A0103"])
     }))
 })

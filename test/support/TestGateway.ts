@@ -73,6 +73,11 @@ export interface RunningGateway {
   readonly database: DatabaseContext
 }
 
+/** A gateway started by `startGateway`, with the (in-memory) blob store it keeps files in. */
+export interface GatewayWithBlobs extends RunningGateway {
+  readonly blobs: Context.Tag.Service<BlobStore>
+}
+
 /** A simulated network for the scope, linking numbers at once. */
 export const simulatedNetwork = Layer.build(SimulatorDriver.layerTest({ scanDelayMs: 0 }))
 
@@ -108,6 +113,9 @@ export const startGateway = (database: DatabaseContext, options: GatewayOptions 
     }
     const httpServer = yield* Layer.build(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 }))
     const network = options.sim ?? (yield* simulatedNetwork)
+    const blobs = yield* Layer.build(
+      BlobStore.layerMemory({ publicBaseUrl: "http://127.0.0.1", signingSecret: Redacted.make("s".repeat(32)) })
+    )
     yield* Layer.build(Gateway.layer(gatewaySettings, {
       database: Layer.succeedContext(database),
       cluster: Cluster.layer(gatewaySettings, "postgres"),
@@ -120,7 +128,7 @@ export const startGateway = (database: DatabaseContext, options: GatewayOptions 
             ? (l) => l
             : (l) => Layer.locallyWith(l, DefaultServices.currentServices, Context.add(Clock.Clock, options.counterClock!))
         ),
-      blobs: BlobStore.layerMemory({ publicBaseUrl: "http://127.0.0.1", signingSecret: Redacted.make("s".repeat(32)) }),
+      blobs: Layer.succeedContext(blobs),
       network: Layer.succeedContext(network),
       domainClock: options.domainClock,
       fetcher: MediaFetcher.layer({ timeout: "5 seconds", ...options.fetcher, allowPrivateAddresses: true }),
@@ -133,11 +141,12 @@ export const startGateway = (database: DatabaseContext, options: GatewayOptions 
     const clientContext = yield* Layer.build(NodeHttpClient.layerUndici)
     const client = Context.get(clientContext, HttpClient.HttpClient)
     const ops = yield* OpsClient.make({ baseUrl: url, token: OPERATOR_TOKEN }).pipe(Effect.provide(clientContext))
-    const running: RunningGateway = {
+    const running: GatewayWithBlobs = {
       url,
       ops,
       http: client.pipe(HttpClient.mapRequest(HttpClientRequest.prependUrl(url))),
       sim: Context.get(network, SimNetwork.SimNetwork),
+      blobs: Context.get(blobs, BlobStore),
       database,
       client: (apiKey, scheme) => WagateClient.make({ baseUrl: url, apiKey, scheme }).pipe(Effect.provide(clientContext))
     }

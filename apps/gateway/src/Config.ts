@@ -39,6 +39,10 @@ export interface GatewaySettings {
   readonly webhookPollIntervalMs: Option.Option<number>
   /** Wake webhook entities through PostgreSQL LISTEN/NOTIFY (false: poll only). */
   readonly webhookListen: boolean
+  /** Incoming files larger than this are not stored (the message is, with the file skipped). */
+  readonly incomingMediaMaxBytes: number
+  /** Incoming files downloaded at once per number. */
+  readonly incomingMediaConcurrency: number
 }
 
 export const settings: Config.Config<GatewaySettings> = Config.all({
@@ -93,6 +97,16 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
   webhookListen: Config.boolean("WEBHOOK_LISTEN").pipe(
     Config.withDefault(true),
     Config.withDescription("Wake webhook deliveries through PostgreSQL LISTEN/NOTIFY; false polls only")
+  ),
+  incomingMediaMaxBytes: Config.integer("INCOMING_MEDIA_MAX_BYTES").pipe(
+    Config.withDefault(64 * 1024 * 1024),
+    Config.validate({ message: "INCOMING_MEDIA_MAX_BYTES must be positive", validation: (n) => n > 0 }),
+    Config.withDescription("Largest incoming file stored, in bytes (default 64 MiB); larger ones are marked skipped")
+  ),
+  incomingMediaConcurrency: Config.integer("INCOMING_MEDIA_CONCURRENCY").pipe(
+    Config.withDefault(2),
+    Config.validate({ message: "INCOMING_MEDIA_CONCURRENCY must be at least 1", validation: (n) => n >= 1 }),
+    Config.withDescription("Incoming files downloaded at once per number")
   )
 })
 

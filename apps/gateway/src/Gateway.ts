@@ -10,6 +10,7 @@ import type { BlobStore } from "@wagate/media/BlobStore"
 import type { MediaFetcher } from "@wagate/media/MediaFetcher"
 import { AccountLive } from "@wagate/numbers/AccountLive"
 import { DomainClock } from "@wagate/numbers/DomainClock"
+import { IncomingMediaSettings } from "@wagate/numbers/IncomingMedia"
 import { NumberLive } from "@wagate/numbers/NumberLive"
 import { NumberSupervisor } from "@wagate/numbers/NumberSupervisor"
 import { Accounts } from "@wagate/store/Accounts"
@@ -72,6 +73,12 @@ export const layer = (settings: GatewaySettings, infra: Infrastructure) => {
   const entities = hostsEntities(settings)
     ? Layer.mergeAll(NumberLive, AccountLive, NumberSupervisor, WebhookLive, WebhookDispatcher).pipe(
       Layer.provide(infra.fetcher),
+      // Incoming files go into the same store the HTTP surface reads (one store: the same layer).
+      Layer.provide(infra.blobs),
+      Layer.provide(Layer.succeed(IncomingMediaSettings, {
+        maxBytes: settings.incomingMediaMaxBytes,
+        concurrency: settings.incomingMediaConcurrency
+      })),
       Layer.provide(webhookConfig(settings)),
       Layer.provide(
         infra.domainClock === undefined ? Layer.empty : Layer.succeed(DomainClock, infra.domainClock)

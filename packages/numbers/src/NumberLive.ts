@@ -24,6 +24,7 @@ import type { Limits } from "@wagate/domain/Limits"
 import type { MessageMedia, MessageType } from "@wagate/domain/Message"
 import { AccountEntity } from "@wagate/entities/AccountEntity"
 import { type ConnectionState, NumberEntity, type SendContent, type SendPayload } from "@wagate/entities/NumberEntity"
+import type { BlobStore } from "@wagate/media/BlobStore"
 import { MediaFetcher } from "@wagate/media/MediaFetcher"
 import { Conversations } from "@wagate/store/Conversations"
 import { NumberStates, type Usage } from "@wagate/store/NumberStates"
@@ -37,6 +38,7 @@ import {
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as DomainClock from "./DomainClock.js"
+import * as IncomingMedia from "./IncomingMedia.js"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { randomBytes, randomUUID } from "node:crypto"
@@ -119,8 +121,17 @@ export const NumberLive = NumberEntity.toLayer(
       reason: null
     }
 
+    // Files of incoming messages: a few downloads at a time, in the entity's scope. Those pending
+    // from an earlier run died with it.
+    const mediaSettings = yield* IncomingMedia.IncomingMediaSettings
+    const downloads = yield* Effect.makeSemaphore(Math.max(1, mediaSettings.concurrency))
+    const abandoned = yield* conversations.abandonPendingMedia(numberId, IncomingMedia.INTERRUPTED, new Date(start))
+    if (abandoned > 0) yield* Effect.logWarning(`${abandoned} incoming files of number ${numberId} were not stored`)
+
     // Event handling runs in the session's fibers: give it the entity's scope and address.
-    const entityContext = yield* Effect.context<Sharding | Entity.CurrentAddress | Scope.Scope>()
+    const entityContext = yield* Effect.context<
+      Sharding | Entity.CurrentAddress | Scope.Scope | BlobStore | Conversations
+    >()
     const mutex = yield* Effect.makeSemaphore(1)
     const serialized = mutex.withPermits(1)
 
@@ -218,7 +229,8 @@ export const NumberLive = NumberEntity.toLayer(
           case "Incoming": {
             const m = event.message
             if (!m.isGroup) remember(m.peer)
-            yield* conversations.recordIncoming({
+            const described = m.media === null ? null : IncomingMedia.describe(m.type, m.text, m.media)
+            const recorded = yield* conversations.recordIncoming({
               accountId: number.accountId,
               numberId,
               waMessageId: m.waMessageId,
@@ -233,12 +245,23 @@ export const NumberLive = NumberEntity.toLayer(
               type: m.type,
               text: m.text,
               at: new Date(m.timestamp),
-              // Storing incoming files is the media store's work; until it is configured they are skipped.
-              media: null,
-              mediaPending: false,
-              mediaSkipped: m.media !== null,
-              mediaSkipReason: m.media !== null ? "media storage is not enabled" : null
+              // Recorded now, the file follows: the next event never waits for a download.
+              media: described,
+              mediaPending: described !== null,
+              mediaSkipped: false,
+              mediaSkipReason: null
             })
+            // A replay (None) is a message stored before, with its file already settled.
+            if (m.media !== null && described !== null && Option.isSome(recorded)) {
+              yield* Effect.forkScoped(downloads.withPermits(1)(IncomingMedia.download({
+                messageId: recorded.value,
+                accountId: number.accountId,
+                numberId,
+                described,
+                media: m.media,
+                maxBytes: mediaSettings.maxBytes
+              })))
+            }
             return
           }
         }

@@ -8,6 +8,7 @@ import * as TestRunner from "@effect/cluster/TestRunner"
 import { assert, describe, it } from "@effect/vitest"
 import * as Almaty from "@wagate/domain/Almaty"
 import { NumberEntity } from "@wagate/entities/NumberEntity"
+import { BlobStore } from "@wagate/media/BlobStore"
 import { MediaFetcher } from "@wagate/media/MediaFetcher"
 import { Accounts } from "@wagate/store/Accounts"
 import { Conversations } from "@wagate/store/Conversations"
@@ -18,6 +19,7 @@ import * as SimulatorDriver from "@wagate/whatsapp/SimulatorDriver"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
 import * as ManualClock from "../../../test/support/ManualClock.js"
 import { AccountLive } from "../src/AccountLive.js"
 import { DomainClock } from "../src/DomainClock.js"
@@ -36,6 +38,7 @@ const clock = {
 
 const Env = Layer.mergeAll(NumberLive, AccountLive).pipe(
   Layer.provide(MediaFetcher.layer()),
+  Layer.provide(BlobStore.layerMemory({ publicBaseUrl: "http://127.0.0.1", signingSecret: Redacted.make("s".repeat(32)) })),
   Layer.provide(Layer.succeed(DomainClock, time.clock)),
   Layer.provideMerge(SimulatorDriver.layerTest({ scanDelayMs: 0, deliveredDelayMs: 10, readDelayMs: null })),
   Layer.provideMerge(TestRunner.layer),

@@ -378,6 +378,62 @@ export class Conversations extends Effect.Service<Conversations>()("@wagate/stor
       return Option.map(Option.fromNullable(rows[0]?.id), int)
     }, Effect.orDie)
 
+    /**
+     * The file of an incoming message is in the blob store under `blobKey`: the message shows its
+     * size and is no longer pending, and the file counts in the account's storage (`media_files`),
+     * together. A message already settled (stored or skipped) is left as it is.
+     */
+    const storeIncomingMedia = Effect.fn("Conversations.storeIncomingMedia")(function*(f: {
+      readonly messageId: number
+      readonly accountId: number
+      readonly numberId: number
+      readonly media: MessageMedia & { readonly size: number }
+      readonly blobKey: string
+      readonly at: Date
+    }) {
+      const rows = yield* sql<{ id: string }>`
+        WITH msg AS (
+          UPDATE messages SET media = ${sql.json(f.media)}, media_pending = false, updated_at = ${f.at}
+          WHERE id = ${f.messageId} AND media_pending
+          RETURNING id
+        ), file AS (
+          INSERT INTO media_files (message_id, account_id, number_id, kind, mime_type, filename, size, blob_key, created_at)
+          SELECT id, ${f.accountId}, ${f.numberId}, ${f.media.kind}, ${f.media.mime_type}, ${f.media.filename},
+                 ${f.media.size}, ${f.blobKey}, ${f.at}
+          FROM msg
+          ON CONFLICT (message_id) DO NOTHING
+        )
+        SELECT id FROM msg`
+      return rows.length > 0
+    }, Effect.orDie)
+
+    /** The file of an incoming message will not be stored, and why; the message itself stays. */
+    const skipIncomingMedia = Effect.fn("Conversations.skipIncomingMedia")(
+      function*(messageId: number, reason: string, at: Date) {
+        yield* sql`
+          UPDATE messages SET media_pending = false, media_skipped = true, media_skip_reason = ${reason},
+                              updated_at = ${at}
+          WHERE id = ${messageId} AND media_pending`
+      },
+      Effect.orDie
+    )
+
+    /**
+     * Files still pending when the number's entity starts: their download died with the runner
+     * that held it (the network's handle to the file is gone with it), so they are skipped.
+     */
+    const abandonPendingMedia = Effect.fn("Conversations.abandonPendingMedia")(
+      function*(numberId: number, reason: string, at: Date) {
+        const rows = yield* sql<{ id: string }>`
+          UPDATE messages SET media_pending = false, media_skipped = true, media_skip_reason = ${reason},
+                              updated_at = ${at}
+          WHERE number_id = ${numberId} AND media_pending
+          RETURNING id`
+        return rows.length
+      },
+      Effect.orDie
+    )
+
     /** Outgoing messages recorded but not handed to the network (a runner died in between). */
     const pending = Effect.fn("Conversations.pending")(function*(numberId: number) {
       const rows = yield* sql<{ id: string; peer: string; wa_message_id: string; type: string; text: string; media: MessageMedia | null }>`
@@ -386,6 +442,19 @@ export class Conversations extends Effect.Service<Conversations>()("@wagate/stor
       return rows.map((r) => ({ ...r, id: int(r.id) }))
     }, Effect.orDie)
 
-    return { contact, recordOutgoing, markSent, markRejected, storeAnswer, findAnswer, applyAck, recordIncoming, pending } as const
+    return {
+      contact,
+      recordOutgoing,
+      markSent,
+      markRejected,
+      storeAnswer,
+      findAnswer,
+      applyAck,
+      recordIncoming,
+      storeIncomingMedia,
+      skipIncomingMedia,
+      abandonPendingMedia,
+      pending
+    } as const
   })
 }) {}

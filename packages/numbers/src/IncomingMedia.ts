@@ -1,0 +1,123 @@
+/**
+ * Files that arrive with messages, kept in the blob store. The number's entity records the
+ * message first, with its file `media_pending`; the file is then downloaded through the driver in
+ * the background (a few at a time per number) and stored, or marked skipped with the reason. A
+ * file that cannot be had never costs the message.
+ */
+import type { MessageMedia, MessageType } from "@wagate/domain/Message"
+import { BlobStore } from "@wagate/media/BlobStore"
+import { Conversations } from "@wagate/store/Conversations"
+import type { IncomingMedia } from "@wagate/whatsapp/WhatsAppDriver"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as DomainClock from "./DomainClock.js"
+
+/** How incoming files are stored; the gateway sets them from its configuration. */
+export interface Settings {
+  /** A larger file is not downloaded (or, when its size was not announced, not kept). */
+  readonly maxBytes: number
+  /** Downloads running at once for one number; the rest wait their turn. */
+  readonly concurrency: number
+}
+
+/** 64 MiB: WhatsApp's photos, voice notes and most videos are far smaller. */
+export const DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+export const DEFAULT_CONCURRENCY = 2
+
+export class IncomingMediaSettings extends Context.Reference<IncomingMediaSettings>()(
+  "@wagate/numbers/IncomingMediaSettings",
+  { defaultValue: (): Settings => ({ maxBytes: DEFAULT_MAX_BYTES, concurrency: DEFAULT_CONCURRENCY }) }
+) {}
+
+/** Why a file pending when its number's entity started was not stored. */
+export const INTERRUPTED = "the download was interrupted by a gateway restart"
+
+/** The kind a file of this message type is stored and counted as. */
+export const kindOf = (type: MessageType): MessageMedia["kind"] => {
+  switch (type) {
+    case "image":
+      return "photo"
+    case "video":
+      return "video"
+    case "audio":
+    case "voice":
+      return "voice"
+    case "sticker":
+      return "sticker"
+    default:
+      return "document"
+  }
+}
+
+/** What the message shows of its file before the file is stored: everything but the size. */
+export const describe = (type: MessageType, text: string, media: IncomingMedia): MessageMedia => {
+  const kind = kindOf(type)
+  return {
+    kind,
+    mime_type: media.mimeType,
+    filename: media.filename,
+    size: null,
+    caption: kind === "photo" || kind === "video" || kind === "document" ? (text === "" ? null : text) : null,
+    deleted: false
+  }
+}
+
+/** Where a message's file lives in the blob store. */
+export const blobKey = (accountId: number, numberId: number, messageId: number) =>
+  `media/${accountId}/${numberId}/${messageId}`
+
+const MiB = 1024 * 1024
+const sizeText = (bytes: number) => bytes < MiB ? `${bytes} bytes` : `${Math.round((bytes / MiB) * 10) / 10} MB`
+
+/**
+ * Downloads the file of the recorded message `messageId` and stores it; on any failure the file
+ * is marked skipped with the reason. Never fails; if interrupted (the entity stops), the file is
+ * marked skipped too.
+ */
+export const download = (r: {
+  readonly messageId: number
+  readonly accountId: number
+  readonly numberId: number
+  readonly described: MessageMedia
+  readonly media: IncomingMedia
+  readonly maxBytes: number
+}) =>
+  Effect.gen(function*() {
+    const conversations = yield* Conversations
+    const blobs = yield* BlobStore
+    const skip = (reason: string) =>
+      Effect.flatMap(DomainClock.now, (now) => conversations.skipIncomingMedia(r.messageId, reason, new Date(now)))
+    const tooLarge = (size: number) =>
+      skip(`the file is too large to store (${sizeText(size)}, the limit is ${sizeText(r.maxBytes)})`)
+
+    if (r.media.size !== null && r.media.size > r.maxBytes) return yield* tooLarge(r.media.size)
+    const bytes = yield* Effect.either(r.media.download)
+    if (bytes._tag === "Left") return yield* skip(`the file could not be downloaded: ${bytes.left.reason}`)
+    if (bytes.right.byteLength > r.maxBytes) return yield* tooLarge(bytes.right.byteLength)
+    const key = blobKey(r.accountId, r.numberId, r.messageId)
+    const put = yield* Effect.either(
+      blobs.put(key, bytes.right, { contentType: r.media.mimeType, contentLength: bytes.right.byteLength })
+    )
+    if (put._tag === "Left") {
+      yield* Effect.logWarning("storing an incoming file failed", put.left)
+      return yield* skip("the file could not be stored: the blob store is unavailable")
+    }
+    const stored = yield* conversations.storeIncomingMedia({
+      messageId: r.messageId,
+      accountId: r.accountId,
+      numberId: r.numberId,
+      media: { ...r.described, size: put.right.size },
+      blobKey: key,
+      at: new Date(yield* DomainClock.now)
+    })
+    // Settled meanwhile (it cannot be today, but a stray blob would count nowhere): remove it.
+    if (!stored) yield* Effect.ignore(blobs.delete(key))
+  }).pipe(
+    Effect.onInterrupt(() =>
+      Effect.flatMap(Conversations, (conversations) =>
+        Effect.flatMap(DomainClock.now, (now) =>
+          conversations.skipIncomingMedia(r.messageId, "the gateway stopped before the file was downloaded", new Date(now))))
+        .pipe(Effect.catchAllCause(() => Effect.void))
+    ),
+    Effect.catchAllCause((cause) => Effect.logError("storing an incoming file failed", cause))
+  )

@@ -1,0 +1,67 @@
+/**
+ * Files that arrive with messages, through the whole gateway on the simulated network: the
+ * message is listed with its file described, the file lands in the blob store with the same
+ * bytes and counts in `media_files`; a file over the size limit is skipped with the reason and
+ * the message stays.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
+import { freshDatabase, startGateway } from "../support/TestGateway.js"
+
+const bytes = (n: number, seed: number) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed) % 256)
+
+describe("incoming files", () => {
+  it.scopedLive("an incoming photo is stored in the blob store and shown with its size; one over the limit is skipped", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const gateway = yield* startGateway(database, { settings: { incomingMediaMaxBytes: 4096 } })
+      const acme = yield* provision(gateway.ops)
+      const number = acme.numbers[0]!
+      const api = yield* gateway.client(acme.accountKey)
+      const peer = uniquePhone()
+      const byWaId = (waId: string) =>
+        Effect.map(api.messages.list({ urlParams: { chat: peer } }), (p) => p.messages.find((m) => m.wa_message_id === waId))
+
+      const photo = bytes(3000, 1)
+      const sent = yield* gateway.sim.inbound({
+        to: number.phone,
+        from: peer,
+        text: "our new shop",
+        type: "image",
+        media: { mimeType: "image/png", bytes: photo }
+      })
+      const stored = yield* eventually(byWaId(sent.message.waMessageId), (m) => m?.media_pending === false)
+      assert.deepStrictEqual(
+        [stored!.direction, stored!.text, stored!.media_skipped, stored!.media_skip_reason, stored!.media],
+        ["in", "our new shop", false, null, { kind: "photo", mime_type: "image/png", filename: null, size: 3000, caption: "our new shop", deleted: false }]
+      )
+      const key = `media/${acme.accountId}/${number.id}/${stored!.id}`
+      const chunks = yield* Stream.runCollect(gateway.blobs.get(key))
+      assert.isTrue(Buffer.concat([...chunks].map((c) => Buffer.from(c))).equals(Buffer.from(photo)))
+      const files = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql<{ kind: string; size: string; mime_type: string }>`
+          SELECT kind, size, mime_type FROM media_files WHERE account_id = ${acme.accountId} AND deleted_at IS NULL`).pipe(
+        Effect.provide(database)
+      )
+      assert.deepStrictEqual(files.map((f) => [f.kind, Number(f.size), f.mime_type]), [["photo", 3000, "image/png"]])
+
+      // Over INCOMING_MEDIA_MAX_BYTES: not stored, and said why; the message is kept.
+      const big = yield* gateway.sim.inbound({
+        to: number.phone,
+        from: peer,
+        text: "the catalogue",
+        type: "document",
+        media: { mimeType: "application/pdf", filename: "catalogue.pdf", bytes: bytes(5000, 2) }
+      })
+      const skipped = yield* eventually(byWaId(big.message.waMessageId), (m) => m?.media_skipped === true)
+      assert.deepStrictEqual(
+        [skipped!.text, skipped!.media_pending, skipped!.media_skip_reason, skipped!.media?.filename, skipped!.media?.size],
+        ["the catalogue", false, "the file is too large to store (5000 bytes, the limit is 4096 bytes)", "catalogue.pdf", null]
+      )
+      assert.isTrue(Option.isNone(yield* gateway.blobs.head(`media/${acme.accountId}/${number.id}/${skipped!.id}`)))
+    }))
+})
