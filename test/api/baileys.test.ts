@@ -3,7 +3,8 @@
  * one with its auth state in the gateway's PostgreSQL; only the socket is a fake emitting
  * Baileys' events. Linking by QR (every refresh as text and PNG) and by pairing code through the
  * operator API, credentials in PostgreSQL, `session.status` events, a message WhatsApp replays
- * after a reconnect stored once, server error 463 closing new chats in the number's limits.
+ * after a reconnect stored once, server error 463 closing new chats in the number's limits and
+ * shown on its connection, incoming files in the blob store.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -149,6 +150,8 @@ describe("the gateway on the Baileys driver", () => {
       // WhatsApp answers a send with 463: the message failed, and the number may not start new chats.
       const before = yield* api.limits.get({ urlParams: { from: phone } })
       assert.isAbove(before.limits.new_contacts_per_day, 0)
+      const connection = api.numbers.connection({ path: { id } })
+      assert.isFalse("restriction" in (yield* connection))
       fake.latest().emit("messages.update", [{
         key: { remoteJid: `${peer}@s.whatsapp.net`, id: "3EB0RESTRICTED", fromMe: true },
         update: { status: 0, messageStubParameters: ["463"] }
@@ -158,6 +161,18 @@ describe("the gateway on the Baileys driver", () => {
       const [row] = yield* query<{ restricted: boolean; reason: string }>(gateway.database, (sql) =>
         sql`SELECT restricted_until > now() AS restricted, status_reason AS reason FROM numbers WHERE id = ${id}`)
       assert.deepStrictEqual([row!.restricted, /463/.test(row!.reason)], [true, true])
+
+      // The number's connection says so, with when it ends, and still does after a reconnect.
+      const restricted = yield* connection
+      assert.strictEqual(restricted.status, "WORKING")
+      assert.match(restricted.restriction?.reason ?? "", /restricted the account.*463/)
+      const until = Date.parse(restricted.restriction?.until ?? "")
+      assert.isTrue(until > Date.now() + 23 * 3600_000 && until <= Date.now() + 24 * 3600_000)
+      fake.latest().close(428)
+      yield* eventually(Effect.sync(() => fake.sockets.length), (n) => n === 4)
+      fake.latest().open()
+      yield* eventually(gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.status === "WORKING")
+      assert.deepStrictEqual((yield* connection).restriction, restricted.restriction)
     }))
 })
 

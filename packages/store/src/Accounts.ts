@@ -33,6 +33,9 @@ export interface NumberRow {
   readonly paused: boolean
   readonly connected_at: string | null
   readonly created_at: string
+  /** The network restricted the number (server error 463 and the like) until then; null when it never did. */
+  readonly restricted_until: string | null
+  readonly restriction_reason: string | null
 }
 
 /** @since 1.0.0 */
@@ -64,7 +67,9 @@ const toNumber = (r: any): NumberRow => ({
   status: r.status,
   paused: r.paused,
   connected_at: isoOrNull(r.connected_at),
-  created_at: iso(r.created_at)
+  created_at: iso(r.created_at),
+  restricted_until: isoOrNull(r.restricted_until),
+  restriction_reason: r.restriction_reason ?? null
 })
 
 const isUniqueViolation = (e: unknown) =>

@@ -171,7 +171,9 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
     }, Effect.orDie)
 
     const setRestricted = Effect.fn("NumberStates.setRestricted")(function*(numberId: number, until: Date | null, reason: string) {
-      yield* sql`UPDATE numbers SET restricted_until = ${until}, status_reason = ${reason} WHERE id = ${numberId}`
+      yield* sql`
+        UPDATE numbers SET restricted_until = ${until}, restriction_reason = ${reason}, status_reason = ${reason}
+        WHERE id = ${numberId}`
     }, Effect.orDie)
 
     const setPaused = Effect.fn("NumberStates.setPaused")(function*(numberId: number, paused: boolean) {

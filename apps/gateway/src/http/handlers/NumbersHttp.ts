@@ -30,8 +30,13 @@ export const NumbersHttp = HttpApiBuilder.group(WagateApi, "numbers", (handlers)
         Effect.gen(function*() {
           const principal = yield* CurrentKey
           const number = yield* scope.byId(principal, path.id)
-          const funds = yield* accounts.funds(principal.accountId, yield* Clock.currentTimeMillis)
+          const now = yield* Clock.currentTimeMillis
+          const funds = yield* accounts.funds(principal.accountId, now)
           const linked = toLinkedNumber(number, funds)
-          return { status: linked.status, phone: linked.phone, paid_until: linked.paid_until }
+          const answer = { status: linked.status, phone: linked.phone, paid_until: linked.paid_until }
+          const until = number.restricted_until
+          return until !== null && Date.parse(until) > now
+            ? { ...answer, restriction: { until, reason: number.restriction_reason ?? "restricted by the network" } }
+            : answer
         }))
   }))
