@@ -18,14 +18,20 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as FakeSocket from "../../packages/whatsapp/test/baileys/support/FakeSocket.js"
 import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
-import { type DatabaseContext, freshDatabase, simulatedNetwork, startGateway } from "../support/TestGateway.js"
+import {
+  type DatabaseContext,
+  freshDatabase,
+  OPERATOR_TOKEN,
+  simulatedNetwork,
+  startGateway
+} from "../support/TestGateway.js"
 
 /** A gateway whose network is the Baileys driver on fake sockets, auth state in its database. */
-const baileysGateway = Effect.gen(function*() {
+const baileysGatewayWith = (overrides: Parameters<typeof BaileysDriver.layerTest>[0] = {}) => Effect.gen(function*() {
   const database = yield* freshDatabase
   const fake = FakeSocket.make()
   const driver = yield* Layer.build(
-    BaileysDriver.layerTest({ logLevel: "silent", backoffBaseMs: 20, backoffMaxMs: 40 }).pipe(
+    BaileysDriver.layerTest({ logLevel: "silent", backoffBaseMs: 20, backoffMaxMs: 40, ...overrides }).pipe(
       Layer.provide(fake.layer),
       Layer.provide(PgAuthStore.layer),
       Layer.provide(Layer.succeedContext(database))
@@ -38,6 +44,7 @@ const baileysGateway = Effect.gen(function*() {
   })
   return { gateway, fake }
 })
+const baileysGateway = baileysGatewayWith()
 
 /** An account with a webhook endpoint (disabled: nothing is sent), so its events are written to the outbox. */
 const account = (gateway: Effect.Effect.Success<typeof baileysGateway>["gateway"]) =>
@@ -177,8 +184,8 @@ describe("the gateway on the Baileys driver", () => {
 })
 
 /** A gateway on fake sockets with one WORKING number, an account key and its API client. */
-const workingNumber = Effect.gen(function*() {
-  const { fake, gateway } = yield* baileysGateway
+const workingNumberWith = (overrides: Parameters<typeof BaileysDriver.layerTest>[0] = {}) => Effect.gen(function*() {
+  const { fake, gateway } = yield* baileysGatewayWith(overrides)
   const acme = yield* account(gateway)
   const phone = uniquePhone()
   const added = yield* gateway.ops.ops.addNumber({ path: { id: acme.accountId }, payload: { phone } })
@@ -193,6 +200,7 @@ const workingNumber = Effect.gen(function*() {
   const api = yield* gateway.client(key)
   return { fake, gateway, acme, id, phone, api }
 })
+const workingNumber = workingNumberWith()
 
 const fileFrom = (peer: string, id: string, message: WAMessage["message"]): WAMessage => ({
   key: { remoteJid: `${peer}@s.whatsapp.net`, id, fromMe: false },
@@ -256,5 +264,39 @@ describe("incoming files on the Baileys driver", () => {
       // The hanging download is still just pending, and the downloads asked were one per file.
       assert.strictEqual((yield* byWaId("3A0100"))!.media_pending, true)
       assert.deepStrictEqual(fake.downloads, ["3A0100", "3A0102", "3A0103"])
+    }))
+})
+
+describe("operator metrics", () => {
+  const zombieRestarts = (text: string) => Number(/^wagate_zombie_restarts (\d+)$/m.exec(text)?.[1] ?? 0)
+
+  it.scopedLive("a watchdog restart is counted in wagate_zombie_restarts on GET /ops/v1/metrics (Prometheus text, operator token)", () =>
+    Effect.gen(function*() {
+      const { fake, gateway, id } = yield* workingNumberWith({ watchdogIntervalMs: 50 })
+      const metrics = gateway.http.get("/ops/v1/metrics", { headers: { authorization: `Bearer ${OPERATOR_TOKEN}` } })
+      const before = zombieRestarts(yield* Effect.flatMap(metrics, (r) => r.text))
+
+      // The socket died without a close event: the connection still says WORKING.
+      const sockets = fake.sockets.length
+      fake.latest().wire.isOpen = false
+      yield* eventually(Effect.sync(() => fake.sockets.length), (n) => n === sockets + 1)
+      fake.latest().open()
+      yield* eventually(gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.status === "WORKING")
+
+      const response = yield* metrics
+      assert.strictEqual(response.status, 200)
+      assert.strictEqual(response.headers["content-type"], "text/plain; version=0.0.4; charset=utf-8")
+      const text = yield* response.text
+      assert.strictEqual(zombieRestarts(text), before + 1)
+      assert.match(text, /^# TYPE wagate_zombie_restarts counter$/m)
+      assert.match(text, /^# HELP wagate_zombie_restarts .+$/m)
+      // The typed operator client reads the same text.
+      assert.strictEqual(zombieRestarts(yield* gateway.ops.ops.metrics()), before + 1)
+
+      // Operators only.
+      const anonymous = yield* gateway.http.get("/ops/v1/metrics")
+      assert.deepStrictEqual([anonymous.status, ((yield* anonymous.json) as { code: string }).code], [401, "unauthorized"])
+      const wrong = yield* gateway.http.get("/ops/v1/metrics", { headers: { authorization: "Bearer wag_op_wrong" } })
+      assert.deepStrictEqual([wrong.status, ((yield* wrong.json) as { code: string }).code], [401, "invalid_key"])
     }))
 })

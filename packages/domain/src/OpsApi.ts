@@ -167,6 +167,13 @@ export class OpsGroup extends HttpApiGroup.make("ops")
       .addError(E.wire(E.InvalidParam))
       .addError(E.wire(E.NotFound))
   )
+  .add(
+    // The process's metrics (e.g. wagate_zombie_restarts) in Prometheus' text format.
+    HttpApiEndpoint.get("metrics", "/metrics")
+      .addSuccess(HttpApiSchema.Text({ contentType: "text/plain; version=0.0.4; charset=utf-8" }).annotations({
+        description: "Prometheus text exposition format 0.0.4"
+      }))
+  )
   .middleware(OperatorAuth)
   .prefix("/ops/v1")
 {}

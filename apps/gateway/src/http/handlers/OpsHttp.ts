@@ -23,6 +23,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { KeyAuth } from "../../auth/KeyAuth.js"
+import * as Prometheus from "../../infra/Prometheus.js"
 import { Settings } from "../../Config.js"
 import { OperatorToken } from "../../auth/OperatorToken.js"
 import { bounded } from "../EntityCalls.js"
@@ -154,6 +155,7 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
           }
           return yield* keys.issue(found.id, payload.number_id === undefined ? null : NumberId.make(payload.number_id))
         }))
+      .handle("metrics", () => Effect.sync(Prometheus.snapshot))
       .handle("reissueKey", ({ path }) =>
         Effect.gen(function*() {
           const result = yield* keys.reissue(ApiKeyId.make(path.id))
