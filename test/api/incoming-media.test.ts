@@ -7,10 +7,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
-import { freshDatabase, startGateway } from "../support/TestGateway.js"
+import { freshDatabase, simulatedNetwork, startGateway } from "../support/TestGateway.js"
 
 const bytes = (n: number, seed: number) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed) % 256)
 
@@ -63,5 +65,35 @@ describe("incoming files", () => {
         ["the catalogue", false, "the file is too large to store (5000 bytes, the limit is 4096 bytes)", "catalogue.pdf", null]
       )
       assert.isTrue(Option.isNone(yield* gateway.blobs.head(`media/${acme.accountId}/${number.id}/${skipped!.id}`)))
+    }))
+
+  it.scopedLive("a file still pending when its runner died is marked skipped when the number's entity starts again", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const network = yield* simulatedNetwork
+      const firstScope = yield* Scope.make()
+      const first = yield* startGateway(database, { sim: network }).pipe(Scope.extend(firstScope))
+      const acme = yield* provision(first.ops)
+      const number = acme.numbers[0]!
+      const peer = uniquePhone()
+      // What a runner that died mid-download leaves behind: the message, its file pending.
+      yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql`INSERT INTO messages (account_id, number_id, direction, source, chat_id, peer, wa_message_id, type, text,
+                                  status, media, media_pending)
+            VALUES (${acme.accountId}, ${number.id}, 'in', 'network', ${`${peer}@c.us`}, ${peer}, 'LOST1', 'image', 'look',
+                    'received', ${JSON.stringify({ kind: "photo", mime_type: "image/jpeg", filename: null, size: null, caption: "look", deleted: false })}::jsonb,
+                    true)`).pipe(Effect.provide(database), Effect.orDie)
+      yield* Scope.close(firstScope, Exit.void)
+
+      const second = yield* startGateway(database, { sim: network })
+      const api = yield* second.client(acme.accountKey)
+      const page = yield* eventually(
+        api.messages.list({ urlParams: { chat: peer } }),
+        (p) => p.messages[0]?.media_pending === false
+      )
+      assert.deepStrictEqual(
+        [page.messages[0]!.text, page.messages[0]!.media_skipped, page.messages[0]!.media_skip_reason],
+        ["look", true, "the download was interrupted by a gateway restart"]
+      )
     }))
 })
