@@ -42,14 +42,20 @@ const start = async (env: Record<string, string>) => {
   child.stdout!.on("data", (d) => (output += d))
   child.stderr!.on("data", (d) => (output += d))
   const url = `http://127.0.0.1:${env.HTTP_PORT}`
-  for (let i = 0; i < 120; i++) {
+  // Knocks often from the first moment: a request the gateway accepts while it starts must still
+  // be answered, not left hanging.
+  for (let i = 0; i < 1200; i++) {
     try {
-      const response = await fetch(`${url}/api/status`)
+      const response = await fetch(`${url}/api/status`, { signal: AbortSignal.timeout(10_000) })
       if (response.ok) return { child, url, output: () => output }
-    } catch {
+    } catch (error) {
+      if ((error as Error).name === "TimeoutError") {
+        stop(child)
+        throw new Error(`a request made while the gateway started got no answer:\n${output}`)
+      }
       // not listening yet
     }
-    await new Promise((r) => setTimeout(r, 500))
+    await new Promise((r) => setTimeout(r, 50))
   }
   stop(child)
   throw new Error(`gateway did not start:\n${output}`)
