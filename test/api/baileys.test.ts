@@ -122,19 +122,7 @@ describe("the gateway on the Baileys driver", () => {
 
   it.scopedLive("a message WhatsApp replays after a reconnect is stored and announced once; 463 closes new chats", () =>
     Effect.gen(function*() {
-      const { fake, gateway } = yield* baileysGateway
-      const acme = yield* account(gateway)
-      const phone = uniquePhone()
-      const added = yield* gateway.ops.ops.addNumber({ path: { id: acme.accountId }, payload: { phone } })
-      const id = added.number.id
-      fake.latest().qr("2@ref-one")
-      fake.latest().pairSuccess(phone)
-      fake.latest().close(515)
-      yield* eventually(Effect.sync(() => fake.sockets.length), (n) => n === 2)
-      fake.latest().open()
-      yield* eventually(gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.status === "WORKING")
-      const key = (yield* gateway.ops.ops.issueKey({ payload: { account_id: acme.accountId } })).key
-      const api = yield* gateway.client(key)
+      const { fake, gateway, acme, id, phone, api } = yield* workingNumberWith()
       const peer = uniquePhone()
       const chat = api.messages.list({ urlParams: { chat: peer } })
 
