@@ -90,34 +90,33 @@ export const download = (r: {
     const tooLarge = (size: number) =>
       skip(`the file is too large to store (${sizeText(size)}, the limit is ${sizeText(r.maxBytes)})`)
 
-    if (r.media.size !== null && r.media.size > r.maxBytes) return yield* tooLarge(r.media.size)
-    const bytes = yield* Effect.either(r.media.download)
-    if (bytes._tag === "Left") return yield* skip(`the file could not be downloaded: ${bytes.left.reason}`)
-    if (bytes.right.byteLength > r.maxBytes) return yield* tooLarge(bytes.right.byteLength)
-    const key = blobKey(r.accountId, r.numberId, r.messageId)
-    const put = yield* Effect.either(
-      blobs.put(key, bytes.right, { contentType: r.media.mimeType, contentLength: bytes.right.byteLength })
-    )
-    if (put._tag === "Left") {
-      yield* Effect.logWarning("storing an incoming file failed", put.left)
-      return yield* skip("the file could not be stored: the blob store is unavailable")
-    }
-    const stored = yield* conversations.storeIncomingMedia({
-      messageId: r.messageId,
-      accountId: r.accountId,
-      numberId: r.numberId,
-      media: { ...r.described, size: put.right.size },
-      blobKey: key,
-      at: new Date(yield* DomainClock.now)
+    const store = Effect.gen(function*() {
+      if (r.media.size !== null && r.media.size > r.maxBytes) return yield* tooLarge(r.media.size)
+      const bytes = yield* Effect.either(r.media.download)
+      if (bytes._tag === "Left") return yield* skip(`the file could not be downloaded: ${bytes.left.reason}`)
+      if (bytes.right.byteLength > r.maxBytes) return yield* tooLarge(bytes.right.byteLength)
+      const key = blobKey(r.accountId, r.numberId, r.messageId)
+      const put = yield* Effect.either(
+        blobs.put(key, bytes.right, { contentType: r.media.mimeType, contentLength: bytes.right.byteLength })
+      )
+      if (put._tag === "Left") {
+        yield* Effect.logWarning("storing an incoming file failed", put.left)
+        return yield* skip("the file could not be stored: the blob store is unavailable")
+      }
+      const stored = yield* conversations.storeIncomingMedia({
+        messageId: r.messageId,
+        accountId: r.accountId,
+        numberId: r.numberId,
+        media: { ...r.described, size: put.right.size },
+        blobKey: key,
+        at: new Date(yield* DomainClock.now)
+      })
+      // Settled meanwhile (it cannot be today, but a stray blob would count nowhere): remove it.
+      if (!stored) yield* Effect.ignore(blobs.delete(key))
     })
-    // Settled meanwhile (it cannot be today, but a stray blob would count nowhere): remove it.
-    if (!stored) yield* Effect.ignore(blobs.delete(key))
-  }).pipe(
-    Effect.onInterrupt(() =>
-      Effect.flatMap(Conversations, (conversations) =>
-        Effect.flatMap(DomainClock.now, (now) =>
-          conversations.skipIncomingMedia(r.messageId, "the gateway stopped before the file was downloaded", new Date(now))))
-        .pipe(Effect.catchAllCause(() => Effect.void))
-    ),
-    Effect.catchAllCause((cause) => Effect.logError("storing an incoming file failed", cause))
-  )
+    yield* store.pipe(
+      Effect.onInterrupt(() =>
+        skip("the gateway stopped before the file was downloaded").pipe(Effect.catchAllCause(() => Effect.void))
+      )
+    )
+  }).pipe(Effect.catchAllCause((cause) => Effect.logError("storing an incoming file failed", cause)))

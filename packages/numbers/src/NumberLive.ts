@@ -296,14 +296,7 @@ export const NumberLive = NumberEntity.toLayer(
           session.send({ waMessageId: p.wa_message_id, to: p.peer, content: { kind: "text", text: p.text } })
         )
         if (sent._tag === "Right") {
-          yield* conversations.markSent({
-            accountId: number.accountId,
-            numberId,
-            messageId: p.id,
-            waMessageId: p.wa_message_id,
-            to: p.peer,
-            at
-          })
+          yield* conversations.applyAck({ numberId, waMessageId: p.wa_message_id, ack: "sent", at })
         } else if (sent.left._tag === "DriverUnavailable") {
           return
         }
@@ -450,14 +443,7 @@ export const NumberLive = NumberEntity.toLayer(
           }
           // Unavailable: the message stays pending and goes out when the connection is back.
           if (handed._tag === "Right") {
-            yield* conversations.markSent({
-              accountId: number.accountId,
-              numberId,
-              messageId,
-              waMessageId,
-              to: payload.to,
-              at
-            })
+            yield* conversations.applyAck({ numberId, waMessageId, ack: "sent", at })
           }
           yield* storeAnswer(200, { ok: true, id: messageId, wa_message_id: waMessageId, from: { id: numberId, phone: number.phone } })
           return { messageId, waMessageId, phone: number.phone, quota: quota() }

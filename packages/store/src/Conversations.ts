@@ -214,16 +214,6 @@ export class Conversations extends Effect.Service<Conversations>()("@wagate/stor
       return int(rows[0].id)
     })
 
-    /** The network accepted the message: `sent`, and its ack event (see `applyAck`). */
-    const markSent = (m: {
-      readonly accountId: number
-      readonly numberId: number
-      readonly messageId: number
-      readonly waMessageId: string
-      readonly to: string
-      readonly at: Date
-    }) => applyAck({ numberId: m.numberId, waMessageId: m.waMessageId, ack: "sent", at: m.at })
-
     /**
      * The network refused the message: `failed` with the reason, the ack event, and the send no
      * longer counts against today's limits.
@@ -275,9 +265,9 @@ export class Conversations extends Effect.Service<Conversations>()("@wagate/stor
     }, Effect.orDie)
 
     /**
-     * Acks from the network. Statuses only move forward (pending < sent < delivered < read;
-     * failed before delivery); anything else is a late or repeated ack and changes nothing, not
-     * even an event.
+     * Acks from the network, and `sent` when the network took a message. Statuses only move
+     * forward (pending < sent < delivered < read; failed before delivery); anything else is a late
+     * or repeated ack and changes nothing, not even an event.
      *
      * Every number's acks go through one writer that applies whatever has queued up while its
      * previous statement ran as one statement (the status updates and their events together), so
@@ -407,13 +397,14 @@ export class Conversations extends Effect.Service<Conversations>()("@wagate/stor
       return rows.length > 0
     }, Effect.orDie)
 
+    /** The columns of a pending incoming file that will not be stored, and why. */
+    const mediaSkipped = (reason: string, at: Date) =>
+      sql`media_pending = false, media_skipped = true, media_skip_reason = ${reason}, updated_at = ${at}`
+
     /** The file of an incoming message will not be stored, and why; the message itself stays. */
     const skipIncomingMedia = Effect.fn("Conversations.skipIncomingMedia")(
       function*(messageId: number, reason: string, at: Date) {
-        yield* sql`
-          UPDATE messages SET media_pending = false, media_skipped = true, media_skip_reason = ${reason},
-                              updated_at = ${at}
-          WHERE id = ${messageId} AND media_pending`
+        yield* sql`UPDATE messages SET ${mediaSkipped(reason, at)} WHERE id = ${messageId} AND media_pending`
       },
       Effect.orDie
     )
@@ -425,8 +416,7 @@ export class Conversations extends Effect.Service<Conversations>()("@wagate/stor
     const abandonPendingMedia = Effect.fn("Conversations.abandonPendingMedia")(
       function*(numberId: number, reason: string, at: Date) {
         const rows = yield* sql<{ id: string }>`
-          UPDATE messages SET media_pending = false, media_skipped = true, media_skip_reason = ${reason},
-                              updated_at = ${at}
+          UPDATE messages SET ${mediaSkipped(reason, at)}
           WHERE number_id = ${numberId} AND media_pending
           RETURNING id`
         return rows.length
@@ -445,7 +435,6 @@ export class Conversations extends Effect.Service<Conversations>()("@wagate/stor
     return {
       contact,
       recordOutgoing,
-      markSent,
       markRejected,
       storeAnswer,
       findAnswer,
