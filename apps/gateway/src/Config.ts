@@ -1,6 +1,7 @@
 /**
  * Every setting of the gateway, read once through `Config` (environment variables by default).
  */
+import * as IncomingMedia from "@wagate/numbers/IncomingMedia"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -99,12 +100,12 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
     Config.withDescription("Wake webhook deliveries through PostgreSQL LISTEN/NOTIFY; false polls only")
   ),
   incomingMediaMaxBytes: Config.integer("INCOMING_MEDIA_MAX_BYTES").pipe(
-    Config.withDefault(64 * 1024 * 1024),
+    Config.withDefault(IncomingMedia.DEFAULT_MAX_BYTES),
     Config.validate({ message: "INCOMING_MEDIA_MAX_BYTES must be positive", validation: (n) => n > 0 }),
     Config.withDescription("Largest incoming file stored, in bytes (default 64 MiB); larger ones are marked skipped")
   ),
   incomingMediaConcurrency: Config.integer("INCOMING_MEDIA_CONCURRENCY").pipe(
-    Config.withDefault(2),
+    Config.withDefault(IncomingMedia.DEFAULT_CONCURRENCY),
     Config.validate({ message: "INCOMING_MEDIA_CONCURRENCY must be at least 1", validation: (n) => n >= 1 }),
     Config.withDescription("Incoming files downloaded at once per number")
   )

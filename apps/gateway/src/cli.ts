@@ -136,6 +136,9 @@ const program = Effect.gen(function*() {
     token
   })
   const ops = client.ops
+  /** A linking answer, or with `--watch` every change of it until it settles. */
+  const linking = (link: NumberLink, numberId: number) =>
+    values.watch === true ? watchLink(link, ops.linkStatus({ path: { id: numberId } })) : Effect.succeed(link)
   const [noun, verb] = positionals
   switch (`${noun} ${verb}`) {
     case "account create":
@@ -149,12 +152,11 @@ const program = Effect.gen(function*() {
       return yield* ops.showAccount({ path: { id: id("account") } })
     case "number add": {
       const added = yield* ops.addNumber({ path: { id: id("account") }, payload: { phone: required("phone"), method: method() } })
-      if (values.watch !== true) return added
-      return yield* watchLink(added.link, ops.linkStatus({ path: { id: added.number.id } }))
+      return values.watch === true ? yield* linking(added.link, added.number.id) : added
     }
     case "number link": {
       const link = yield* ops.link({ path: { id: id("number") }, payload: { method: method() } })
-      return values.watch === true ? yield* watchLink(link, ops.linkStatus({ path: { id: id("number") } })) : link
+      return yield* linking(link, id("number"))
     }
     case "number pause":
       return yield* ops.pause({ path: { id: id("number") }, payload: { paused: true } })
@@ -162,7 +164,7 @@ const program = Effect.gen(function*() {
       return yield* ops.pause({ path: { id: id("number") }, payload: { paused: false } })
     case "number status": {
       const link = yield* ops.linkStatus({ path: { id: id("number") } })
-      return values.watch === true ? yield* watchLink(link, ops.linkStatus({ path: { id: id("number") } })) : link
+      return yield* linking(link, id("number"))
     }
     case "key issue":
       return yield* ops.issueKey({

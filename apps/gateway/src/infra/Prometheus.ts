@@ -9,17 +9,14 @@ import type * as MetricPair from "effect/MetricPair"
 import * as MetricState from "effect/MetricState"
 import * as Option from "effect/Option"
 
-export const CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-
-/** Prometheus names: letters, digits, `_` and `:`, not starting with a digit. */
-const metricName = (name: string) => {
-  const cleaned = name.replace(/[^a-zA-Z0-9_:]/g, "_")
+/** A Prometheus name: characters matching `disallowed` become `_`, and it does not start with a digit. */
+const sanitized = (disallowed: RegExp) => (name: string) => {
+  const cleaned = name.replace(disallowed, "_")
   return /^[0-9]/.test(cleaned) ? `_${cleaned}` : cleaned
 }
-const labelName = (name: string) => {
-  const cleaned = name.replace(/[^a-zA-Z0-9_]/g, "_")
-  return /^[0-9]/.test(cleaned) ? `_${cleaned}` : cleaned
-}
+/** Metric names: letters, digits, `_` and `:`; label names: the same without `:`. */
+const metricName = sanitized(/[^a-zA-Z0-9_:]/g)
+const labelName = sanitized(/[^a-zA-Z0-9_]/g)
 const labelValue = (value: string) => value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, "\\\"")
 const helpText = (text: string) => text.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")
 
