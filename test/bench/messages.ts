@@ -20,7 +20,6 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { deepStrictEqual } from "node:assert"
 import { randomBytes } from "node:crypto"
-import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
 import * as BenchDatabase from "./support/BenchDatabase.js"
@@ -29,7 +28,7 @@ import { issueKeys, KEYS, provisionAccount, type Server, startGateway } from "./
 import * as Load from "./support/Load.js"
 import * as MessageSeed from "./support/MessageSeed.js"
 import * as Mixes from "./support/Mixes.js"
-import { freePort, machine, REPO, rssMiB, scopedTs, waitReady } from "./support/Processes.js"
+import { freePort, machine, pidsNamed, REPO, rssMiB, scopedTs, waitReady } from "./support/Processes.js"
 import * as Report from "./support/Report.js"
 
 const list = (raw: string) => raw.split(",").map((s) => s.trim()).filter((s) => s !== "")
@@ -73,15 +72,6 @@ const options = (argv: ReadonlyArray<string>) => {
 const seconds = (since: number) => ((performance.now() - since) / 1000).toFixed(1)
 
 /** Process ids of the programs called `name` (Redis, here). */
-const pidsNamed = (name: string) =>
-  readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/comm`, "utf8").trim() === name
-    } catch {
-      return false
-    }
-  }).map(Number)
-
 /** The baseline server in its own process. */
 const startBaseline = (databaseUrl: string) =>
   Effect.gen(function*() {

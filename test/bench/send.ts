@@ -15,51 +15,21 @@ import * as Effect from "effect/Effect"
 import { type ChildProcess, fork, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync } from "node:fs"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
+import { cpuSeconds, freePort as freePortEffect, pidsNamed, rssMiB } from "./support/Processes.js"
 
 const NUMBERS = Number(process.argv[2] ?? 2000)
 const SECONDS = Number(process.argv[3] ?? 30)
 const ROOT = join(import.meta.dirname, "../..")
+const freePort = () => Effect.runPromise(freePortEffect)
+const postgresCpuSeconds = () => pidsNamed("postgres").reduce((sum, pid) => sum + cpuSeconds(pid), 0)
 const ADMIN = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
 const TOKEN = "wag_op_bench"
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const port = (server.address() as { port: number }).port
-      server.close(() => resolve(port))
-    })
-  })
-
 const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
-
-/** CPU seconds used so far by the processes whose command line matches. */
-const cpuSeconds = async (match: (cmdline: string, pid: number) => boolean) => {
-  const { readdir, readFile } = await import("node:fs/promises")
-  let ticks = 0
-  for (const pid of await readdir("/proc")) {
-    if (!/^\d+$/.test(pid)) continue
-    try {
-      const cmdline = (await readFile(`/proc/${pid}/cmdline`, "utf8")).replaceAll("\0", " ")
-      if (!match(cmdline, Number(pid))) continue
-      const fields = (await readFile(`/proc/${pid}/stat`, "utf8")).split(") ")[1].split(" ")
-      ticks += Number(fields[11]) + Number(fields[12])
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  return ticks / 100
-}
-
-const rssOf = async (pid: number) => {
-  const { readFile } = await import("node:fs/promises")
-  const status = await readFile(`/proc/${pid}/status`, "utf8")
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024
-}
 
 interface Result {
   readonly accepted: number
@@ -188,33 +158,29 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
     // Let the numbers connect and the peers' first messages land.
     await new Promise((r) => setTimeout(r, 5000))
     // What the linked numbers cost while nothing is sent (timers, polling, keep-alives).
-    const idle0 = await cpuSeconds((_, pid) => pid === gateway.pid)
+    const idle0 = cpuSeconds(gateway.pid!)
     await new Promise((r) => setTimeout(r, 5000))
-    const idleCpu = ((await cpuSeconds((_, pid) => pid === gateway.pid)) - idle0) / 5
+    const idleCpu = (cpuSeconds(gateway.pid!) - idle0) / 5
     console.error(`idle: the gateway used ${(100 * idleCpu).toFixed(1)}% of a core with ${NUMBERS} numbers linked`)
     console.error(`sending for ${SECONDS} s...`)
     const load = fork(import.meta.filename, ["--load"], { execArgv: ["--import", "tsx"] })
     load.send({ numbers, url: base, seconds: SECONDS })
     let rss = 0
-    const cpu = () =>
-      Promise.all([
-        cpuSeconds((_, pid) => pid === gateway.pid),
-        cpuSeconds((cmdline) => cmdline.startsWith("postgres"))
-      ])
+    const cpu = () => [cpuSeconds(gateway.pid!), postgresCpuSeconds()] as const
     // Sample CPU over the measured window only (after the load's 3 s warm-up).
     const next = () => new Promise<unknown>((resolve) => load.once("message", resolve))
     await next() // started
     const cpuWindow = new Promise<[number, number]>((resolve) =>
-      setTimeout(async () => {
-        const [g0, p0] = await cpu()
-        setTimeout(async () => {
-          const [g1, p1] = await cpu()
+      setTimeout(() => {
+        const [g0, p0] = cpu()
+        setTimeout(() => {
+          const [g1, p1] = cpu()
           resolve([g1 - g0, p1 - p0])
         }, SECONDS * 1000 - 500)
       }, 3250)
     )
-    const sampler = setInterval(async () => {
-      rss = Math.max(rss, await rssOf(gateway.pid!).catch(() => 0))
+    const sampler = setInterval(() => {
+      rss = Math.max(rss, rssMiB(gateway.pid!))
     }, 1000)
     const measured = (await next()) as Result
     clearInterval(sampler)

@@ -5,7 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import { type ChildProcess, spawn } from "node:child_process"
-import { readFileSync } from "node:fs"
+import { readdirSync, readFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { cpus, loadavg, totalmem } from "node:os"
 import { fileURLToPath } from "node:url"
@@ -126,6 +126,16 @@ export const cpuSeconds = (pid: number): number => {
     return 0
   }
 }
+
+/** The processes whose command name is `name` (e.g. every `postgres` backend). */
+export const pidsNamed = (name: string) =>
+  readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/comm`, "utf8").trim() === name
+    } catch {
+      return false
+    }
+  }).map(Number)
 
 /** CPU model, cores, memory and Node version, for the report. */
 export const machine = () => {

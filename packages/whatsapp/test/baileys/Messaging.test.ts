@@ -8,20 +8,9 @@ import * as Effect from "effect/Effect"
 import type { OutgoingContent } from "../../src/WhatsAppDriver.js"
 import * as Harness from "./support/Harness.js"
 
-const { advance, flush } = Harness
+const { advance, flush, working } = Harness
 const TO = "77017654321"
 const media = { bytes: new Uint8Array([7, 7, 7]), mimeType: "image/png" }
-
-/** A linked number with its session WORKING. */
-const working = (h: Harness.Harness) =>
-  Effect.gen(function*() {
-    Harness.storeLinked(h, 1)
-    const opened = yield* Harness.open({ id: 1, linked: true })
-    h.fake.latest().open()
-    yield* flush
-    opened.rec.take()
-    return opened
-  })
 
 describe("Baileys driver: sending", () => {
   it.scoped("the five kinds go to the phone's JID under the id the gateway chose", () => {

@@ -10,19 +10,9 @@ import * as Metric from "effect/Metric"
 import * as Watchdog from "../../src/baileys/Watchdog.js"
 import * as Harness from "./support/Harness.js"
 
-const { advance, flush } = Harness
+const { advance, flush, working } = Harness
 
 /** Defaults: looks every 15 s, pings after 45 s of silence, expects an answer within 10 s. */
-const working = (h: Harness.Harness) =>
-  Effect.gen(function*() {
-    Harness.storeLinked(h, 1)
-    const opened = yield* Harness.open({ id: 1, linked: true })
-    h.fake.latest().open()
-    yield* flush
-    opened.rec.take()
-    return opened
-  })
-
 const restarts = Effect.map(Metric.value(Watchdog.zombieRestarts), (state) => state.count)
 
 describe("Baileys driver: zombie watchdog", () => {

@@ -75,3 +75,14 @@ export const open = (
     yield* flush
     return { session, rec, close: Effect.zipRight(Scope.close(scope, Exit.void), flush) } satisfies Opened
   })
+
+/** Number 1 linked before, its session opened and WORKING, the events so far taken. */
+export const working = (h: Harness) =>
+  Effect.gen(function*() {
+    storeLinked(h, 1)
+    const opened = yield* open({ id: 1, linked: true })
+    h.fake.latest().open()
+    yield* flush
+    opened.rec.take()
+    return opened
+  })
