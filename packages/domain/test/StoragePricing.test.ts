@@ -15,7 +15,7 @@ describe("StoragePricing", () => {
   for (const [label, used, packs, monthlyKzt, dailyTiyn] of cases) {
     it(label, () => {
       const charge = chargeFor(used)
-      assert.deepStrictEqual(charge.packs.map((p) => [p.gb, p.count]), packs)
+      assert.deepStrictEqual(charge.packs.map((p) => [p.gb, p.count]), [...packs])
       assert.strictEqual(charge.monthlyTiyn / 100, monthlyKzt)
       assert.strictEqual(charge.dailyTiyn, dailyTiyn)
       assert.isTrue(Number.isInteger(charge.dailyTiyn))
