@@ -80,8 +80,8 @@ layer(TestGateway.layer(), { excludeTestServices: true })("OpenAPI", (it) => {
       const dir = mkdtempSync(join(tmpdir(), "wagate-openapi-"))
       writeFileSync(join(dir, "openapi.json"), doc)
       writeFileSync(join(dir, ".spectral.yaml"), "extends: [\"spectral:oas\"]\n")
-      // Run asynchronously: a blocked event loop would miss the server closing the idle
-      // keep-alive connection, and the next test's request would be reset.
+      // Run asynchronously: a synchronous child would block this process, gateway included, for
+      // the whole lint, and the next test's kept-alive connection would meet a closed socket.
       const output = yield* Effect.tryPromise(() =>
         promisify(execFile)(
           join(process.cwd(), "node_modules/.bin/spectral"),
@@ -89,12 +89,9 @@ layer(TestGateway.layer(), { excludeTestServices: true })("OpenAPI", (it) => {
           { cwd: dir, encoding: "utf8" }
         )
       ).pipe(
-        Effect.map((r) => r.stdout),
-        Effect.catchAll((error) =>
-          Effect.sync(() => {
-            const failed = error.error as { stdout?: string; stderr?: string }
-            return assert.fail(`spectral found problems:\n${failed.stdout}\n${failed.stderr ?? String(failed)}`)
-          })
+        Effect.map((result) => result.stdout),
+        Effect.catchAll((error: any) =>
+          Effect.sync(() => assert.fail(`spectral found problems:\n${error.error?.stdout}\n${error.error?.stderr ?? error}`))
         )
       )
       assert.match(output, /No results with a severity of 'warn' or higher found!/)
