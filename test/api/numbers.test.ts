@@ -121,7 +121,8 @@ describe("GET /limits", () => {
         limits: { messages_per_day: 200, new_contacts_per_day: 30, checks_per_day: 200, messages_per_second: 1 },
         used: { messages: 0, new_contacts: 0, checks: 0 },
         cold_blocked_until: null,
-        warmup: true
+        warmup: true,
+        paused: false
       })
       assert.isTrue(limits.rating >= 0 && limits.rating <= 100)
       // A number key needs no from.

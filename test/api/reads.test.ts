@@ -198,12 +198,12 @@ layer(TestGateway.layer(), { excludeTestServices: true })("read endpoints", (it)
         [n2.id, n2.phone, "WORKING", false]
       ])
       assert.strictEqual(numbers.limit, 10)
-      // 19 800 KZT for two numbers at 330 KZT a day each: 30 days.
+      // 19 800 KZT for two numbers at 330 KZT a day each: today is drawn (660), 29 days more.
       const balance = yield* api.account.balance()
       assert.deepStrictEqual(balance, {
-        balance: 19_800,
+        balance: 19_140,
         daily_charge: 660,
-        days_left: 30,
+        days_left: 29,
         active_numbers: 2,
         paused_numbers: 0
       })

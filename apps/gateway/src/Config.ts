@@ -44,6 +44,10 @@ export interface GatewaySettings {
   readonly incomingMediaMaxBytes: number
   /** Incoming files downloaded at once per number. */
   readonly incomingMediaConcurrency: number
+  /** How often the drawdown looks whether the Almaty day has moved on. */
+  readonly billingTickMs: number
+  /** Secret of the test payment provider; unset: the provider is off. */
+  readonly paymentsTestSecret: Option.Option<Redacted.Redacted>
 }
 
 export const settings: Config.Config<GatewaySettings> = Config.all({
@@ -108,7 +112,15 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
     Config.withDefault(IncomingMedia.DEFAULT_CONCURRENCY),
     Config.validate({ message: "INCOMING_MEDIA_CONCURRENCY must be at least 1", validation: (n) => n >= 1 }),
     Config.withDescription("Incoming files downloaded at once per number")
-  )
+  ),
+  billingTickMs: Config.integer("BILLING_TICK_MS").pipe(
+    Config.withDefault(60_000),
+    Config.validate({ message: "BILLING_TICK_MS must be at least 10", validation: (n) => n >= 10 }),
+    Config.withDescription("How often the daily drawdown checks whether a new Almaty day has begun")
+  ),
+  paymentsTestSecret: Config.option(Config.redacted("PAYMENTS_TEST_SECRET").pipe(
+    Config.withDescription("Turns on the test payment provider, whose webhooks are signed with this secret")
+  ))
 })
 
 export class Settings extends Context.Tag("@wagate/gateway/Settings")<Settings, GatewaySettings>() {

@@ -13,7 +13,12 @@ import { DomainClock } from "@wagate/numbers/DomainClock"
 import { IncomingMediaSettings } from "@wagate/numbers/IncomingMedia"
 import { NumberLive } from "@wagate/numbers/NumberLive"
 import { NumberSupervisor } from "@wagate/numbers/NumberSupervisor"
+import { Accounting } from "@wagate/numbers/billing/Accounting"
+import * as DrawdownSingleton from "@wagate/numbers/billing/DrawdownSingleton"
+import { PaymentProviders } from "@wagate/numbers/billing/PaymentProvider"
+import * as TestPayments from "@wagate/numbers/billing/TestPayments"
 import { Accounts } from "@wagate/store/Accounts"
+import { Billing } from "@wagate/store/Billing"
 import { ApiKeys } from "@wagate/store/ApiKeys"
 import { Conversations } from "@wagate/store/Conversations"
 import type * as Database from "@wagate/store/Database"
@@ -53,6 +58,7 @@ export interface Infrastructure<E = unknown> {
 
 export const Stores = Layer.mergeAll(
   Accounts.Default,
+  Billing.Default.pipe(Layer.provide(Accounts.Default)),
   ApiKeys.Default,
   Messages.Default,
   Conversations.Default,
@@ -70,8 +76,21 @@ const webhookConfig = (settings: GatewaySettings) =>
   })
 
 export const layer = (settings: GatewaySettings, infra: Infrastructure) => {
+  const domainClock = infra.domainClock === undefined ? Layer.empty : Layer.succeed(DomainClock, infra.domainClock)
+  // Money: the ledger and the numbers' pauses, on the domain clock (the drawdown's days).
+  const accounting = Accounting.Default.pipe(Layer.provide(domainClock))
+  const payments = PaymentProviders.layer(
+    Option.isSome(settings.paymentsTestSecret) ? [TestPayments.make(settings.paymentsTestSecret.value)] : []
+  )
   const entities = hostsEntities(settings)
-    ? Layer.mergeAll(NumberLive, AccountLive, NumberSupervisor, WebhookLive, WebhookDispatcher).pipe(
+    ? Layer.mergeAll(
+      NumberLive,
+      AccountLive,
+      NumberSupervisor,
+      WebhookLive,
+      WebhookDispatcher,
+      DrawdownSingleton.layer({ tick: Duration.millis(settings.billingTickMs) })
+    ).pipe(
       Layer.provide(infra.fetcher),
       // Incoming files go into the same store the HTTP surface reads (one store: the same layer).
       Layer.provide(infra.blobs),
@@ -80,19 +99,18 @@ export const layer = (settings: GatewaySettings, infra: Infrastructure) => {
         concurrency: settings.incomingMediaConcurrency
       })),
       Layer.provide(webhookConfig(settings)),
-      Layer.provide(
-        infra.domainClock === undefined ? Layer.empty : Layer.succeed(DomainClock, infra.domainClock)
-      )
+      Layer.provide(domainClock)
     )
     : Layer.empty
   const http = settings.role === "runner"
     ? Layer.empty
     : HttpLive.pipe(
-      Layer.provide([Health.Default, OperatorToken.Default]),
+      Layer.provide([Health.Default, OperatorToken.Default, payments]),
       Layer.provide([infra.blobs, infra.sharedState]),
       Layer.provideMerge(infra.httpServer)
     )
   return Layer.mergeAll(http, entities).pipe(
+    Layer.provide(accounting),
     // One network for the entities and, with the simulator, its control surface.
     Layer.provide(infra.network),
     Layer.provide(infra.cluster),

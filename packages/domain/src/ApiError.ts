@@ -146,6 +146,29 @@ export class NumberPaused extends make<NumberPaused>()(
   402,
   "The number is paused: the balance has run out"
 ) {}
+/**
+ * The balance does not cover what was asked (a new number's first day, a refund). Operator API.
+ *
+ * @since 1.0.0
+ */
+export class InsufficientBalance extends make<InsufficientBalance>()(
+  "InsufficientBalance",
+  "insufficient_balance",
+  402,
+  "The balance does not cover this: top up first"
+) {}
+/**
+ * A payment webhook that is not the provider's (bad, missing or stale signature). It credits
+ * nothing.
+ *
+ * @since 1.0.0
+ */
+export class InvalidSignature extends make<InvalidSignature>()(
+  "InvalidSignature",
+  "invalid_signature",
+  400,
+  "The payment notification is not signed by the provider"
+) {}
 /** @since 1.0.0 */
 export class ForbiddenForNumberKey extends make<ForbiddenForNumberKey>()(
   "ForbiddenForNumberKey",

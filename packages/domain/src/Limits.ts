@@ -31,7 +31,10 @@ export const Limits = Schema.Struct({
     checks: Schema.Int
   }),
   cold_blocked_until: Schema.NullOr(Timestamp),
-  warmup: Schema.Boolean
+  warmup: Schema.Boolean,
+  paused: Schema.Boolean.annotations({
+    description: "The number is paused (the balance does not cover the day, or by the operator): sends and checks answer 402 number_paused"
+  })
 }).annotations({ identifier: "Limits" })
 /** @since 1.0.0 */
 export type Limits = typeof Limits.Type

@@ -17,6 +17,7 @@ import * as E from "./ApiError.js"
 import { Phone, Timestamp } from "./Ids.js"
 import { ConnectionStatus } from "./Connection.js"
 import { LinkedNumber } from "./LinkedNumber.js"
+import { OpsBillingEndpoints } from "./OpsBillingApi.js"
 import { SetWebhookRequest, Webhook } from "./Webhook.js"
 
 /** @since 1.0.0 */
@@ -122,6 +123,7 @@ export class OpsGroup extends HttpApiGroup.make("ops")
       .addError(E.wire(E.NotFound))
       .addError(E.wire(E.PhoneTaken))
       .addError(E.wire(E.NumbersLimit))
+      .addError(E.wire(E.InsufficientBalance))
       .addError(E.wire(E.Capacity))
   )
   .add(
@@ -211,5 +213,8 @@ export class OpsWebhooksGroup extends HttpApiGroup.make("opsWebhooks")
   .prefix("/ops/v1")
 {}
 
+/** Money: ledger, refunds, test payments, the drawdown by hand (see OpsBillingApi). @since 1.0.0 */
+export class OpsBillingGroup extends OpsBillingEndpoints.middleware(OperatorAuth).prefix("/ops/v1") {}
+
 /** @since 1.0.0 */
-export class OpsApi extends HttpApi.make("wagate-ops").add(OpsGroup).add(OpsWebhooksGroup) {}
+export class OpsApi extends HttpApi.make("wagate-ops").add(OpsGroup).add(OpsWebhooksGroup).add(OpsBillingGroup) {}

@@ -101,7 +101,8 @@ export const NumberEntity = Entity.make("Number", [
     success: ConnectionState,
     error: E.Capacity
   }),
-  Rpc.make("SetPaused", { payload: { paused: Schema.Boolean } }),
+  /** Takes the number's pause from the database (billing changed it) and answers it. */
+  Rpc.make("RefreshPaused", { success: Schema.Boolean }),
   /** Activates the entity (its connection comes up) and tells its state. */
   Rpc.make("Wake", { success: ConnectionState })
 ])

@@ -109,7 +109,8 @@ export const make = (options: {
         cold_blocked_until: number.coldBlockedUntil !== null && number.coldBlockedUntil > now
           ? new Date(number.coldBlockedUntil).toISOString()
           : null,
-        warmup: Tiers.inWarmup(number.connectedAt, now)
+        warmup: Tiers.inWarmup(number.connectedAt, now),
+        paused: number.paused
       } satisfies Limits
     })
 

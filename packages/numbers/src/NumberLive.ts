@@ -41,7 +41,7 @@ export const NumberLive = NumberEntity.toLayer(
         Check: () => Effect.fail(gone),
         Connection: () => Effect.succeed(none),
         Link: () => Effect.succeed(none),
-        SetPaused: () => Effect.void,
+        RefreshPaused: () => Effect.succeed(false),
         Wake: () => Effect.succeed(none)
       })
     }
@@ -89,10 +89,10 @@ export const NumberLive = NumberEntity.toLayer(
           }).pipe(Effect.timeout("5 seconds"), Effect.ignore)
           return ctx.connection.current
         }),
-      SetPaused: ({ payload }) =>
-        serialized(Effect.gen(function*() {
-          number.paused = payload.paused
-          yield* states.setPaused(numberId, payload.paused)
+      RefreshPaused: () =>
+        serialized(Effect.map(states.snapshot(numberId), (now) => {
+          number.paused = Option.isSome(now) && now.value.paused
+          return number.paused
         })),
       Wake: () => Effect.sync(() => ctx.connection.current)
     })

@@ -176,10 +176,6 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
         WHERE id = ${numberId}`
     }, Effect.orDie)
 
-    const setPaused = Effect.fn("NumberStates.setPaused")(function*(numberId: number, paused: boolean) {
-      yield* sql`UPDATE numbers SET paused = ${paused} WHERE id = ${numberId}`
-    }, Effect.orDie)
-
     const setRating = Effect.fn("NumberStates.setRating")(function*(numberId: number, rating: number) {
       yield* sql`UPDATE numbers SET trust_rating = ${rating} WHERE id = ${numberId}`
     }, Effect.orDie)
@@ -207,7 +203,6 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
       setStatus,
       setColdBlock,
       setRestricted,
-      setPaused,
       setRating,
       countCheck,
       live

@@ -21,6 +21,7 @@ import { ContactsHttp } from "./handlers/ContactsHttp.js"
 import { LimitsHttp } from "./handlers/LimitsHttp.js"
 import { MessagesHttp } from "./handlers/MessagesHttp.js"
 import { NumbersHttp } from "./handlers/NumbersHttp.js"
+import { OpsBillingHttp, PaymentsHttp } from "./handlers/OpsBillingHttp.js"
 import { OperatorAuthLive, OpsHttp } from "./handlers/OpsHttp.js"
 import { OpsWebhooksHttp } from "./handlers/OpsWebhooksHttp.js"
 import { PublicHttp } from "./handlers/PublicHttp.js"
@@ -44,7 +45,9 @@ const Handlers = Layer.mergeAll(
     PublicHttp,
     OpsHttp,
     WebhooksHttp,
-    OpsWebhooksHttp
+    OpsWebhooksHttp,
+    OpsBillingHttp,
+    PaymentsHttp
 ).pipe(
   Layer.provide([AuthenticationLive, OperatorAuthLive]),
   Layer.provide([KeyAuth.Default, NumberScope.Default])

@@ -1,6 +1,7 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import {
   EmailTaken,
+  InsufficientBalance,
   InvalidKey,
   InvalidParam,
   NotFound,
@@ -14,6 +15,8 @@ import type { ConnectionState } from "@wagate/entities/NumberEntity"
 import { NumberEntity } from "@wagate/entities/NumberEntity"
 import { OperatorAuth } from "@wagate/domain/OpsApi"
 import * as QrImage from "@wagate/whatsapp/QrImage"
+import * as Pricing from "@wagate/domain/Pricing"
+import { Accounting } from "@wagate/numbers/billing/Accounting"
 import { Accounts, toLinkedNumber } from "@wagate/store/Accounts"
 import { ApiKeys } from "@wagate/store/ApiKeys"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -48,6 +51,7 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
     const keys = yield* ApiKeys
     const auth = yield* KeyAuth
     const sql = yield* SqlClient.SqlClient
+    const accounting = yield* Accounting
     const numbers = yield* NumberEntity.client
     const { entityTimeoutMs } = yield* Settings
     const entityTimeout = `${entityTimeoutMs} millis` as const
@@ -106,7 +110,7 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
       .handle("credit", ({ path, payload }) =>
         Effect.gen(function*() {
           const found = yield* account(path.id)
-          yield* accounts.credit(found.id, payload.amount, payload.note ?? null)
+          yield* accounting.credit(found.id, Pricing.kztToTiyn(payload.amount), { kind: "top_up", note: payload.note ?? null })
           return yield* balance(found.id)
         }))
       .handle("addNumber", ({ path, payload }) =>
@@ -114,11 +118,16 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
           const phone = normalizePhone(payload.phone)
           if (phone === null) return yield* new InvalidParam({ error: "phone must be digits in international format" })
           const found = yield* account(path.id)
-          const number = yield* accounts.addNumber(found.id, phone).pipe(
+          const { number } = yield* accounting.addNumber(found.id, phone).pipe(
             Effect.catchTags({
               PhoneTaken: () => new PhoneTaken(),
               NumbersLimitReached: () => new NumbersLimit(),
-              AccountNotFound: () => new NotFound({ error: `No account ${path.id}` })
+              AccountNotFound: () => new NotFound({ error: `No account ${path.id}` }),
+              InsufficientBalance: (e) =>
+                new InsufficientBalance({
+                  error: `Payment comes first: the balance (${Pricing.tiynToKzt(e.balance)} KZT) does not cover ` +
+                    `the number's first day (${Pricing.tiynToKzt(e.needed)} KZT); top up the account, then add the number`
+                })
             })
           )
           // Linking goes through the number's entity, which owns the connection.
@@ -139,12 +148,12 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
         }))
       .handle("pause", ({ path, payload }) =>
         Effect.gen(function*() {
-          yield* liveNumber(path.id)
-          yield* numbers(String(path.id)).SetPaused({ paused: payload.paused }).pipe(bounded(entityTimeout))
-          const [row] = yield* sql<{ account_id: string }>`SELECT account_id FROM numbers WHERE id = ${path.id}`.pipe(Effect.orDie)
-          const accountId = AccountId.make(Number(row.account_id))
+          const { accountId: owner } = yield* accounting.operatorPause(NumberId.make(path.id), payload.paused).pipe(
+            Effect.catchTag("NumberMissing", () => new NotFound({ error: `No number ${path.id}` }))
+          )
+          const accountId = AccountId.make(owner)
           const found = yield* accounts.findNumber(accountId, { id: path.id }, null)
-          return toLinkedNumber(Option.getOrThrow(found), yield* accounts.funds(accountId, yield* Clock.currentTimeMillis))
+          return toLinkedNumber(Option.getOrThrow(found), yield* accounts.funds(accountId, yield* accounting.now))
         }))
       .handle("issueKey", ({ payload }) =>
         Effect.gen(function*() {
