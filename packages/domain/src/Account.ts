@@ -42,6 +42,7 @@ export const Account = Schema.Struct({
   wa_status: ConnectionStatus,
   wa_phone: Schema.NullOr(Schema.String),
   numbers: Schema.Int,
+  paused_numbers: Schema.Int.annotations({ description: "Numbers paused (the balance does not cover the day, or by the operator)" }),
   numbers_limit: Schema.Int,
   created_at: Timestamp
 }).annotations({ identifier: "Account" })

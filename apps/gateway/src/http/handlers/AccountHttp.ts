@@ -50,6 +50,7 @@ export const AccountHttp = HttpApiBuilder.group(WagateApi, "account", (handlers)
             wa_status: first?.status ?? "none",
             wa_phone: first?.phone ?? null,
             numbers: numbers.length,
+            paused_numbers: numbers.filter((n) => n.paused).length,
             numbers_limit,
             created_at
           }

@@ -1,0 +1,327 @@
+/**
+ * Billing through the public and operator interfaces of running gateways: the daily drawdown at
+ * Almaty midnight, pause and resume, payment first, payments through the provider webhook, and
+ * exactly one charge per number and day across restarts and several runner processes. Days move
+ * by a ManualClock (the gateways' domain clock), never by sleeping.
+ */
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { assert, describe, it } from "@effect/vitest"
+import * as Almaty from "@wagate/domain/Almaty"
+import * as TestPayments from "@wagate/numbers/billing/TestPayments"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Scope from "effect/Scope"
+import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
+import * as ManualClock from "../support/ManualClock.js"
+import { type DatabaseContext, freshDatabase, type GatewayOptions, type RunningGateway, startGateway } from "../support/TestGateway.js"
+
+const SECRET = "test-payments-secret"
+/** 10:00 in Almaty on 2030-01-01 (05:00 UTC). */
+const START = Date.parse("2030-01-01T05:00:00.000Z")
+const DAY = Almaty.DAY_MILLIS
+
+const options = (time: ManualClock.ManualClock, extra: GatewayOptions["settings"] = {}): GatewayOptions => ({
+  domainClock: time.clock,
+  settings: {
+    billingTickMs: 50,
+    paymentsTestSecret: Option.some(Redacted.make(SECRET)),
+    webhookAllowPrivateUrls: true,
+    ...extra
+  }
+})
+
+const tiyn = (kzt: number) => Math.round(kzt * 100)
+
+/** The account's whole ledger, oldest first, amounts in tiyn. */
+const ledger = (gateway: RunningGateway, accountId: number) =>
+  Effect.gen(function*() {
+    const rows: Array<{ kind: string; amount: number; number_id: number | null; day: string | null }> = []
+    let before: number | undefined
+    for (;;) {
+      const page = yield* gateway.ops.opsBilling.ledger({ path: { id: accountId }, urlParams: { limit: 1000, before } })
+      rows.push(...page.entries.map((e) => ({ ...e, amount: tiyn(e.amount) })))
+      if (page.next_before === null) break
+      before = page.next_before
+    }
+    return rows.reverse()
+  }).pipe(Effect.orDie)
+
+const balanceOf = (gateway: RunningGateway, accountId: number) =>
+  Effect.map(gateway.ops.ops.showAccount({ path: { id: accountId } }), (a) => tiyn(a.balance.balance)).pipe(Effect.orDie)
+
+/** Charges of a day per number: each must be 1. */
+const chargesOn = (rows: ReadonlyArray<{ kind: string; number_id: number | null; day: string | null }>, day: string) =>
+  rows.filter((r) => r.kind === "number_day" && r.day === day).map((r) => r.number_id)
+
+const send = (gateway: RunningGateway, key: string, to: string) =>
+  Effect.gen(function*() {
+    const response = yield* gateway.http.execute(
+      HttpClientRequest.post("/api/v1/messages/send").pipe(
+        HttpClientRequest.setHeaders({ authorization: `Bearer ${key}` }),
+        HttpClientRequest.bodyUnsafeJson({ to, text: "hello" })
+      )
+    )
+    const body: any = yield* response.json
+    return `${response.status} ${body.code ?? "ok"}`
+  }).pipe(Effect.orDie)
+
+const get = (gateway: RunningGateway, path: string, key: string) =>
+  Effect.gen(function*() {
+    const response = yield* gateway.http.execute(
+      HttpClientRequest.get(path).pipe(HttpClientRequest.setHeaders({ authorization: `Bearer ${key}` }))
+    )
+    return (yield* response.json) as any
+  }).pipe(Effect.orDie)
+
+const drawdown = (gateway: RunningGateway, date?: string) =>
+  gateway.ops.opsBilling.drawdown({ payload: date === undefined ? {} : { date } }).pipe(Effect.orDie)
+
+const sessionEvents = (database: DatabaseContext, accountId: number) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ payload: any }>`
+      SELECT payload FROM webhook_outbox WHERE account_id = ${accountId} AND event = 'session.status' ORDER BY id`
+    return rows.map((r) => r.payload.data).filter((d: any) => d.status === "paused" || d.status === "resumed")
+      .map((d: any) => `${d.number_id} ${d.status}`)
+  }).pipe(Effect.provide(database), Effect.orDie)
+
+describe("billing", () => {
+  it.scopedLive("a month of days with top-ups: the balance to the tiyn, equal to the ledger's sum", () =>
+    Effect.gen(function*() {
+      const time = ManualClock.make(START)
+      const gateway = yield* startGateway(yield* freshDatabase, options(time))
+      const acme = yield* provision(gateway.ops, { numbers: 2, credit: 1234.56 })
+      // Both numbers' first day was drawn when they were added.
+      let expected = tiyn(1234.56) - 2 * 33_000
+      assert.strictEqual(yield* balanceOf(gateway, acme.accountId), expected)
+
+      // A reference model: each day the oldest numbers the balance covers are charged 330 KZT.
+      const topUps: Record<number, number> = { 3: 2000, 9: 0.01, 17: 9900, 24: 700.5 }
+      let active = 2
+      for (let d = 1; d <= 30; d++) {
+        time.set(Almaty.midnightOf(Almaty.dateOf(START + d * DAY)) + 60_000)
+        const day = Almaty.dateOf(time.now())
+        const run = yield* drawdown(gateway)
+        assert.strictEqual(run.date, day)
+        let charged = 0
+        for (let n = 0; n < 2; n++) if (expected >= 33_000) (expected -= 33_000, charged++)
+        active = charged
+        if (topUps[d] !== undefined) {
+          yield* gateway.ops.ops.credit({ path: { id: acme.accountId }, payload: { amount: topUps[d] } })
+          expected += tiyn(topUps[d])
+          // The top-up resumes what it covers at once, charging today for each resumed number.
+          for (let n = active; n < 2; n++) if (expected >= 33_000) (expected -= 33_000, active++)
+        }
+        assert.strictEqual(yield* balanceOf(gateway, acme.accountId), expected, `day ${d} (${day})`)
+        const balance = yield* get(gateway, "/api/v1/balance", acme.accountKey)
+        assert.strictEqual(balance.active_numbers, active, `day ${d}`)
+        assert.strictEqual(balance.paused_numbers, 2 - active, `day ${d}`)
+      }
+      const rows = yield* ledger(gateway, acme.accountId)
+      assert.strictEqual(rows.reduce((sum, r) => sum + r.amount, 0), expected)
+      // Never more than one charge per number and day.
+      const seen = new Set<string>()
+      for (const r of rows.filter((r) => r.kind === "number_day")) {
+        const key = `${r.number_id} ${r.day}`
+        assert.isFalse(seen.has(key), key)
+        seen.add(key)
+      }
+      // A second run for the same day charges nothing.
+      const again = yield* drawdown(gateway)
+      assert.strictEqual(again.charges, 0)
+      assert.strictEqual(yield* balanceOf(gateway, acme.accountId), expected)
+    }), 120_000)
+
+  it.scopedLive("the day begins at midnight in Almaty (19:00 UTC), not at midnight UTC", () =>
+    Effect.gen(function*() {
+      const time = ManualClock.make(Date.parse("2030-02-01T18:59:00.000Z")) // 23:59 in Almaty
+      const gateway = yield* startGateway(yield* freshDatabase, options(time))
+      const acme = yield* provision(gateway.ops, { numbers: 1, credit: 9900 })
+      assert.deepStrictEqual(chargesOn(yield* ledger(gateway, acme.accountId), "2030-02-01"), [acme.numbers[0].id])
+      time.set(Date.parse("2030-02-01T19:00:01.000Z")) // 00:00:01 on 2 February in Almaty
+      // The drawdown singleton notices the new day by itself.
+      const rows = yield* eventually(ledger(gateway, acme.accountId), (rows) => chargesOn(rows, "2030-02-02").length > 0)
+      assert.deepStrictEqual(chargesOn(rows, "2030-02-02"), [acme.numbers[0].id])
+      // Midnight UTC (05:00 in Almaty) is no new day.
+      time.set(Date.parse("2030-02-02T00:00:01.000Z"))
+      assert.strictEqual((yield* drawdown(gateway)).charges, 0)
+      assert.strictEqual(yield* balanceOf(gateway, acme.accountId), tiyn(9900) - 2 * 33_000)
+      // A day that has not begun cannot be drawn.
+      const early = yield* Effect.flip(gateway.ops.opsBilling.drawdown({ payload: { date: "2030-02-03" } }))
+      assert.strictEqual((early as any).code, "invalid_param")
+    }), 60_000)
+
+  it.scopedLive("pause when the balance runs out: 402 on send and check, shown everywhere, newest first; a top-up resumes at once", () =>
+    Effect.gen(function*() {
+      const time = ManualClock.make(START)
+      const database = yield* freshDatabase
+      const gateway = yield* startGateway(database, options(time))
+      // Two numbers and 990 KZT: today (660) is paid, tomorrow covers only the older number.
+      const acme = yield* provision(gateway.ops, { numbers: 2, credit: 990 })
+      yield* gateway.ops.opsWebhooks.set({ path: { id: acme.accountId }, payload: { url: "http://127.0.0.1:9/hook", enabled: true } })
+      const [older, newer] = acme.numbers
+      assert.strictEqual(yield* send(gateway, acme.numberKeys[1], uniquePhone()), "200 ok")
+
+      time.set(Almaty.nextMidnight(START) + 1000)
+      yield* eventually(get(gateway, "/api/v1/balance", acme.accountKey), (b) => b.paused_numbers === 1)
+      assert.deepStrictEqual(yield* get(gateway, "/api/v1/balance", acme.accountKey), {
+        balance: 0,
+        daily_charge: 330,
+        days_left: 0,
+        active_numbers: 1,
+        paused_numbers: 1
+      })
+      time.adjust("10 seconds")
+      assert.strictEqual(yield* send(gateway, acme.numberKeys[1], uniquePhone()), "402 number_paused")
+      const check = yield* gateway.http.execute(
+        HttpClientRequest.post("/api/v1/contacts/check").pipe(
+          HttpClientRequest.setHeaders({ authorization: `Bearer ${acme.numberKeys[1]}` }),
+          HttpClientRequest.bodyUnsafeJson({ phone: uniquePhone() })
+        )
+      ).pipe(Effect.orDie)
+      assert.strictEqual(check.status, 402)
+      assert.strictEqual(yield* send(gateway, acme.numberKeys[0], uniquePhone()), "200 ok")
+      const numbers = yield* get(gateway, "/api/v1/numbers", acme.accountKey)
+      assert.deepStrictEqual(numbers.numbers.map((n: any) => [n.id, n.paused, n.status]), [
+        [older.id, false, "WORKING"],
+        [newer.id, true, "WORKING"]
+      ])
+      assert.strictEqual(numbers.numbers[1].paid_until, null)
+      assert.isTrue((yield* get(gateway, `/api/v1/limits?from=${newer.id}`, acme.accountKey)).paused)
+      assert.isFalse((yield* get(gateway, `/api/v1/limits?from=${older.id}`, acme.accountKey)).paused)
+      assert.strictEqual((yield* get(gateway, "/api/v1/status", acme.accountKey)).balance.paused_numbers, 1)
+      assert.strictEqual((yield* get(gateway, "/api/v1/me", acme.accountKey)).paused_numbers, 1)
+
+      // Still linked while paused: an incoming message is stored.
+      const peer = uniquePhone()
+      yield* gateway.sim.inbound({ to: newer.phone, from: peer, text: "are you there?" })
+      yield* eventually(get(gateway, `/api/v1/messages?chat=${peer}`, acme.accountKey), (r) => r.messages?.length === 1)
+
+      // The next day nothing is left: the older one is paused too.
+      time.set(Almaty.nextMidnight(time.now()) + 1000)
+      yield* eventually(get(gateway, "/api/v1/balance", acme.accountKey), (b) => b.paused_numbers === 2)
+
+      // A top-up that covers both resumes both at once (today charged for each).
+      yield* gateway.ops.ops.credit({ path: { id: acme.accountId }, payload: { amount: 1000 } })
+      assert.deepStrictEqual(
+        (yield* get(gateway, "/api/v1/balance", acme.accountKey)),
+        { balance: 340, daily_charge: 660, days_left: 0, active_numbers: 2, paused_numbers: 0 }
+      )
+      time.adjust("10 seconds")
+      assert.strictEqual(yield* send(gateway, acme.numberKeys[1], uniquePhone()), "200 ok")
+      assert.deepStrictEqual(yield* sessionEvents(database, acme.accountId), [
+        `${newer.id} paused`,
+        `${older.id} paused`,
+        `${older.id} resumed`,
+        `${newer.id} resumed`
+      ])
+    }), 60_000)
+
+  it.scopedLive("payment comes first: a number is added only when the balance covers its first day", () =>
+    Effect.gen(function*() {
+      const time = ManualClock.make(START)
+      const gateway = yield* startGateway(yield* freshDatabase, options(time))
+      const acme = yield* provision(gateway.ops, { numbers: 0, credit: 329.99 })
+      const refused = yield* Effect.flip(
+        gateway.ops.ops.addNumber({ path: { id: acme.accountId }, payload: { phone: uniquePhone() } })
+      )
+      assert.strictEqual((refused as any).code, "insufficient_balance")
+      assert.match((refused as any).error, /329\.99 KZT.*330 KZT/)
+      assert.strictEqual((yield* gateway.ops.ops.showAccount({ path: { id: acme.accountId } })).numbers.length, 0)
+      yield* gateway.ops.ops.credit({ path: { id: acme.accountId }, payload: { amount: 0.01 } })
+      // Added at 10:00: the whole day is charged, once.
+      yield* gateway.ops.ops.addNumber({ path: { id: acme.accountId }, payload: { phone: uniquePhone() } })
+      assert.strictEqual(yield* balanceOf(gateway, acme.accountId), 0)
+      assert.strictEqual((yield* drawdown(gateway)).charges, 0)
+    }), 60_000)
+
+  it.scopedLive("a day missed while down is charged once when the gateway is back", () =>
+    Effect.gen(function*() {
+      const time = ManualClock.make(START)
+      const database = yield* freshDatabase
+      const firstScope = yield* Scope.make()
+      const first = yield* startGateway(database, options(time)).pipe(Scope.extend(firstScope))
+      const acme = yield* provision(first.ops, { numbers: 1, credit: 9900 })
+      yield* Scope.close(firstScope, Exit.void)
+      // Down for three midnights.
+      time.set(START + 3 * DAY)
+      const second = yield* startGateway(database, options(time))
+      const rows = yield* eventually(ledger(second, acme.accountId), (rows) => chargesOn(rows, Almaty.dateOf(time.now())).length > 0)
+      for (let d = 0; d <= 3; d++) {
+        assert.deepStrictEqual(chargesOn(rows, Almaty.dateOf(START + d * DAY)), [acme.numbers[0].id], `day ${d}`)
+      }
+      assert.strictEqual((yield* drawdown(second)).charges, 0)
+      assert.strictEqual(yield* balanceOf(second, acme.accountId), tiyn(9900) - 4 * 33_000)
+    }), 60_000)
+
+  it.scopedLive("two runner processes and a restart in the middle of a drawdown charge each number once a day", () =>
+    Effect.gen(function*() {
+      const time = ManualClock.make(START)
+      const database = yield* freshDatabase
+      // Slow ticks: the drawdowns of this test are the ones it starts.
+      const slow = options(time, { billingTickMs: 3_600_000 })
+      const firstScope = yield* Scope.make()
+      const first = yield* startGateway(database, slow).pipe(Scope.extend(firstScope))
+      const second = yield* startGateway(database, slow)
+      const accounts = yield* Effect.forEach(
+        Array.from({ length: 12 }, (_, i) => i),
+        (i) => provision(i % 2 === 0 ? first.ops : second.ops, { numbers: 1, credit: 990, link: false }),
+        { concurrency: 4 }
+      )
+      time.set(Almaty.nextMidnight(START) + 1000)
+      // Both processes draw the same day at once, and the first one stops in the middle.
+      const racing = yield* Effect.fork(Effect.all([drawdown(first), drawdown(second), drawdown(second)], { concurrency: 3 }).pipe(Effect.either))
+      yield* Effect.sleep("30 millis")
+      yield* Scope.close(firstScope, Exit.void)
+      yield* racing.await
+      const third = yield* startGateway(database, slow)
+      yield* drawdown(third)
+      const day = Almaty.dateOf(time.now())
+      for (const acme of accounts) {
+        const rows = yield* ledger(third, acme.accountId)
+        assert.deepStrictEqual(chargesOn(rows, day), [acme.numbers[0].id])
+        assert.strictEqual(yield* balanceOf(third, acme.accountId), tiyn(990) - 2 * 33_000)
+        assert.strictEqual(rows.reduce((sum, r) => sum + r.amount, 0), tiyn(990) - 2 * 33_000)
+      }
+    }), 120_000)
+
+  it.scopedLive("payments through the provider webhook: credited once; forged, tampered, stale and replayed ones credit nothing", () =>
+    Effect.gen(function*() {
+      const time = ManualClock.make(START)
+      const gateway = yield* startGateway(yield* freshDatabase, options(time))
+      const acme = yield* provision(gateway.ops, { numbers: 0, credit: 0 })
+      const post = (provider: string, signed: { body: string; headers: Record<string, string> }) =>
+        Effect.gen(function*() {
+          const response = yield* gateway.http.execute(
+            HttpClientRequest.post(`/payments/v1/${provider}/webhook`).pipe(
+              HttpClientRequest.setHeaders(signed.headers),
+              HttpClientRequest.bodyText(signed.body, "application/json")
+            )
+          )
+          const body: any = yield* response.json
+          return `${response.status} ${body.code ?? `credited=${body.credited}`}`
+        }).pipe(Effect.orDie)
+      const event = { type: "payment.succeeded" as const, payment_id: "pay_1", account_id: acme.accountId, amount: 990_000 }
+      const now = () => Math.floor(Date.now() / 1000)
+      const good = TestPayments.sign(Redacted.make(SECRET), event, now())
+      assert.strictEqual(yield* post("test", good), "200 credited=true")
+      assert.strictEqual(yield* post("test", good), "200 credited=false")
+      assert.strictEqual(yield* post("test", TestPayments.sign(Redacted.make(SECRET), event, now() + 1)), "200 credited=false")
+      assert.strictEqual(yield* post("test", TestPayments.sign(Redacted.make("not the secret"), { ...event, payment_id: "pay_2" }, now())), "400 invalid_signature")
+      assert.strictEqual(yield* post("test", { ...good, body: good.body.replace("990000", "9900000") }), "400 invalid_signature")
+      assert.strictEqual(yield* post("test", { body: JSON.stringify({ ...event, payment_id: "pay_3" }), headers: {} }), "400 invalid_signature")
+      assert.strictEqual(yield* post("test", TestPayments.sign(Redacted.make(SECRET), { ...event, payment_id: "pay_4" }, now() - 3600)), "400 invalid_signature")
+      assert.strictEqual(yield* post("nope", good), "404 not_found")
+      assert.strictEqual(yield* balanceOf(gateway, acme.accountId), 990_000)
+      // The operator's test payment goes through the same path, once per payment id.
+      const paid = yield* gateway.ops.opsBilling.testPayment({ path: { id: acme.accountId }, payload: { amount: 100, payment_id: "pay_5" } })
+      assert.deepStrictEqual([paid.credited, paid.balance.balance], [true, 10_000])
+      const again = yield* gateway.ops.opsBilling.testPayment({ path: { id: acme.accountId }, payload: { amount: 100, payment_id: "pay_5" } })
+      assert.deepStrictEqual([again.credited, again.balance.balance], [false, 10_000])
+      const rows = yield* ledger(gateway, acme.accountId)
+      assert.deepStrictEqual(rows.map((r) => [r.kind, r.amount]), [["payment", 990_000], ["payment", 10_000]])
+    }), 60_000)
+})
