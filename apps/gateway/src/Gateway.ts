@@ -17,6 +17,7 @@ import { Accounts } from "@wagate/store/Accounts"
 import { ApiKeys } from "@wagate/store/ApiKeys"
 import { Conversations } from "@wagate/store/Conversations"
 import type * as Database from "@wagate/store/Database"
+import { MediaFiles } from "@wagate/store/MediaFiles"
 import { Messages } from "@wagate/store/Messages"
 import { NumberStates } from "@wagate/store/NumberStates"
 import { WebhookConfig } from "@wagate/webhooks/WebhookConfig"
@@ -55,6 +56,7 @@ export const Stores = Layer.mergeAll(
   Accounts.Default,
   ApiKeys.Default,
   Messages.Default,
+  MediaFiles.Default,
   Conversations.Default,
   NumberStates.Default,
   WebhookStore.Default,
