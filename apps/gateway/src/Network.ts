@@ -3,8 +3,8 @@
  */
 import type * as Database from "@wagate/store/Database"
 import * as BaileysDriver from "@wagate/whatsapp/BaileysDriver"
-import * as SimNetwork from "@wagate/whatsapp/SimNetwork"
-import * as SimulatorDriver from "@wagate/whatsapp/SimulatorDriver"
+import * as SimNetwork from "@wagate/whatsapp/sim/SimNetwork"
+import * as SimulatorDriver from "@wagate/whatsapp/sim/SimulatorDriver"
 import type { WhatsAppDriver } from "@wagate/whatsapp/WhatsAppDriver"
 import * as Layer from "effect/Layer"
 import type { GatewaySettings } from "./Config.js"

@@ -5,7 +5,7 @@
 import * as OpenApi from "@effect/platform/OpenApi"
 import { WagateApi } from "@wagate/domain/Api"
 import { OpsGroup, OpsStorageGroup, OpsWebhooksGroup } from "@wagate/domain/OpsApi"
-import { SimGroup } from "@wagate/whatsapp/SimApi"
+import { SimGroup } from "@wagate/whatsapp/sim/SimApi"
 import { FilesGroup } from "./FilesGroup.js"
 
 export class GatewayApi extends WagateApi.add(OpsGroup.annotate(OpenApi.Exclude, true))
