@@ -36,6 +36,7 @@ import { hostsEntities } from "./cluster/Cluster.js"
 import { type GatewaySettings, Settings } from "./Config.js"
 import { Health } from "./Health.js"
 import { HttpLive } from "./http/Server.js"
+import * as MediaUpkeep from "./MediaUpkeep.js"
 import type { RequestCounter } from "./infra/RequestCounter.js"
 
 /** What a process runs on; each is a choice of main.ts (or of a test). */
@@ -73,7 +74,14 @@ const webhookConfig = (settings: GatewaySettings) =>
 
 export const layer = (settings: GatewaySettings, infra: Infrastructure) => {
   const entities = hostsEntities(settings)
-    ? Layer.mergeAll(NumberLive, AccountLive, NumberSupervisor, WebhookLive, WebhookDispatcher).pipe(
+    ? Layer.mergeAll(
+      NumberLive,
+      AccountLive,
+      NumberSupervisor,
+      WebhookLive,
+      WebhookDispatcher,
+      MediaUpkeep.layer(settings.mediaUpkeepIntervalMs)
+    ).pipe(
       Layer.provide(infra.fetcher),
       // Incoming files go into the same store the HTTP surface reads (one store: the same layer).
       Layer.provide(infra.blobs),
