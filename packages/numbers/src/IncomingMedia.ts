@@ -6,6 +6,7 @@
  */
 import type { MessageMedia, MessageType } from "@wagate/domain/Message"
 import * as Almaty from "@wagate/domain/Almaty"
+import { AccountId } from "@wagate/domain/Ids"
 import * as StoragePricing from "@wagate/domain/StoragePricing"
 import { BlobStore } from "@wagate/media/BlobStore"
 import * as StoragePolicy from "@wagate/media/StoragePolicy"
@@ -85,7 +86,7 @@ export const keepReason = (accountId: number, messageId: number, size: number) =
     const facts = yield* files.keepFacts(accountId, messageId, new Date(Almaty.startOfDay(now)))
     const policy = yield* files.policy(accountId)
     const unpaid = facts.usedBytes + size > StoragePricing.INCLUDED_BYTES &&
-      (yield* Effect.flatMap(Accounts, (accounts) => accounts.funds(accountId, now))).days_left <= 0
+      (yield* Effect.flatMap(Accounts, (accounts) => accounts.funds(AccountId.make(accountId), now))).days_left <= 0
     return StoragePolicy.skipReason(policy, { ...facts, size, unpaid })
   })
 
