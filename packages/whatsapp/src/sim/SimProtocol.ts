@@ -11,7 +11,7 @@ import * as RpcGroup from "@effect/rpc/RpcGroup"
 import { ConnectionStatus } from "@wagate/domain/Connection"
 import { MessageType } from "@wagate/domain/Message"
 import * as Schema from "effect/Schema"
-import { SimConfig } from "../SimConfig.js"
+import { SimConfig } from "./SimConfig.js"
 
 /** @since 1.0.0 */
 export class WireUnknownNumber extends Schema.TaggedError<WireUnknownNumber>()("SimUnknownNumber", {

@@ -8,8 +8,8 @@
 import * as Effect from "effect/Effect"
 import * as Mailbox from "effect/Mailbox"
 import * as Scope from "effect/Scope"
-import { SimNetwork } from "../SimNetwork.js"
-import type { SimUnknownNumber, SimWrongPairingCode, SimWrongState } from "../SimErrors.js"
+import { SimNetwork } from "./SimNetwork.js"
+import type { SimUnknownNumber, SimWrongPairingCode, SimWrongState } from "./SimErrors.js"
 import type { DriverEvent, DriverUnavailable, SendRejected, Session } from "../WhatsAppDriver.js"
 import type * as SimProtocol from "./SimProtocol.js"
 import {
