@@ -22,6 +22,7 @@ import { Billing } from "@wagate/store/Billing"
 import { ApiKeys } from "@wagate/store/ApiKeys"
 import { Conversations } from "@wagate/store/Conversations"
 import type * as Database from "@wagate/store/Database"
+import { MediaFiles } from "@wagate/store/MediaFiles"
 import { Messages } from "@wagate/store/Messages"
 import { NumberStates } from "@wagate/store/NumberStates"
 import { WebhookConfig } from "@wagate/webhooks/WebhookConfig"
@@ -40,6 +41,7 @@ import { hostsEntities } from "./cluster/Cluster.js"
 import { type GatewaySettings, Settings } from "./Config.js"
 import { Health } from "./Health.js"
 import { HttpLive } from "./http/Server.js"
+import * as MediaUpkeep from "./MediaUpkeep.js"
 import type { RequestCounter } from "./infra/RequestCounter.js"
 
 /** What a process runs on; each is a choice of main.ts (or of a test). */
@@ -61,6 +63,7 @@ export const Stores = Layer.mergeAll(
   Billing.Default.pipe(Layer.provide(Accounts.Default)),
   ApiKeys.Default,
   Messages.Default,
+  MediaFiles.Default,
   Conversations.Default,
   NumberStates.Default,
   WebhookStore.Default,
@@ -89,6 +92,7 @@ export const layer = (settings: GatewaySettings, infra: Infrastructure) => {
       NumberSupervisor,
       WebhookLive,
       WebhookDispatcher,
+      MediaUpkeep.layer(settings.mediaUpkeepIntervalMs),
       DrawdownSingleton.layer({ tick: Duration.millis(settings.billingTickMs) })
     ).pipe(
       Layer.provide(infra.fetcher),

@@ -5,11 +5,14 @@
 import * as OpenApi from "@effect/platform/OpenApi"
 import { WagateApi } from "@wagate/domain/Api"
 import { PaymentsGroup } from "@wagate/domain/OpsBillingApi"
-import { OpsBillingGroup, OpsGroup, OpsWebhooksGroup } from "@wagate/domain/OpsApi"
-import { SimGroup } from "@wagate/whatsapp/SimApi"
+import { OpsBillingGroup, OpsGroup, OpsStorageGroup, OpsWebhooksGroup } from "@wagate/domain/OpsApi"
+import { SimGroup } from "@wagate/whatsapp/sim/SimApi"
+import { FilesGroup } from "./FilesGroup.js"
 
 export class GatewayApi extends WagateApi.add(OpsGroup.annotate(OpenApi.Exclude, true))
   .add(OpsWebhooksGroup.annotate(OpenApi.Exclude, true))
+  .add(OpsStorageGroup.annotate(OpenApi.Exclude, true))
+  .add(FilesGroup.annotate(OpenApi.Exclude, true))
   .add(OpsBillingGroup.annotate(OpenApi.Exclude, true))
   .add(PaymentsGroup.annotate(OpenApi.Exclude, true))
 {}
