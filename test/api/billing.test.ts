@@ -14,9 +14,18 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
+import { execFile } from "node:child_process"
+import { join } from "node:path"
 import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
-import { type DatabaseContext, freshDatabase, type GatewayOptions, type RunningGateway, startGateway } from "../support/TestGateway.js"
+import {
+  type DatabaseContext,
+  freshDatabase,
+  type GatewayOptions,
+  OPERATOR_TOKEN,
+  type RunningGateway,
+  startGateway
+} from "../support/TestGateway.js"
 
 const SECRET = "test-payments-secret"
 /** 10:00 in Almaty on 2030-01-01 (05:00 UTC). */
@@ -315,6 +324,7 @@ describe("billing", () => {
       assert.strictEqual(yield* post("test", { body: JSON.stringify({ ...event, payment_id: "pay_3" }), headers: {} }), "400 invalid_signature")
       assert.strictEqual(yield* post("test", TestPayments.sign(Redacted.make(SECRET), { ...event, payment_id: "pay_4" }, now() - 3600)), "400 invalid_signature")
       assert.strictEqual(yield* post("nope", good), "404 not_found")
+      assert.strictEqual(yield* post("test", TestPayments.sign(Redacted.make(SECRET), { ...event, payment_id: "pay_6", account_id: 999_999 }, now())), "400 invalid_signature")
       assert.strictEqual(yield* balanceOf(gateway, acme.accountId), 990_000)
       // The operator's test payment goes through the same path, once per payment id.
       const paid = yield* gateway.ops.opsBilling.testPayment({ path: { id: acme.accountId }, payload: { amount: 100, payment_id: "pay_5" } })
@@ -324,4 +334,44 @@ describe("billing", () => {
       const rows = yield* ledger(gateway, acme.accountId)
       assert.deepStrictEqual(rows.map((r) => [r.kind, r.amount]), [["payment", 990_000], ["payment", 10_000]])
     }), 60_000)
+
+  it.scopedLive("the CLI: refused number with exit 1, test payment, ledger, drawdown by hand", () =>
+    Effect.gen(function*() {
+      const time = ManualClock.make(START)
+      const gateway = yield* startGateway(yield* freshDatabase, options(time))
+      const acme = yield* provision(gateway.ops, { numbers: 0, credit: 0 })
+      const account = String(acme.accountId)
+      const cli = (...args: Array<string>) =>
+        Effect.async<{ exit: number; json: any }>((resume) => {
+          execFile(
+            process.execPath,
+            ["--import", "tsx", join(import.meta.dirname, "../../apps/gateway/src/cli.ts"), ...args],
+            { env: { ...process.env, WAGATE_URL: gateway.url, OPERATOR_TOKEN } },
+            (error, stdout) => resume(Effect.succeed({ exit: error === null ? 0 : Number(error.code), json: JSON.parse(stdout) }))
+          )
+        })
+      const refused = yield* cli("number", "add", "--account", account, "--phone", uniquePhone())
+      assert.strictEqual(refused.exit, 1)
+      assert.strictEqual(refused.json.code, "insufficient_balance")
+      const paid = yield* cli("account", "pay", "--account", account, "--amount", "660", "--payment-id", "pay_cli")
+      assert.deepStrictEqual([paid.exit, paid.json.credited, paid.json.balance.balance], [0, true, 660])
+      const replayed = yield* cli("account", "pay", "--account", account, "--amount", "660", "--payment-id", "pay_cli")
+      assert.deepStrictEqual([replayed.exit, replayed.json.credited, replayed.json.balance.balance], [0, false, 660])
+      const added = yield* cli("number", "add", "--account", account, "--phone", uniquePhone())
+      assert.strictEqual(added.exit, 0)
+      time.set(Almaty.nextMidnight(START) + 1000)
+      const run = yield* cli("billing", "drawdown", "--date", Almaty.dateOf(time.now()))
+      assert.strictEqual(run.exit, 0)
+      assert.strictEqual(run.json.date, Almaty.dateOf(time.now()))
+      const statement = yield* cli("account", "ledger", "--account", account)
+      assert.deepStrictEqual(
+        statement.json.entries.map((e: any) => [e.kind, e.amount, e.day]),
+        [
+          ["number_day", -330, Almaty.dateOf(time.now())],
+          ["number_day", -330, Almaty.dateOf(START)],
+          ["payment", 660, null]
+        ]
+      )
+      assert.strictEqual(statement.json.balance.balance, 0)
+    }), 120_000)
 })

@@ -12,6 +12,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Effect from "effect/Effect"
 import { accountCommand } from "./cli/AccountCommands.js"
+import { billingCommand } from "./cli/BillingCommands.js"
 import { keyCommand } from "./cli/KeyCommands.js"
 import { numberCommand } from "./cli/NumberCommands.js"
 import { group } from "./cli/Operator.js"
@@ -19,7 +20,7 @@ import { webhookCommand } from "./cli/WebhookCommands.js"
 
 const wagate = Command.make("wagate", {}, group("")).pipe(
   Command.withDescription("Operate a wagate gateway: accounts, numbers, money, keys and webhooks"),
-  Command.withSubcommands([accountCommand, numberCommand, keyCommand, webhookCommand])
+  Command.withSubcommands([accountCommand, numberCommand, keyCommand, webhookCommand, billingCommand])
 )
 
 const cli = Command.run(wagate, { name: "wagate", version: "1.0.0" })

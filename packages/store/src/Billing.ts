@@ -85,8 +85,9 @@ export class Billing extends Effect.Service<Billing>()("@wagate/store/Billing", 
     /**
      * Settles the account's days up to `through` (the account's row locked by the caller): every
      * day after the last settled one, each once; `through` again when it is today (a top-up, a
-     * new number or a resume may change what today allows). Pause changes are written with
-     * their session.status events.
+     * new number or a resume may change what today allows). A clock that went back never
+     * settles a day before the last one: "today" is then the last settled day. Pause changes
+     * are written with their session.status events.
      */
     const settleLocked = (accountId: number, through: string, at: number) =>
       Effect.gen(function*() {
@@ -98,7 +99,7 @@ export class Billing extends Effect.Service<Billing>()("@wagate/store/Billing", 
           : through > last.day
           ? Drawdown.daysBetween(last.day, through)
           : through === today
-          ? [through]
+          ? [last.day]
           : []
         if (days.length === 0) return nothing
         let balance = yield* balanceOf(accountId)

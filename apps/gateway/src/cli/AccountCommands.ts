@@ -1,7 +1,8 @@
-/** `wagate account create | credit | show`. */
+/** `wagate account create | credit | show | ledger | refund | pay`. */
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Option from "effect/Option"
+import { ledger, pay, refund } from "./BillingCommands.js"
 import * as Flags from "./Flags.js"
 import { answer, group } from "./Operator.js"
 
@@ -31,5 +32,5 @@ const show = Command.make("show", { account: Flags.account }, ({ account }) =>
 
 export const accountCommand = Command.make("account", {}, group("account")).pipe(
   Command.withDescription("Accounts and their money"),
-  Command.withSubcommands([create, credit, show])
+  Command.withSubcommands([create, credit, show, ledger, refund, pay])
 )

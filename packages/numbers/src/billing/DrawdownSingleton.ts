@@ -28,7 +28,7 @@ export const layer = (options: { readonly tick: Duration.DurationInput }) =>
           if (results._tag === "Some") {
             settled = day
             const charged = results.value.reduce((sum, r) => sum + r.charged, 0)
-            if (results.value.length > 0) {
+            if (charged > 0) {
               yield* Effect.logInfo(`drawdown ${day}: ${results.value.length} accounts, ${charged / 100} KZT`)
             }
           }

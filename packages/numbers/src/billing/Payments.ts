@@ -3,7 +3,9 @@
  * provider payment id (a replay credits nothing), resuming the numbers the money covers.
  */
 import { AccountId } from "@wagate/domain/Ids"
+import { Accounts } from "@wagate/store/Accounts"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { Accounting } from "./Accounting.js"
 import { PaymentProviders, PaymentRejected } from "./PaymentProvider.js"
 
@@ -14,14 +16,19 @@ export const receive = Effect.fn("Payments.receive")(function*(
 ) {
   const providers = yield* PaymentProviders
   const accounting = yield* Accounting
+  const accounts = yield* Accounts
   const found = providers.get(provider)
   if (found === undefined) return { known: false as const }
   const payment = yield* found.verify(request)
   if (payment === null) return { known: true as const, credited: false }
-  const result = yield* accounting.credit(AccountId.make(payment.accountId), payment.amountTiyn, {
+  const accountId = AccountId.make(payment.accountId)
+  if (Option.isNone(yield* accounts.find(accountId))) {
+    return yield* new PaymentRejected({ reason: `no account ${payment.accountId}` })
+  }
+  const result = yield* accounting.credit(accountId, payment.amountTiyn, {
     kind: "payment",
     note: `payment ${payment.paymentId} (${provider})`,
     reference: `${provider}:${payment.paymentId}`
-  }).pipe(Effect.catchAllDefect(() => new PaymentRejected({ reason: `no account ${payment.accountId}` })))
+  })
   return { known: true as const, credited: result.credited }
 })

@@ -21,7 +21,7 @@ export const OpsBillingHttp = HttpApiBuilder.group(GatewayApi, "opsBilling", (ha
     const accounting = yield* Accounting
     const providers = yield* PaymentProviders
     const { paymentsTestSecret } = yield* Settings
-    const context = yield* Effect.context<Accounting | PaymentProviders>()
+    const context = yield* Effect.context<Accounting | PaymentProviders | Accounts>()
 
     const account = (id: number) =>
       Effect.flatMap(
@@ -98,7 +98,7 @@ export const OpsBillingHttp = HttpApiBuilder.group(GatewayApi, "opsBilling", (ha
 /** Payment providers' webhooks: signed, unauthenticated, idempotent by payment id. */
 export const PaymentsHttp = HttpApiBuilder.group(GatewayApi, "payments", (handlers) =>
   Effect.gen(function*() {
-    const context = yield* Effect.context<Accounting | PaymentProviders>()
+    const context = yield* Effect.context<Accounting | PaymentProviders | Accounts>()
     return handlers.handle("webhook", ({ path, request }) =>
       Effect.gen(function*() {
         const body = yield* Effect.orDie(request.text)
