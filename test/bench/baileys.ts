@@ -93,6 +93,8 @@ const seed = (n: number, sessions: number, preKeys: number) =>
     const sql = yield* SqlClient.SqlClient
     const [account] = yield* sql<{ id: string }>`
       INSERT INTO accounts (email, company) VALUES ('bench@example.kz', 'Bench LLP') RETURNING id`
+    // Paid up (330 KZT a day per number), so the drawdown pauses none of them.
+    yield* sql`INSERT INTO ledger (account_id, amount, kind, note) VALUES (${account!.id}, ${n * 33_000 * 30}, 'top_up', 'bench')`
     const ids: Array<number> = []
     for (let from = 0; from < n; from += 500) {
       const rows = Array.from({ length: Math.min(500, n - from) }, (_, i) => ({
