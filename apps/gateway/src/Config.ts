@@ -44,6 +44,8 @@ export interface GatewaySettings {
   readonly incomingMediaMaxBytes: number
   /** Incoming files downloaded at once per number. */
   readonly incomingMediaConcurrency: number
+  /** How often expired archives are deleted and unfinished exports handed to their entity again. */
+  readonly exportJanitorIntervalMs: number
 }
 
 export const settings: Config.Config<GatewaySettings> = Config.all({
@@ -108,6 +110,11 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
     Config.withDefault(IncomingMedia.DEFAULT_CONCURRENCY),
     Config.validate({ message: "INCOMING_MEDIA_CONCURRENCY must be at least 1", validation: (n) => n >= 1 }),
     Config.withDescription("Incoming files downloaded at once per number")
+  ),
+  exportJanitorIntervalMs: Config.integer("EXPORT_JANITOR_INTERVAL_MS").pipe(
+    Config.withDefault(60_000),
+    Config.validate({ message: "EXPORT_JANITOR_INTERVAL_MS must be positive", validation: (n) => n > 0 }),
+    Config.withDescription("How often expired archives are deleted and stalled exports handed over again (ms)")
   )
 })
 

@@ -18,6 +18,7 @@ import { GatewayApi, GatewaySimApi } from "./GatewayApi.js"
 import { AccountHttp } from "./handlers/AccountHttp.js"
 import { ChatsHttp } from "./handlers/ChatsHttp.js"
 import { ContactsHttp } from "./handlers/ContactsHttp.js"
+import { ExportsHttp } from "./handlers/ExportsHttp.js"
 import { LimitsHttp } from "./handlers/LimitsHttp.js"
 import { MessagesHttp } from "./handlers/MessagesHttp.js"
 import { NumbersHttp } from "./handlers/NumbersHttp.js"
@@ -40,6 +41,7 @@ const Handlers = Layer.mergeAll(
     AccountHttp,
     LimitsHttp,
     ContactsHttp,
+    ExportsHttp,
     UnservedHttp,
     PublicHttp,
     OpsHttp,

@@ -13,11 +13,8 @@ import { requireAccountKey } from "../NumberScope.js"
 const unserved = () => Effect.fail(new NotImplemented())
 
 export const UnservedHttp = Layer.mergeAll(
-  HttpApiBuilder.group(WagateApi, "history", (h) => h.handle("export", unserved)),
   HttpApiBuilder.group(WagateApi, "media", (h) =>
     h.handle("get", unserved).handle("delete", unserved).handle("bulkDelete", unserved)),
   HttpApiBuilder.group(WagateApi, "storage", (h) =>
-    h.handle("get", () => Effect.zipRight(Effect.flatMap(CurrentKey, requireAccountKey), unserved()))),
-  HttpApiBuilder.group(WagateApi, "exports", (h) =>
-    h.handle("list", unserved).handle("create", unserved).handle("get", unserved))
+    h.handle("get", () => Effect.zipRight(Effect.flatMap(CurrentKey, requireAccountKey), unserved())))
 )
