@@ -67,13 +67,12 @@ describe.each(["filesystem", "s3"] as Array<StoreKind>)("archive export on the %
       const again = yield* call(gateway, "GET", `/api/v1/exports/${id}`, acme.accountKey)
       assert.isString(again.body.url)
 
-      const bytes = kind === "s3"
-        ? yield* Effect.promise(async () => {
-          const response = await fetch(done.body.url)
-          assert.strictEqual(response.status, 200)
-          return new Uint8Array(await response.arrayBuffer())
-        })
-        : yield* blobBytes(gateway.blobs, `exports/${acme.accountId}/${id}.zip`)
+      const bytes = yield* Effect.promise(async () => {
+        const response = await fetch(done.body.url)
+        assert.strictEqual(response.status, 200)
+        assert.match(response.headers.get("content-disposition") ?? "", /attachment; filename="wagate-export-\d+\.zip"/)
+        return new Uint8Array(await response.arrayBuffer())
+      })
       assert.strictEqual(bytes.byteLength, done.body.size)
       const { test, entries } = yield* readArchive(bytes)
       assert.include(test, "No errors detected")

@@ -19,15 +19,20 @@ import type { DatabaseContext } from "./TestGateway.js"
 
 export type StoreKind = "filesystem" | "s3"
 
-const links = { publicBaseUrl: "http://127.0.0.1", signingSecret: Redacted.make("s".repeat(32)) }
+const signingSecret = Redacted.make("s".repeat(32))
 
-/** A blob store of the kind, for the scope (s3rver in this process for `s3`). */
+/**
+ * A blob store of the kind for `startGateway`'s `blobs`, for the scope (s3rver in this process for
+ * `s3`); the filesystem store's links point at the gateway.
+ */
 export const storeLayer = (kind: StoreKind) =>
   kind === "filesystem"
-    ? Effect.succeed(BlobStore.layerFilesystem({ dir: mkdtempSync(join(tmpdir(), "wagate-blobs-")), ...links }))
+    ? Effect.succeed((publicBaseUrl: string) =>
+      BlobStore.layerFilesystem({ dir: mkdtempSync(join(tmpdir(), "wagate-blobs-")), publicBaseUrl, signingSecret })
+    )
     : Effect.map(
       Layer.build(S3rver.layer),
-      (context) => BlobStore.layerS3(S3rver.options(Context.get(context, S3rver.S3Server).endpoint))
+      (context) => (_: string) => BlobStore.layerS3(S3rver.options(Context.get(context, S3rver.S3Server).endpoint))
     )
 
 export interface SeededFile {
