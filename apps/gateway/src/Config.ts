@@ -1,6 +1,7 @@
 /**
  * Every setting of the gateway, read once through `Config` (environment variables by default).
  */
+import * as HostCheck from "@wagate/mcp/HostCheck"
 import * as IncomingMedia from "@wagate/numbers/IncomingMedia"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
@@ -44,6 +45,8 @@ export interface GatewaySettings {
   readonly incomingMediaMaxBytes: number
   /** Incoming files downloaded at once per number. */
   readonly incomingMediaConcurrency: number
+  /** Host names the MCP tool server answers for (Host and Origin headers); `*`: any. */
+  readonly mcpAllowedHosts: ReadonlyArray<string>
 }
 
 export const settings: Config.Config<GatewaySettings> = Config.all({
@@ -108,6 +111,10 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
     Config.withDefault(IncomingMedia.DEFAULT_CONCURRENCY),
     Config.validate({ message: "INCOMING_MEDIA_CONCURRENCY must be at least 1", validation: (n) => n >= 1 }),
     Config.withDescription("Incoming files downloaded at once per number")
+  ),
+  mcpAllowedHosts: Config.array(Config.string(), "MCP_ALLOWED_HOSTS").pipe(
+    Config.withDefault(HostCheck.LOCAL_HOSTS),
+    Config.withDescription("Host names /api/mcp answers for, comma-separated (DNS rebinding protection); * allows any")
   )
 })
 
