@@ -4,10 +4,11 @@
  */
 import { assert, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { execFileSync } from "node:child_process"
+import { execFile } from "node:child_process"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { promisify } from "node:util"
 import { TestGateway } from "../support/TestGateway.js"
 
 /** Every endpoint of the interface specification (paths relative to the site root). */
@@ -79,18 +80,20 @@ layer(TestGateway.layer(), { excludeTestServices: true })("OpenAPI", (it) => {
       const dir = mkdtempSync(join(tmpdir(), "wagate-openapi-"))
       writeFileSync(join(dir, "openapi.json"), doc)
       writeFileSync(join(dir, ".spectral.yaml"), "extends: [\"spectral:oas\"]\n")
-      const run = () =>
-        execFileSync(
+      // Run asynchronously: a synchronous child would block this process, gateway included, for
+      // the whole lint, and the next test's kept-alive connection would meet a closed socket.
+      const output = yield* Effect.tryPromise(() =>
+        promisify(execFile)(
           join(process.cwd(), "node_modules/.bin/spectral"),
           ["lint", "openapi.json", "--ruleset", ".spectral.yaml", "--fail-severity", "warn", "--format", "text"],
           { cwd: dir, encoding: "utf8" }
         )
-      let output = ""
-      try {
-        output = run()
-      } catch (error: any) {
-        assert.fail(`spectral found problems:\n${error.stdout}\n${error.stderr ?? error}`)
-      }
+      ).pipe(
+        Effect.map((result) => result.stdout),
+        Effect.catchAll((error: any) =>
+          Effect.sync(() => assert.fail(`spectral found problems:\n${error.error?.stdout}\n${error.error?.stderr ?? error}`))
+        )
+      )
       assert.match(output, /No results with a severity of 'warn' or higher found!/)
     }), { timeout: 60_000 })
 

@@ -27,6 +27,8 @@ export interface GatewaySettings {
   readonly trustProxy: boolean
   /** The WhatsApp network: the real one (Baileys) or the simulator. */
   readonly waDriver: "baileys" | "simulator"
+  /** The standalone simulator every runner shares (`npm run simulator`); none: one in this process. */
+  readonly waSimUrl: Option.Option<string>
   /** Address other cluster nodes reach this runner at. */
   readonly runnerHost: string
   readonly runnerPort: number
@@ -77,6 +79,9 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
     Config.withDefault("baileys" as const),
     Config.withDescription("baileys (real WhatsApp, default) or simulator (demos and tests)")
   ),
+  waSimUrl: Config.option(Config.string("WA_SIM_URL").pipe(
+    Config.withDescription("With WA_DRIVER=simulator: the standalone simulator's URL (several processes share it)")
+  )),
   runnerHost: Config.string("RUNNER_HOST").pipe(
     Config.withDefault("127.0.0.1"),
     Config.withDescription("Host other cluster nodes reach this runner at")

@@ -5,7 +5,7 @@
 import * as OpenApi from "@effect/platform/OpenApi"
 import { WagateApi } from "@wagate/domain/Api"
 import { OpsGroup, OpsWebhooksGroup } from "@wagate/domain/OpsApi"
-import { SimGroup } from "@wagate/whatsapp/SimApi"
+import { SimGroup } from "@wagate/whatsapp/sim/SimApi"
 
 export class GatewayApi extends WagateApi.add(OpsGroup.annotate(OpenApi.Exclude, true))
   .add(OpsWebhooksGroup.annotate(OpenApi.Exclude, true))

@@ -10,7 +10,7 @@ import * as SimConfig from "./SimConfig.js"
 import * as SimDevice from "./SimDevice.js"
 import { pairingCode, qrPayload } from "./SimLinkCodes.js"
 import type { SimModel } from "./SimModel.js"
-import type { LinkMethod } from "./WhatsAppDriver.js"
+import type { LinkMethod } from "../WhatsAppDriver.js"
 
 /** The phone confirmed the link: linked and WORKING. @since 1.0.0 */
 export const complete = (device: SimDevice.SimDevice): void => {

@@ -7,7 +7,7 @@
  */
 import type { ConnectionStatus } from "@wagate/domain/Connection"
 import type { SimMailbox } from "./SimMailbox.js"
-import type { DriverEvent, LinkMethod } from "./WhatsAppDriver.js"
+import type { DriverEvent, LinkMethod } from "../WhatsAppDriver.js"
 
 /** @since 1.0.0 */
 export interface SimDevice {

@@ -4,7 +4,7 @@
  *
  * @since 1.0.0
  */
-import type { Ack, OutgoingContent, OutgoingMessage } from "./WhatsAppDriver.js"
+import type { Ack, OutgoingContent, OutgoingMessage } from "../WhatsAppDriver.js"
 
 /** @since 1.0.0 */
 export interface SimSentMessage {

@@ -26,7 +26,7 @@ import * as SimModel from "./SimModel.js"
 import type { AutoReply, FailureRule } from "./SimModel.js"
 import type { SimSentMessage } from "./SimSentMessage.js"
 import * as SimSession from "./SimSession.js"
-import type { DriverEvent, IncomingMessage, Session } from "./WhatsAppDriver.js"
+import type { DriverEvent, IncomingMessage, Session } from "../WhatsAppDriver.js"
 
 type SimConfig = SimConfig_.SimConfig
 
@@ -105,7 +105,7 @@ export interface SimNetworkService {
 }
 
 /** @since 1.0.0 */
-export class SimNetwork extends Context.Tag("@wagate/whatsapp/SimNetwork")<SimNetwork, SimNetworkService>() {}
+export class SimNetwork extends Context.Tag("@wagate/whatsapp/sim/SimNetwork")<SimNetwork, SimNetworkService>() {}
 
 /**
  * A network with `config` (the defaults where it says nothing), living as long as the scope.

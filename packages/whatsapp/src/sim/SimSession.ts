@@ -12,7 +12,7 @@ import * as SimDevice from "./SimDevice.js"
 import * as SimLinking from "./SimLinking.js"
 import * as SimMailbox from "./SimMailbox.js"
 import * as SimModel from "./SimModel.js"
-import { type DriverEvent, DriverUnavailable, type SendRejected, type Session } from "./WhatsAppDriver.js"
+import { type DriverEvent, DriverUnavailable, type SendRejected, type Session } from "../WhatsAppDriver.js"
 
 /** Who opens a session: the number's phone, and whether the gateway linked it before. @since 1.0.0 */
 export interface SessionOwner {

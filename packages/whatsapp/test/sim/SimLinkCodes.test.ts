@@ -3,8 +3,8 @@
  * type them.
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as SimConfig from "../src/SimConfig.js"
-import { normalizePairingCode, pairingCode, qrPayload } from "../src/SimLinkCodes.js"
+import * as SimConfig from "../../src/sim/SimConfig.js"
+import { normalizePairingCode, pairingCode, qrPayload } from "../../src/sim/SimLinkCodes.js"
 
 describe("SimLinkCodes", () => {
   it("QR payloads name the phone and the refresh", () => {

@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { SimConfig } from "./SimConfig.js"
 import * as SimNetwork from "./SimNetwork.js"
-import { WhatsAppDriver } from "./WhatsAppDriver.js"
+import { WhatsAppDriver } from "../WhatsAppDriver.js"
 
 /** @since 1.0.0 */
 export const make: Effect.Effect<WhatsAppDriver["Type"], never, SimNetwork.SimNetwork> = Effect.map(

@@ -9,7 +9,7 @@ import * as SimDevice from "./SimDevice.js"
 import * as SimInbound from "./SimInbound.js"
 import * as SimModel from "./SimModel.js"
 import * as SimSentMessage from "./SimSentMessage.js"
-import { type IncomingMessage, type OutgoingMessage, SendRejected } from "./WhatsAppDriver.js"
+import { type IncomingMessage, type OutgoingMessage, SendRejected } from "../WhatsAppDriver.js"
 
 /**
  * A peer's message reaches the number `input.to` at `now`: at once when it is connected,

@@ -6,7 +6,7 @@
  */
 import type { MessageType } from "@wagate/domain/Message"
 import * as Effect from "effect/Effect"
-import type { IncomingMessage, OutgoingMessage } from "./WhatsAppDriver.js"
+import type { IncomingMessage, OutgoingMessage } from "../WhatsAppDriver.js"
 
 /**
  * A message a peer writes to one of the gateway's numbers.

@@ -8,7 +8,7 @@
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
-import type { DriverEvent } from "./WhatsAppDriver.js"
+import type { DriverEvent } from "../WhatsAppDriver.js"
 
 /** @since 1.0.0 */
 export interface SimMailbox {

@@ -1,0 +1,42 @@
+/** Contact checks of a number: one a second, 200 a day, while it is connected. */
+import * as Almaty from "@wagate/domain/Almaty"
+import { Capacity, DailyLimit, NotConnected, NumberPaused, RateLimited } from "@wagate/domain/ApiError"
+import type { NumberStates } from "@wagate/store/NumberStates"
+import type { Session } from "@wagate/whatsapp/WhatsAppDriver"
+import * as Effect from "effect/Effect"
+import * as DomainClock from "./DomainClock.js"
+import type { NumberContext } from "./NumberContext.js"
+import * as Tiers from "./policy/Tiers.js"
+
+const CHECK_INTERVAL_MS = 1000
+
+export const make = (ctx: NumberContext, session: Session, states: NumberStates) => {
+  const { counters, number, numberId } = ctx
+  let lastCheckAt: number | null = null
+
+  return (phone: string) =>
+    Effect.gen(function*() {
+      const now = yield* DomainClock.now
+      const used = counters.today(now)
+      const quota = () => counters.quotaAt(now, Tiers.CHECKS_PER_DAY, counters.today(now).checks)
+      if (number.paused) return yield* new NumberPaused()
+      if (ctx.connection.current.status !== "WORKING") return yield* new NotConnected()
+      if (used.checks >= Tiers.CHECKS_PER_DAY) {
+        return yield* new DailyLimit({
+          error: `Daily limit of ${Tiers.CHECKS_PER_DAY} contact checks reached`,
+          retryAfter: Almaty.secondsToMidnight(now),
+          quota: quota()
+        })
+      }
+      if (lastCheckAt !== null && now - lastCheckAt < CHECK_INTERVAL_MS) {
+        return yield* new RateLimited({ error: "One contact check a second per number", retryAfter: 1, quota: quota() })
+      }
+      const result = yield* session.exists(phone).pipe(
+        Effect.catchTag("DriverUnavailable", (e) => new Capacity({ error: `Check unavailable: ${e.reason}`, retryAfter: 5 }))
+      )
+      lastCheckAt = now
+      used.checks++
+      yield* states.countCheck(numberId, used.day)
+      return { exists: result.exists, chatId: result.chatId, quota: quota() }
+    })
+}

@@ -1,0 +1,46 @@
+/**
+ * What the parts of a number's entity share: the number as it was loaded (and changed since),
+ * its live connection, its counters, the people it talked with, and the section in which its
+ * state changes run one at a time.
+ */
+import type { ConnectionState } from "@wagate/entities/NumberEntity"
+import type { Conversations } from "@wagate/store/Conversations"
+import type { NumberSnapshot } from "@wagate/store/NumberStates"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type { Mutable } from "effect/Types"
+import type { NumberCounters } from "./NumberCounters.js"
+
+export interface NumberContext {
+  readonly numberId: number
+  readonly number: Mutable<NumberSnapshot>
+  readonly counters: NumberCounters
+  /** The live connection; replaced as the network reports changes. */
+  readonly connection: { current: ConnectionState }
+  /** Runs `effect` alone among the number's state changes. */
+  readonly serialized: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  readonly contacts: KnownContacts
+}
+
+export interface KnownContacts {
+  readonly isKnown: (phone: string) => Effect.Effect<boolean>
+  readonly remember: (phone: string) => void
+}
+
+/**
+ * People this number has talked with. The entity is the only writer of its contacts, so once
+ * known a phone stays known; unknown phones are looked up in PostgreSQL.
+ */
+export const knownContacts = (conversations: Conversations, numberId: number): KnownContacts => {
+  const known = new Set<string>()
+  const remember = (phone: string) => {
+    if (known.size >= 100_000) known.clear()
+    known.add(phone)
+  }
+  const isKnown = (phone: string) =>
+    known.has(phone) ? Effect.succeed(true) : Effect.map(conversations.contact(numberId, phone), (found) => {
+      if (Option.isSome(found)) remember(phone)
+      return Option.isSome(found)
+    })
+  return { isKnown, remember }
+}

@@ -1,0 +1,127 @@
+/**
+ * A number's counters and allowances as its entity keeps them: the day's usage (reset at Almaty
+ * midnight), the send history the limits look at, the trust index (recomputed at most every five
+ * minutes) and the daily limits of its tier.
+ */
+import * as Almaty from "@wagate/domain/Almaty"
+import type { Quota } from "@wagate/domain/ApiError"
+import type { Limits } from "@wagate/domain/Limits"
+import type { NumberSnapshot, NumberStates, SendHistory, Usage } from "@wagate/store/NumberStates"
+import * as Effect from "effect/Effect"
+import type { Mutable } from "effect/Types"
+import * as AntiMailing from "./policy/AntiMailing.js"
+import * as Tiers from "./policy/Tiers.js"
+import * as TrustIndex from "./policy/TrustIndex.js"
+
+/** The trust index is recomputed at most this often. */
+const TRUST_REFRESH_MS = 5 * 60 * 1000
+
+export type NumberCounters = ReturnType<typeof make>
+
+/** The counters of `number`, starting from what was persisted at `start`. */
+export const make = (options: {
+  readonly states: NumberStates
+  readonly number: Mutable<NumberSnapshot>
+  readonly usage: Usage
+  readonly history: SendHistory
+}) => {
+  const { number, states } = options
+  const numberId = number.id
+  let usage: Mutable<Usage> = { ...options.usage }
+  const history: Mutable<Omit<SendHistory, "recentFirstContacts">> = { ...options.history }
+  let recentFirstContacts = [...options.history.recentFirstContacts]
+  let trust = { rating: 0, enoughData: false, at: Number.NEGATIVE_INFINITY }
+
+  /** The counters of the Almaty day containing `now`. */
+  const today = (now: number) => {
+    if (Almaty.dateOf(now) !== usage.day) usage = { day: Almaty.dateOf(now), messages: 0, newContacts: 0, checks: 0 }
+    return usage
+  }
+
+  const refreshTrust = (now: number) =>
+    now - trust.at < TRUST_REFRESH_MS ? Effect.void : Effect.gen(function*() {
+      const inputs = yield* states.trustInputs(numberId, now, number.connectedAt)
+      const rating = TrustIndex.trustIndex(inputs)
+      if (rating !== trust.rating || trust.at === Number.NEGATIVE_INFINITY) yield* states.setRating(numberId, rating)
+      trust = { rating, enoughData: TrustIndex.enoughData(inputs), at: now }
+    })
+
+  const limitsAt = (now: number) => {
+    const daily = Tiers.dailyLimits({
+      rating: trust.rating,
+      enoughData: trust.enoughData,
+      warmup: Tiers.inWarmup(number.connectedAt, now)
+    })
+    // A restriction by the network closes first messages to new people while it lasts.
+    const restricted = number.restrictedUntil !== null && number.restrictedUntil > now
+    return restricted ? { ...daily, newContactsPerDay: 0 } : daily
+  }
+
+  const quotaAt = (now: number, limit: number, used: number): Quota => ({
+    limit,
+    remaining: Math.max(0, limit - used),
+    reset: Math.floor(Almaty.nextMidnight(now) / 1000)
+  })
+
+  /** First messages of the last hour, pruned to that hour at `now`. */
+  const recentFirstContactsAt = (now: number) => {
+    recentFirstContacts = AntiMailing.prune(recentFirstContacts, now)
+    return recentFirstContacts
+  }
+
+  /** A send was recorded: it counts on today and in the history the limits look at. */
+  const countSend = (now: number, firstContact: boolean, textHash: string) => {
+    const used = today(now)
+    used.messages++
+    if (firstContact) {
+      used.newContacts++
+      history.lastFirstContactAt = now
+      recentFirstContacts.push({ at: now, textHash })
+    }
+    history.lastSendAt = now
+  }
+
+  /** The network refused a recorded send: it no longer counts on today's limits. */
+  const uncountSend = (now: number, firstContact: boolean) => {
+    const used = today(now)
+    used.messages = Math.max(0, used.messages - 1)
+    if (firstContact) used.newContacts = Math.max(0, used.newContacts - 1)
+  }
+
+  /** What GET /limits shows. */
+  const limitsView = (now: number) =>
+    Effect.gen(function*() {
+      const used = today(now)
+      yield* refreshTrust(now)
+      const daily = limitsAt(now)
+      return {
+        rating: trust.rating,
+        tier: daily.tier.tier,
+        tier_title: daily.tier.title,
+        enough_data: trust.enoughData,
+        limits: {
+          messages_per_day: daily.messagesPerDay,
+          new_contacts_per_day: daily.newContactsPerDay,
+          checks_per_day: Tiers.CHECKS_PER_DAY,
+          messages_per_second: Tiers.MESSAGES_PER_SECOND
+        },
+        used: { messages: used.messages, new_contacts: used.newContacts, checks: used.checks },
+        cold_blocked_until: number.coldBlockedUntil !== null && number.coldBlockedUntil > now
+          ? new Date(number.coldBlockedUntil).toISOString()
+          : null,
+        warmup: Tiers.inWarmup(number.connectedAt, now)
+      } satisfies Limits
+    })
+
+  return {
+    history: history as Readonly<typeof history>,
+    today,
+    refreshTrust,
+    limitsAt,
+    quotaAt,
+    recentFirstContactsAt,
+    countSend,
+    uncountSend,
+    limitsView
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * Messages that arrived (or that the phone sent), stored once, and the files that follow them.
+ *
+ * @since 1.0.0
+ */
+import * as PgClient from "@effect/sql-pg/PgClient"
+import type { MessageMedia, MessageType } from "@wagate/domain/Message"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { queueEvents, upsertChat } from "./ChatSql.js"
+import * as Outbox from "./Outbox.js"
+import { int } from "./Time.js"
+
+/** @since 1.0.0 */
+export interface IncomingRecord {
+  readonly accountId: number
+  readonly numberId: number
+  readonly waMessageId: string
+  readonly fromMe: boolean
+  readonly chatId: string
+  readonly peer: string
+  readonly peerLid: string | null
+  readonly name: string | null
+  readonly isGroup: boolean
+  readonly groupSubject: string | null
+  readonly author: string | null
+  readonly type: MessageType
+  readonly text: string
+  readonly at: Date
+  readonly media: MessageMedia | null
+  readonly mediaPending: boolean
+  readonly mediaSkipped: boolean
+  readonly mediaSkipReason: string | null
+}
+
+/** @since 1.0.0 */
+export const make = Effect.gen(function*() {
+  const sql = yield* PgClient.PgClient
+
+  /**
+   * Stores a message that arrived (or that the phone sent), once: a replay of the same network
+   * id after a reconnect changes nothing. Returns the new message id, or None for a replay.
+   */
+  const recordIncoming = Effect.fn("Conversations.recordIncoming")(function*(m: IncomingRecord) {
+    const payload = Outbox.envelope("message", m.at.getTime(), Outbox.messageEvent({
+      messageId: 0,
+      numberId: m.numberId,
+      waMessageId: m.waMessageId,
+      from: m.isGroup && m.author ? m.author : m.peer,
+      name: m.name,
+      text: m.text,
+      hasMedia: m.media !== null || m.mediaPending || m.mediaSkipped,
+      chatId: m.chatId,
+      type: m.type,
+      isGroup: m.isGroup
+    }))
+    // One statement; a replay of a stored network id inserts nothing, so nothing else happens.
+    const rows = yield* sql<{ id: string }>`
+      WITH msg AS (
+        INSERT INTO messages (account_id, number_id, direction, source, chat_id, peer, peer_lid, name, is_group,
+                              group_subject, author, wa_message_id, type, text, status, media, media_pending,
+                              media_skipped, media_skip_reason, created_at, updated_at)
+        VALUES (${m.accountId}, ${m.numberId}, ${m.fromMe ? "out" : "in"}, ${m.fromMe ? "phone" : "network"},
+                ${m.chatId}, ${m.peer}, ${m.peerLid}, ${m.name}, ${m.isGroup}, ${m.groupSubject}, ${m.author},
+                ${m.waMessageId}, ${m.type}, ${m.text}, ${m.fromMe ? "sent" : "received"},
+                ${m.media === null ? null : sql.json(m.media)}, ${m.mediaPending}, ${m.mediaSkipped},
+                ${m.mediaSkipReason}, ${m.at}, ${m.at})
+        ON CONFLICT (number_id, wa_message_id) DO NOTHING
+        RETURNING id
+      ), chat AS (
+        ${upsertChat(sql, { ...m, incoming: !m.fromMe })}
+      ), contact AS (
+        INSERT INTO contacts (number_id, phone, lid, name, wrote_first, first_contact_at, last_contact_at,
+                              first_in_at, first_out_at)
+        SELECT ${m.numberId}, ${m.peer}, ${m.peerLid}, ${m.name}, ${!m.fromMe}, ${m.at}::timestamptz,
+               ${m.at}::timestamptz, ${m.fromMe ? null : m.at}::timestamptz, ${m.fromMe ? m.at : null}::timestamptz
+        FROM msg WHERE NOT ${m.isGroup}
+        ON CONFLICT (number_id, phone) DO UPDATE SET
+          lid = coalesce(EXCLUDED.lid, contacts.lid),
+          name = coalesce(EXCLUDED.name, contacts.name),
+          last_contact_at = greatest(contacts.last_contact_at, EXCLUDED.last_contact_at),
+          first_in_at = coalesce(contacts.first_in_at, EXCLUDED.first_in_at),
+          first_out_at = coalesce(contacts.first_out_at, EXCLUDED.first_out_at)
+      ), changed AS (
+        SELECT ${m.accountId}::bigint AS account_id, id AS message_id, ${m.peer}::text AS peer
+        FROM msg WHERE NOT ${m.fromMe}
+      ), ${queueEvents(sql, sql`${sql.json(payload)}::jsonb`)}
+      SELECT (SELECT id FROM msg) AS id, (SELECT count(*) FROM notified) AS notified`
+    return Option.map(Option.fromNullable(rows[0]?.id), int)
+  }, Effect.orDie)
+
+  /**
+   * The file of an incoming message is in the blob store under `blobKey`: the message shows its
+   * size and is no longer pending, and the file counts in the account's storage (`media_files`),
+   * together. A message already settled (stored or skipped) is left as it is.
+   */
+  const storeIncomingMedia = Effect.fn("Conversations.storeIncomingMedia")(function*(f: {
+    readonly messageId: number
+    readonly accountId: number
+    readonly numberId: number
+    readonly media: MessageMedia & { readonly size: number }
+    readonly blobKey: string
+    readonly at: Date
+  }) {
+    const rows = yield* sql<{ id: string }>`
+      WITH msg AS (
+        UPDATE messages SET media = ${sql.json(f.media)}, media_pending = false, updated_at = ${f.at}
+        WHERE id = ${f.messageId} AND media_pending
+        RETURNING id, chat_id, created_at
+      ), file AS (
+        INSERT INTO media_files (message_id, account_id, number_id, chat_id, kind, mime_type, filename, size, blob_key,
+                                 created_at)
+        SELECT id, ${f.accountId}, ${f.numberId}, chat_id, ${f.media.kind}, ${f.media.mime_type}, ${f.media.filename},
+               ${f.media.size}, ${f.blobKey}, created_at
+        FROM msg
+        ON CONFLICT (message_id) DO NOTHING
+      )
+      SELECT id FROM msg`
+    return rows.length > 0
+  }, Effect.orDie)
+
+  /** The columns of a pending incoming file that will not be stored, and why. */
+  const mediaSkipped = (reason: string, at: Date) =>
+    sql`media_pending = false, media_skipped = true, media_skip_reason = ${reason}, updated_at = ${at}`
+
+  /** The file of an incoming message will not be stored, and why; the message itself stays. */
+  const skipIncomingMedia = Effect.fn("Conversations.skipIncomingMedia")(
+    function*(messageId: number, reason: string, at: Date) {
+      yield* sql`UPDATE messages SET ${mediaSkipped(reason, at)} WHERE id = ${messageId} AND media_pending`
+    },
+    Effect.orDie
+  )
+
+  /**
+   * Files still pending when the number's entity starts: their download died with the runner
+   * that held it (the network's handle to the file is gone with it), so they are skipped.
+   */
+  const abandonPendingMedia = Effect.fn("Conversations.abandonPendingMedia")(
+    function*(numberId: number, reason: string, at: Date) {
+      const rows = yield* sql<{ id: string }>`
+        UPDATE messages SET ${mediaSkipped(reason, at)}
+        WHERE number_id = ${numberId} AND media_pending
+        RETURNING id`
+      return rows.length
+    },
+    Effect.orDie
+  )
+
+  return { recordIncoming, storeIncomingMedia, skipIncomingMedia, abandonPendingMedia } as const
+})
