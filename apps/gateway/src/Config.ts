@@ -47,6 +47,7 @@ export interface GatewaySettings {
   readonly incomingMediaMaxBytes: number
   /** Incoming files downloaded at once per number. */
   readonly incomingMediaConcurrency: number
+  readonly mediaUpkeepIntervalMs: number
   /** Host names the MCP tool server answers for (Host and Origin headers); `*`: any. */
   readonly mcpAllowedHosts: ReadonlyArray<string>
 }
@@ -111,6 +112,11 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
     Config.withDefault(IncomingMedia.DEFAULT_MAX_BYTES),
     Config.validate({ message: "INCOMING_MEDIA_MAX_BYTES must be positive", validation: (n) => n > 0 }),
     Config.withDescription("Largest incoming file stored, in bytes (default 64 MiB); larger ones are marked skipped")
+  ),
+  mediaUpkeepIntervalMs: Config.integer("MEDIA_UPKEEP_INTERVAL_MS").pipe(
+    Config.withDefault(15 * 60 * 1000),
+    Config.validate({ message: "MEDIA_UPKEEP_INTERVAL_MS must be positive", validation: (n) => n > 0 }),
+    Config.withDescription("How often deleted files' backups are purged and retention applied (default 15 minutes)")
   ),
   incomingMediaConcurrency: Config.integer("INCOMING_MEDIA_CONCURRENCY").pipe(
     Config.withDefault(IncomingMedia.DEFAULT_CONCURRENCY),

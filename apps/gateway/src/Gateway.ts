@@ -17,6 +17,7 @@ import { Accounts } from "@wagate/store/Accounts"
 import { ApiKeys } from "@wagate/store/ApiKeys"
 import { Conversations } from "@wagate/store/Conversations"
 import type * as Database from "@wagate/store/Database"
+import { MediaFiles } from "@wagate/store/MediaFiles"
 import { Messages } from "@wagate/store/Messages"
 import { NumberStates } from "@wagate/store/NumberStates"
 import { WebhookConfig } from "@wagate/webhooks/WebhookConfig"
@@ -35,6 +36,7 @@ import { hostsEntities } from "./cluster/Cluster.js"
 import { type GatewaySettings, Settings } from "./Config.js"
 import { Health } from "./Health.js"
 import { HttpLive } from "./http/Server.js"
+import * as MediaUpkeep from "./MediaUpkeep.js"
 import type { RequestCounter } from "./infra/RequestCounter.js"
 
 /** What a process runs on; each is a choice of main.ts (or of a test). */
@@ -55,6 +57,7 @@ export const Stores = Layer.mergeAll(
   Accounts.Default,
   ApiKeys.Default,
   Messages.Default,
+  MediaFiles.Default,
   Conversations.Default,
   NumberStates.Default,
   WebhookStore.Default,
@@ -71,7 +74,14 @@ const webhookConfig = (settings: GatewaySettings) =>
 
 export const layer = (settings: GatewaySettings, infra: Infrastructure) => {
   const entities = hostsEntities(settings)
-    ? Layer.mergeAll(NumberLive, AccountLive, NumberSupervisor, WebhookLive, WebhookDispatcher).pipe(
+    ? Layer.mergeAll(
+      NumberLive,
+      AccountLive,
+      NumberSupervisor,
+      WebhookLive,
+      WebhookDispatcher,
+      MediaUpkeep.layer(settings.mediaUpkeepIntervalMs)
+    ).pipe(
       Layer.provide(infra.fetcher),
       // Incoming files go into the same store the HTTP surface reads (one store: the same layer).
       Layer.provide(infra.blobs),
