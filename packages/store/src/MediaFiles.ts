@@ -209,6 +209,13 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
       return rows.length > 0
     }, Effect.orDie)
 
+    /** The message's file will not be kept, and why; the message itself stays. */
+    const skip = Effect.fn("MediaFiles.skip")(function*(messageId: number, reason: string, at: Date) {
+      yield* sql`
+        UPDATE messages SET media_pending = false, media_skipped = true, media_skip_reason = ${reason}, updated_at = ${at}
+        WHERE id = ${messageId}`
+    }, Effect.orDie)
+
     /** The live file of message `messageId`, within an account and, for a number key, its number. */
     const find = Effect.fn("MediaFiles.find")(function*(accountId: number, numberId: number | null, messageId: number) {
       const [row] = yield* sql<{
@@ -326,6 +333,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
       chatBytesSince,
       keepFacts,
       add,
+      skip,
       find,
       deleteOne,
       deleteMatching,

@@ -20,6 +20,7 @@ import { GatewayApi, GatewaySimApi } from "./GatewayApi.js"
 import { AccountHttp } from "./handlers/AccountHttp.js"
 import { ChatsHttp } from "./handlers/ChatsHttp.js"
 import { ContactsHttp } from "./handlers/ContactsHttp.js"
+import { ExportsHttp } from "./handlers/ExportsHttp.js"
 import { LimitsHttp } from "./handlers/LimitsHttp.js"
 import { FilesHttp } from "./handlers/FilesHttp.js"
 import { MediaHttp } from "./handlers/MediaHttp.js"
@@ -31,7 +32,6 @@ import { OpsWebhooksHttp } from "./handlers/OpsWebhooksHttp.js"
 import { PublicHttp } from "./handlers/PublicHttp.js"
 import { makeSimHttp, SimAuthLive } from "./handlers/SimHttp.js"
 import { StorageHttp } from "./handlers/StorageHttp.js"
-import { UnservedHttp } from "./handlers/UnservedHttp.js"
 import { WebhooksHttp } from "./handlers/WebhooksHttp.js"
 import { NumberScope } from "./NumberScope.js"
 import * as RouteTable from "./RouteTable.js"
@@ -46,7 +46,7 @@ const Handlers = Layer.mergeAll(
     AccountHttp,
     LimitsHttp,
     ContactsHttp,
-    UnservedHttp,
+    ExportsHttp,
     PublicHttp,
     OpsHttp,
     WebhooksHttp,
