@@ -124,7 +124,10 @@ const readText = (request: HttpServerRequest.HttpServerRequest, maxBytes: number
  */
 const carriesNetworkText = (url: string) => url.split("?")[0] === "/sim/v1/inbound"
 
-const parse = (text: string, checkText: boolean) =>
+/** The MCP endpoint answers a body that is not JSON with JSON-RPC's own parse error. */
+const answersParseErrors = (url: string) => url.split("?")[0] === "/api/mcp"
+
+const parse = (text: string, url: string) =>
   Effect.suspend(() => {
     if (text === "") return Effect.succeed<unknown>(null)
     let value: unknown
@@ -132,8 +135,9 @@ const parse = (text: string, checkText: boolean) =>
       value = JSON.parse(text)
     } catch {
       // A syntax error, or nesting so deep that the parser itself gave up.
-      return Effect.fail(new InvalidJson())
+      return answersParseErrors(url) ? Effect.succeed<unknown>(undefined) : Effect.fail(new InvalidJson())
     }
+    const checkText = !carriesNetworkText(url)
     const problem = inspect(value, checkText)
     return problem === undefined ? Effect.succeed(value) : Effect.fail(problem)
   })
@@ -170,5 +174,5 @@ export const prepare = (original: HttpServerRequest.HttpServerRequest, maxBytes:
       ? original
       : original.modify({ headers: { ...original.headers, "content-type": "application/json" } })
     const text = yield* readText(request, maxBytes)
-    return withBody(request, text, yield* parse(text, !carriesNetworkText(original.url)))
+    return withBody(request, text, yield* parse(text, original.url))
   })
