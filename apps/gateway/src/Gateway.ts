@@ -32,6 +32,7 @@ import * as Option from "effect/Option"
 import type { KeyRevocations } from "./auth/KeyRevocations.js"
 import { OperatorToken } from "./auth/OperatorToken.js"
 import { hostsEntities } from "./cluster/Cluster.js"
+import { NumberWaker } from "./cluster/NumberWaker.js"
 import { type GatewaySettings, Settings } from "./Config.js"
 import { Health } from "./Health.js"
 import { HttpLive } from "./http/Server.js"
@@ -71,7 +72,7 @@ const webhookConfig = (settings: GatewaySettings) =>
 
 export const layer = (settings: GatewaySettings, infra: Infrastructure) => {
   const entities = hostsEntities(settings)
-    ? Layer.mergeAll(NumberLive, AccountLive, NumberSupervisor, WebhookLive, WebhookDispatcher).pipe(
+    ? Layer.mergeAll(NumberLive, AccountLive, NumberSupervisor, NumberWaker, WebhookLive, WebhookDispatcher).pipe(
       Layer.provide(infra.fetcher),
       // Incoming files go into the same store the HTTP surface reads (one store: the same layer).
       Layer.provide(infra.blobs),
