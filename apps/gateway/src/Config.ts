@@ -1,6 +1,7 @@
 /**
  * Every setting of the gateway, read once through `Config` (environment variables by default).
  */
+import * as HostCheck from "@wagate/mcp/HostCheck"
 import * as IncomingMedia from "@wagate/numbers/IncomingMedia"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
@@ -46,6 +47,11 @@ export interface GatewaySettings {
   readonly incomingMediaMaxBytes: number
   /** Incoming files downloaded at once per number. */
   readonly incomingMediaConcurrency: number
+  readonly mediaUpkeepIntervalMs: number
+  /** How often expired archives are deleted and unfinished exports handed to their entity again. */
+  readonly exportJanitorIntervalMs: number
+  /** Host names the MCP tool server answers for (Host and Origin headers); `*`: any. */
+  readonly mcpAllowedHosts: ReadonlyArray<string>
 }
 
 export const settings: Config.Config<GatewaySettings> = Config.all({
@@ -109,10 +115,24 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
     Config.validate({ message: "INCOMING_MEDIA_MAX_BYTES must be positive", validation: (n) => n > 0 }),
     Config.withDescription("Largest incoming file stored, in bytes (default 64 MiB); larger ones are marked skipped")
   ),
+  mediaUpkeepIntervalMs: Config.integer("MEDIA_UPKEEP_INTERVAL_MS").pipe(
+    Config.withDefault(15 * 60 * 1000),
+    Config.validate({ message: "MEDIA_UPKEEP_INTERVAL_MS must be positive", validation: (n) => n > 0 }),
+    Config.withDescription("How often deleted files' backups are purged and retention applied (default 15 minutes)")
+  ),
   incomingMediaConcurrency: Config.integer("INCOMING_MEDIA_CONCURRENCY").pipe(
     Config.withDefault(IncomingMedia.DEFAULT_CONCURRENCY),
     Config.validate({ message: "INCOMING_MEDIA_CONCURRENCY must be at least 1", validation: (n) => n >= 1 }),
     Config.withDescription("Incoming files downloaded at once per number")
+  ),
+  exportJanitorIntervalMs: Config.integer("EXPORT_JANITOR_INTERVAL_MS").pipe(
+    Config.withDefault(60_000),
+    Config.validate({ message: "EXPORT_JANITOR_INTERVAL_MS must be positive", validation: (n) => n > 0 }),
+    Config.withDescription("How often expired archives are deleted and stalled exports handed over again (ms)")
+  ),
+  mcpAllowedHosts: Config.array(Config.string(), "MCP_ALLOWED_HOSTS").pipe(
+    Config.withDefault(HostCheck.LOCAL_HOSTS),
+    Config.withDescription("Host names /api/mcp answers for, comma-separated (DNS rebinding protection); * allows any")
   )
 })
 
