@@ -8,6 +8,12 @@ import type * as HttpRouter from "@effect/platform/HttpRouter"
 import type * as HttpServer from "@effect/platform/HttpServer"
 import type { BlobStore } from "@wagate/media/BlobStore"
 import type { MediaFetcher } from "@wagate/media/MediaFetcher"
+import { ExportJanitor } from "@wagate/exports/ExportJanitor"
+import { ExportLive } from "@wagate/exports/ExportLive"
+import { ExportRecords } from "@wagate/exports/ExportRecords"
+import { ExportSettings } from "@wagate/exports/ExportSettings"
+import { HistoryRows } from "@wagate/exports/HistoryRows"
+import { ExportEvents } from "@wagate/store/ExportEvents"
 import { AccountLive } from "@wagate/numbers/AccountLive"
 import { DomainClock } from "@wagate/numbers/DomainClock"
 import { IncomingMediaSettings } from "@wagate/numbers/IncomingMedia"
@@ -72,7 +78,18 @@ const webhookConfig = (settings: GatewaySettings) =>
     listen: settings.webhookListen
   })
 
+/** Archive exports: their entities and background job, on processes that host entities. */
+const exportEntities = (settings: GatewaySettings) =>
+  Layer.mergeAll(ExportLive, ExportJanitor).pipe(
+    Layer.provide([ExportRecords.Default, HistoryRows.Default, ExportEvents.Default]),
+    Layer.provide(Layer.succeed(ExportSettings, {
+      messageRetentionDays: settings.messageRetentionDays,
+      janitorIntervalMs: settings.exportJanitorIntervalMs
+    }))
+  )
+
 export const layer = (settings: GatewaySettings, infra: Infrastructure) => {
+  const domainClock = infra.domainClock === undefined ? Layer.empty : Layer.succeed(DomainClock, infra.domainClock)
   const entities = hostsEntities(settings)
     ? Layer.mergeAll(
       NumberLive,
@@ -80,7 +97,8 @@ export const layer = (settings: GatewaySettings, infra: Infrastructure) => {
       NumberSupervisor,
       WebhookLive,
       WebhookDispatcher,
-      MediaUpkeep.layer(settings.mediaUpkeepIntervalMs)
+      MediaUpkeep.layer(settings.mediaUpkeepIntervalMs),
+      exportEntities(settings)
     ).pipe(
       Layer.provide(infra.fetcher),
       // Incoming files go into the same store the HTTP surface reads (one store: the same layer).
@@ -90,16 +108,14 @@ export const layer = (settings: GatewaySettings, infra: Infrastructure) => {
         concurrency: settings.incomingMediaConcurrency
       })),
       Layer.provide(webhookConfig(settings)),
-      Layer.provide(
-        infra.domainClock === undefined ? Layer.empty : Layer.succeed(DomainClock, infra.domainClock)
-      )
+      Layer.provide(domainClock)
     )
     : Layer.empty
   const http = settings.role === "runner"
     ? Layer.empty
     : HttpLive.pipe(
       Layer.provide([Health.Default, OperatorToken.Default]),
-      Layer.provide([infra.blobs, infra.sharedState]),
+      Layer.provide([infra.blobs, infra.sharedState, domainClock]),
       Layer.provideMerge(infra.httpServer)
     )
   return Layer.mergeAll(http, entities).pipe(
