@@ -163,6 +163,7 @@ export class SimGroup extends HttpApiGroup.make("sim")
       .addError(E.wire(E.NotFound))
       .addError(E.wire(E.NotConnected))
   )
+  .add(HttpApiEndpoint.get("numbers", "/numbers").addSuccess(Schema.Array(SimNumber)))
   .add(
     HttpApiEndpoint.get("number")`/numbers/${phone}`
       .addSuccess(SimNumber)

@@ -113,6 +113,7 @@ const build = (handlers: HttpApiBuilder.Handlers.FromGroup<HttpApiDecodeError, n
         network.pair(path.phone, payload.code).pipe(Effect.mapBoth({ onFailure: control, onSuccess: numberBody })))
       .handle("disconnect", ({ path, payload }) =>
         network.disconnect(path.phone, payload.reason).pipe(Effect.mapBoth({ onFailure: control, onSuccess: numberBody })))
+      .handle("numbers", () => Effect.map(network.numbers, (all) => all.map(numberBody)))
       .handle("number", ({ path }) =>
         network.number(path.phone).pipe(
           Effect.mapBoth({ onFailure: (e) => new NotFound({ error: e.message }), onSuccess: numberBody })
