@@ -8,6 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as SignedLink from "@wagate/media/SignedLink"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as FileServer from "../support/FileServer.js"
 import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
 import * as MediaStores from "../support/MediaStores.js"
@@ -196,6 +197,39 @@ for (const kind of ["filesystem", "s3"] as const) {
         const after = yield* api.storage.get()
         assert.deepStrictEqual([after.used_bytes, after.files, after.by_kind, after.by_number], [0, 0, [], []])
         void c
+      }))
+
+    it.scopedLive("an attachment sent through POST /messages/send is kept, counted and served under its name", () =>
+      Effect.gen(function*() {
+        const files = yield* FileServer.start
+        const { gateway } = yield* suite(makeStore)
+        const acme = yield* provision(gateway.ops)
+        const sent = yield* request(`${gateway.url}/api/v1/messages/send`, {
+          key: acme.accountKey,
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ to: uniquePhone(), document: { url: files.url("/report.pdf"), filename: "Invoice 42.pdf" } })
+        })
+        assert.strictEqual(sent.status, 200, sent.body.toString())
+        const id = sent.json().id as number
+        const api = yield* gateway.client(acme.accountKey)
+        const message = yield* api.messages.get({ path: { id } })
+        assert.deepStrictEqual(
+          [message.media?.kind, message.media?.size, message.media?.filename, message.media_skipped],
+          ["document", FileServer.PDF.length, "Invoice 42.pdf", false]
+        )
+        const storage = yield* api.storage.get()
+        assert.deepStrictEqual([storage.used_bytes, storage.files, storage.by_kind], [
+          FileServer.PDF.length,
+          1,
+          [{ kind: "document", bytes: FileServer.PDF.length, files: 1 }]
+        ])
+        const link = yield* request(`${gateway.url}/api/v1/media/${id}?download=1`, { key: acme.accountKey })
+        const file = yield* request(link.headers.get("location")!)
+        assert.isTrue(file.body.equals(FileServer.PDF))
+        assert.strictEqual(file.headers.get("content-disposition"), `attachment; filename="Invoice 42.pdf"`)
+        const inline = yield* request(`${gateway.url}/api/v1/media/${id}`, { key: acme.accountKey })
+        assert.strictEqual((yield* request(inline.headers.get("location")!)).headers.get("content-disposition"), `inline; filename="Invoice 42.pdf"`)
       }))
 
     it.scopedLive("a store that is down answers 503 storage_unavailable", () =>

@@ -8,6 +8,12 @@ import type * as HttpRouter from "@effect/platform/HttpRouter"
 import type * as HttpServer from "@effect/platform/HttpServer"
 import type { BlobStore } from "@wagate/media/BlobStore"
 import type { MediaFetcher } from "@wagate/media/MediaFetcher"
+import { ExportJanitor } from "@wagate/exports/ExportJanitor"
+import { ExportLive } from "@wagate/exports/ExportLive"
+import { ExportRecords } from "@wagate/exports/ExportRecords"
+import { ExportSettings } from "@wagate/exports/ExportSettings"
+import { HistoryRows } from "@wagate/exports/HistoryRows"
+import { ExportEvents } from "@wagate/store/ExportEvents"
 import { AccountLive } from "@wagate/numbers/AccountLive"
 import { DomainClock } from "@wagate/numbers/DomainClock"
 import { IncomingMediaSettings } from "@wagate/numbers/IncomingMedia"
@@ -38,6 +44,7 @@ import * as Option from "effect/Option"
 import type { KeyRevocations } from "./auth/KeyRevocations.js"
 import { OperatorToken } from "./auth/OperatorToken.js"
 import { hostsEntities } from "./cluster/Cluster.js"
+import { NumberWaker } from "./cluster/NumberWaker.js"
 import { type GatewaySettings, Settings } from "./Config.js"
 import { Health } from "./Health.js"
 import { HttpLive } from "./http/Server.js"
@@ -78,6 +85,16 @@ const webhookConfig = (settings: GatewaySettings) =>
     listen: settings.webhookListen
   })
 
+/** Archive exports: their entities and background job, on processes that host entities. */
+const exportEntities = (settings: GatewaySettings) =>
+  Layer.mergeAll(ExportLive, ExportJanitor).pipe(
+    Layer.provide([ExportRecords.Default, HistoryRows.Default, ExportEvents.Default]),
+    Layer.provide(Layer.succeed(ExportSettings, {
+      messageRetentionDays: settings.messageRetentionDays,
+      janitorIntervalMs: settings.exportJanitorIntervalMs
+    }))
+  )
+
 export const layer = (settings: GatewaySettings, infra: Infrastructure) => {
   const domainClock = infra.domainClock === undefined ? Layer.empty : Layer.succeed(DomainClock, infra.domainClock)
   // Money: the ledger and the numbers' pauses, on the domain clock (the drawdown's days).
@@ -90,9 +107,11 @@ export const layer = (settings: GatewaySettings, infra: Infrastructure) => {
       NumberLive,
       AccountLive,
       NumberSupervisor,
+      NumberWaker,
       WebhookLive,
       WebhookDispatcher,
       MediaUpkeep.layer(settings.mediaUpkeepIntervalMs),
+      exportEntities(settings),
       DrawdownSingleton.layer({ tick: Duration.millis(settings.billingTickMs) })
     ).pipe(
       Layer.provide(infra.fetcher),
@@ -110,7 +129,7 @@ export const layer = (settings: GatewaySettings, infra: Infrastructure) => {
     ? Layer.empty
     : HttpLive.pipe(
       Layer.provide([Health.Default, OperatorToken.Default, payments]),
-      Layer.provide([infra.blobs, infra.sharedState]),
+      Layer.provide([infra.blobs, infra.sharedState, domainClock]),
       Layer.provideMerge(infra.httpServer)
     )
   return Layer.mergeAll(http, entities).pipe(

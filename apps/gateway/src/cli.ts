@@ -16,11 +16,12 @@ import { billingCommand } from "./cli/BillingCommands.js"
 import { keyCommand } from "./cli/KeyCommands.js"
 import { numberCommand } from "./cli/NumberCommands.js"
 import { group } from "./cli/Operator.js"
+import { storageCommand } from "./cli/StorageCommands.js"
 import { webhookCommand } from "./cli/WebhookCommands.js"
 
 const wagate = Command.make("wagate", {}, group("")).pipe(
   Command.withDescription("Operate a wagate gateway: accounts, numbers, money, keys and webhooks"),
-  Command.withSubcommands([accountCommand, numberCommand, keyCommand, webhookCommand, billingCommand])
+  Command.withSubcommands([accountCommand, numberCommand, keyCommand, webhookCommand, storageCommand, billingCommand])
 )
 
 const cli = Command.run(wagate, { name: "wagate", version: "1.0.0" })

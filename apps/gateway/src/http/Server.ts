@@ -1,6 +1,6 @@
 /**
  * The HTTP surface: the contract's handlers, authentication, the error middleware, the OpenAPI
- * document at /api/v1/openapi.json and the interactive docs at /docs.
+ * document at /api/v1/openapi.json, the interactive docs at /docs and the MCP tool server.
  */
 import type * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
@@ -13,12 +13,14 @@ import { SimNetwork } from "@wagate/whatsapp/sim/SimNetwork"
 import { KeyAuth } from "../auth/KeyAuth.js"
 import { OperatorToken } from "../auth/OperatorToken.js"
 import { Settings } from "../Config.js"
+import { McpLive } from "../mcp/McpLive.js"
 import * as ApiErrors from "./ApiErrors.js"
 import { AuthenticationLive } from "./Authentication.js"
 import { GatewayApi, GatewaySimApi } from "./GatewayApi.js"
 import { AccountHttp } from "./handlers/AccountHttp.js"
 import { ChatsHttp } from "./handlers/ChatsHttp.js"
 import { ContactsHttp } from "./handlers/ContactsHttp.js"
+import { ExportsHttp } from "./handlers/ExportsHttp.js"
 import { LimitsHttp } from "./handlers/LimitsHttp.js"
 import { FilesHttp } from "./handlers/FilesHttp.js"
 import { MediaHttp } from "./handlers/MediaHttp.js"
@@ -31,7 +33,6 @@ import { OpsWebhooksHttp } from "./handlers/OpsWebhooksHttp.js"
 import { PublicHttp } from "./handlers/PublicHttp.js"
 import { makeSimHttp, SimAuthLive } from "./handlers/SimHttp.js"
 import { StorageHttp } from "./handlers/StorageHttp.js"
-import { UnservedHttp } from "./handlers/UnservedHttp.js"
 import { WebhooksHttp } from "./handlers/WebhooksHttp.js"
 import { NumberScope } from "./NumberScope.js"
 import * as RouteTable from "./RouteTable.js"
@@ -46,7 +47,7 @@ const Handlers = Layer.mergeAll(
     AccountHttp,
     LimitsHttp,
     ContactsHttp,
-    UnservedHttp,
+    ExportsHttp,
     PublicHttp,
     OpsHttp,
     WebhooksHttp,
@@ -65,6 +66,7 @@ const Handlers = Layer.mergeAll(
 const serve = <E, R>(api: HttpApi.HttpApi.Any, apiLayer: Layer.Layer<HttpApi.Api, E, R>) =>
   HttpApiBuilder.serve().pipe(
     Layer.provide(HttpApiScalar.layer({ path: DOCS_PATH })),
+    Layer.provide(McpLive.pipe(Layer.provide([KeyAuth.Default, NumberScope.Default]))),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: OPENAPI_PATH })),
     Layer.provide(Layer.unwrapEffect(Effect.map(Settings, ({ maxBodyBytes }) =>
       ApiErrors.layer(RouteTable.make([api], [["GET", OPENAPI_PATH], ["GET", DOCS_PATH]]), { maxBodyBytes })))),
