@@ -8,8 +8,8 @@
  * Needs PostgreSQL on 127.0.0.1:5432 (database `test` reachable); creates and drops its own
  * database.
  */
-import * as SimNetwork from "@wagate/whatsapp/SimNetwork"
-import * as SimulatorDriver from "@wagate/whatsapp/SimulatorDriver"
+import * as SimNetwork from "@wagate/whatsapp/sim/SimNetwork"
+import * as SimulatorDriver from "@wagate/whatsapp/sim/SimulatorDriver"
 import { WhatsAppDriver } from "@wagate/whatsapp/WhatsAppDriver"
 import * as Effect from "effect/Effect"
 import { type ChildProcess, fork, spawn } from "node:child_process"

@@ -16,7 +16,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
-import * as SimNetwork from "@wagate/whatsapp/SimNetwork"
+import * as SimNetwork from "@wagate/whatsapp/sim/SimNetwork"
 import type { DriverEvent } from "@wagate/whatsapp/WhatsAppDriver"
 
 const TOKEN = "wag_op_test-token"

@@ -26,8 +26,10 @@ export const balanceOf = (input: {
   readonly activeNumbers: number
   readonly pausedNumbers: number
   readonly now: number
+  /** The daily storage charge (see StoragePricing); 0 within the included allowance. */
+  readonly storageDailyTiyn?: number | undefined
 }) => {
-  const dailyTiyn = input.activeNumbers * NUMBER_DAILY_TIYN
+  const dailyTiyn = input.activeNumbers * NUMBER_DAILY_TIYN + (input.storageDailyTiyn ?? 0)
   const daysLeft = dailyTiyn > 0 ? Math.max(0, Math.floor(input.balanceTiyn / dailyTiyn)) : 0
   const paidUntil = dailyTiyn > 0 ? Almaty.nextMidnight(input.now) + daysLeft * Almaty.DAY_MILLIS : null
   return {

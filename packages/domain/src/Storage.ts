@@ -26,8 +26,14 @@ export const Storage = Schema.Struct({
   retention_days: Schema.NullOr(Schema.Int),
   pending_files: Schema.Int,
   policy: StoragePolicy,
-  state: Schema.String.annotations({ description: "ok, over_allowance, ceiling_reached" }),
-  delete_at: Schema.NullOr(Timestamp),
+  state: Schema.Literal("ok", "over_allowance", "unpaid", "ceiling_reached").annotations({
+    description: "ok: within the included 5 GB; over_allowance: above it, paid packs charged daily; " +
+      "unpaid: above it and the balance does not cover another day, new incoming files are not kept; " +
+      "ceiling_reached: usage at the account's ceiling_bytes, new files are not kept"
+  }),
+  delete_at: Schema.NullOr(Timestamp).annotations({
+    description: "With retention_days set: when the oldest kept file reaches the retention period and is deleted"
+  }),
   by_number: Schema.Array(Schema.Struct({ number_id: Schema.Int, bytes: Schema.Int, files: Schema.Int })),
   by_kind: Schema.Array(Schema.Struct({ kind: MediaKind, bytes: Schema.Int, files: Schema.Int }))
 }).annotations({ identifier: "Storage" })

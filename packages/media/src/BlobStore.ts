@@ -37,6 +37,12 @@ export interface PutOptions {
   readonly contentLength?: number | undefined
 }
 
+/** Bytes `start` to `end`, both inclusive. @since 1.0.0 */
+export interface ByteRange {
+  readonly start: number
+  readonly end: number
+}
+
 /** @since 1.0.0 */
 export interface BlobHead {
   readonly size: number
@@ -74,8 +80,11 @@ export class BlobStore extends Context.Tag("@wagate/media/BlobStore")<BlobStore,
     options: PutOptions
   ) => Effect.Effect<{ readonly size: number }, BlobStoreError | E>
 
-  /** The blob's bytes; the stream fails with `BlobNotFound` when there is none. */
-  readonly get: (key: string) => Stream.Stream<Uint8Array, BlobNotFound | BlobStoreError>
+  /**
+   * The blob's bytes, or only those of `range` (both ends inclusive, within the blob); the stream
+   * fails with `BlobNotFound` when there is none.
+   */
+  readonly get: (key: string, range?: ByteRange) => Stream.Stream<Uint8Array, BlobNotFound | BlobStoreError>
 
   readonly head: (key: string) => Effect.Effect<Option.Option<BlobHead>, BlobStoreError>
 
@@ -96,7 +105,9 @@ export class BlobStore extends Context.Tag("@wagate/media/BlobStore")<BlobStore,
    * S3 links never come here, so the S3 store refuses every token.
    */
   readonly serveSigned: (
-    token: string
+    token: string,
+    /** The request's `Range` header: one byte range is answered 206, an impossible one 416. */
+    rangeHeader?: string | undefined
   ) => Effect.Effect<
     HttpServerResponse.HttpServerResponse,
     BlobLinkInvalid | BlobLinkExpired | BlobNotFound | BlobStoreError

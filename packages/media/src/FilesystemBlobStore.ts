@@ -21,7 +21,7 @@ import { randomUUID } from "node:crypto"
 import { rmdir } from "node:fs/promises"
 import { dirname, join, resolve, sep } from "node:path"
 import * as BlobKey from "./BlobKey.js"
-import type { BlobBody, BlobStore, PutOptions } from "./BlobStore.js"
+import type { BlobBody, BlobStore, ByteRange, PutOptions } from "./BlobStore.js"
 import { BlobNotFound, BlobStoreError, describe } from "./BlobStoreError.js"
 import * as GatewayLinks from "./GatewayLinks.js"
 import * as MeasuredBody from "./MeasuredBody.js"
@@ -135,8 +135,12 @@ export const make = (
         }))
     })
 
-    const get = (key: string) =>
-      Stream.unwrap(Effect.map(BlobKey.check(key, "get"), () => fs.stream(objectPath(key)))).pipe(
+    const get = (key: string, range?: ByteRange) =>
+      Stream.unwrap(Effect.map(BlobKey.check(key, "get"), () =>
+        fs.stream(
+          objectPath(key),
+          range === undefined ? undefined : { offset: range.start, bytesToRead: range.end - range.start + 1 }
+        ))).pipe(
         Stream.mapError((error) =>
           error._tag === "BlobStoreError"
             ? error

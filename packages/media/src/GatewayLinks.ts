@@ -11,7 +11,8 @@ import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import type * as Stream from "effect/Stream"
 import * as BlobKey from "./BlobKey.js"
-import type { BlobHead, SignedUrlOptions } from "./BlobStore.js"
+import type { BlobHead, ByteRange, SignedUrlOptions } from "./BlobStore.js"
+import * as ByteRanges from "./ByteRanges.js"
 import { BlobNotFound, type BlobStoreError } from "./BlobStoreError.js"
 import * as ContentDisposition from "./ContentDisposition.js"
 import * as LinkLifetime from "./LinkLifetime.js"
@@ -29,7 +30,7 @@ export const make = (
   options: Options,
   store: {
     readonly head: (key: string) => Effect.Effect<Option.Option<BlobHead>, BlobStoreError>
-    readonly get: (key: string) => Stream.Stream<Uint8Array, BlobNotFound | BlobStoreError>
+    readonly get: (key: string, range?: ByteRange) => Stream.Stream<Uint8Array, BlobNotFound | BlobStoreError>
   }
 ) => {
   const base = options.publicBaseUrl.replace(/\/+$/, "")
@@ -51,22 +52,35 @@ export const make = (
     return `${base}/files/${token}`
   })
 
-  const serveSigned = Effect.fn("BlobStore.serveSigned")(function*(token: string) {
+  const serveSigned = Effect.fn("BlobStore.serveSigned")(function*(token: string, rangeHeader?: string | undefined) {
     const now = yield* nowSeconds
     const claims = yield* SignedLink.verify(options.signingSecret, token, now)
     const head = yield* store.head(claims.key)
     if (Option.isNone(head)) return yield* new BlobNotFound({ key: claims.key })
-    return HttpServerResponse.stream(store.get(claims.key), {
-      contentType: claims.contentType ?? head.value.contentType,
-      contentLength: head.value.size,
-      headers: {
-        "content-disposition": ContentDisposition.format(claims.disposition, claims.filename),
-        // Customers' files are served from the gateway's own origin: never let one run as a page.
-        "x-content-type-options": "nosniff",
-        "content-security-policy": "sandbox",
-        "cache-control": `private, max-age=${Math.max(0, claims.expiresAt - now)}`
-      }
-    })
+    const size = head.value.size
+    const headers = {
+      "content-disposition": ContentDisposition.format(claims.disposition, claims.filename),
+      "accept-ranges": "bytes",
+      // Customers' files are served from the gateway's own origin: never let one run as a page.
+      "x-content-type-options": "nosniff",
+      "content-security-policy": "sandbox",
+      "cache-control": `private, max-age=${Math.max(0, claims.expiresAt - now)}`
+    }
+    const contentType = claims.contentType ?? head.value.contentType
+    const range = ByteRanges.parse(rangeHeader, size)
+    switch (range._tag) {
+      case "Whole":
+        return HttpServerResponse.stream(store.get(claims.key), { contentType, contentLength: size, headers })
+      case "Unsatisfiable":
+        return HttpServerResponse.empty({ status: 416, headers: { ...headers, "content-range": `bytes */${size}` } })
+      case "Part":
+        return HttpServerResponse.stream(store.get(claims.key, range), {
+          status: 206,
+          contentType,
+          contentLength: range.end - range.start + 1,
+          headers: { ...headers, "content-range": `bytes ${range.start}-${range.end}/${size}` }
+        })
+    }
   })
 
   return { signedUrl, serveSigned } as const

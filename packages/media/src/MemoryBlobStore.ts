@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as BlobKey from "./BlobKey.js"
-import type { BlobBody, BlobStore, PutOptions } from "./BlobStore.js"
+import type { BlobBody, BlobStore, ByteRange, PutOptions } from "./BlobStore.js"
 import { BlobNotFound } from "./BlobStoreError.js"
 import * as GatewayLinks from "./GatewayLinks.js"
 import * as MeasuredBody from "./MeasuredBody.js"
@@ -42,11 +42,13 @@ export const make = (options: Options): Effect.Effect<Context.Tag.Service<BlobSt
       return { size: bytes.byteLength }
     })
 
-    const get = (key: string) =>
+    const get = (key: string, range?: ByteRange) =>
       Stream.unwrap(Effect.gen(function*() {
         yield* BlobKey.check(key, "get")
         const stored = blobs.get(key)
-        return stored === undefined ? Stream.fail(new BlobNotFound({ key })) : Stream.succeed(stored.bytes.slice())
+        return stored === undefined
+          ? Stream.fail(new BlobNotFound({ key }))
+          : Stream.succeed(range === undefined ? stored.bytes.slice() : stored.bytes.slice(range.start, range.end + 1))
       })).pipe(Stream.withSpan("BlobStore.get", { attributes: { key } }))
 
     const head = Effect.fn("BlobStore.head")(function*(key: string) {

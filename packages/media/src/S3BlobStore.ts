@@ -27,7 +27,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { Readable } from "node:stream"
 import * as BlobKey from "./BlobKey.js"
-import type { BlobBody, BlobStore, PutOptions, SignedUrlOptions } from "./BlobStore.js"
+import type { BlobBody, BlobStore, ByteRange, PutOptions, SignedUrlOptions } from "./BlobStore.js"
 import { BlobLinkInvalid, BlobNotFound, BlobStoreError, describe } from "./BlobStoreError.js"
 import * as ContentDisposition from "./ContentDisposition.js"
 import * as LinkLifetime from "./LinkLifetime.js"
@@ -136,11 +136,12 @@ export const make = (options: Options): Effect.Effect<Context.Tag.Service<BlobSt
       return { size: yield* measured.size }
     })
 
-    const get = (key: string) =>
+    const get = (key: string, range?: ByteRange) =>
       Stream.unwrapScoped(Effect.gen(function*() {
         yield* BlobKey.check(key, "get")
+        const Range = range === undefined ? undefined : `bytes=${range.start}-${range.end}`
         const object = yield* Effect.acquireRelease(
-          call("get", (abortSignal) => s3.send(new GetObjectCommand({ Bucket, Key: key }), { abortSignal })),
+          call("get", (abortSignal) => s3.send(new GetObjectCommand({ Bucket, Key: key, Range }), { abortSignal })),
           (object) => Effect.sync(() => object.Body instanceof Readable && object.Body.destroy())
         ).pipe(Effect.catchIf(missing, () => Effect.fail(new BlobNotFound({ key }))))
         const body = object.Body

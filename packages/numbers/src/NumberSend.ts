@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { randomBytes, randomUUID } from "node:crypto"
 import * as DomainClock from "./DomainClock.js"
+import * as OutgoingMedia from "./OutgoingMedia.js"
 import type { NumberContext } from "./NumberContext.js"
 import { NumberHooks } from "./NumberHooks.js"
 import { typedStorage } from "./RequestGuard.js"
@@ -65,6 +66,7 @@ export const make = (ctx: NumberContext, session: Session) =>
     const conversations = yield* Conversations
     const fetcher = yield* MediaFetcher
     const accountClient = yield* AccountEntity.client
+    const keepFile = yield* OutgoingMedia.make
 
     /** Holds one of the account's two attachment slots around `use`. */
     const withAttachmentSlot = <A, E, R>(use: Effect.Effect<A, E, R>) =>
@@ -236,6 +238,17 @@ export const make = (ctx: NumberContext, session: Session) =>
         // Unavailable: the message stays pending and goes out when the connection is back.
         if (handed._tag === "Right") {
           yield* conversations.applyAck({ numberId, waMessageId: r.waMessageId, ack: "sent", at: r.at })
+        }
+        if (prepared.media !== null && prepared.outgoing.kind !== "text") {
+          yield* keepFile({
+            messageId: r.messageId,
+            accountId: number.accountId,
+            numberId,
+            chatId: `${payload.to}@c.us`,
+            media: prepared.media,
+            bytes: prepared.outgoing.media.bytes,
+            at: r.at
+          })
         }
         return { messageId: r.messageId, waMessageId: r.waMessageId, phone: number.phone, quota: r.quota(), replayed: false }
       }).pipe(Effect.ensuring(Effect.sync(() => ctx.inFlight.delete(r.waMessageId))))

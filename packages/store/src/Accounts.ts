@@ -10,6 +10,7 @@ import type { ConnectionStatus } from "@wagate/domain/Connection"
 import { AccountId, NumberId } from "@wagate/domain/Ids"
 import type { LinkedNumber } from "@wagate/domain/LinkedNumber"
 import * as Pricing from "@wagate/domain/Pricing"
+import * as StoragePricing from "@wagate/domain/StoragePricing"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -156,16 +157,18 @@ export class Accounts extends Effect.Service<Accounts>()("@wagate/store/Accounts
 
     /** Balance, daily charge and paid period of the account as of `now` (epoch ms). */
     const funds = Effect.fn("Accounts.funds")(function*(accountId: AccountId, now: number) {
-      const [row] = yield* sql<{ balance: string; active: string; paused: string }>`
+      const [row] = yield* sql<{ balance: string; active: string; paused: string; stored: string }>`
         SELECT
           (SELECT coalesce(sum(amount), 0) FROM ledger WHERE account_id = ${accountId}) AS balance,
+          (SELECT coalesce(sum(bytes), 0) FROM media_usage WHERE account_id = ${accountId}) AS stored,
           (SELECT count(*) FROM numbers WHERE account_id = ${accountId} AND deleted_at IS NULL AND NOT paused) AS active,
           (SELECT count(*) FROM numbers WHERE account_id = ${accountId} AND deleted_at IS NULL AND paused) AS paused`
       const { paidUntil, ...balance } = Pricing.balanceOf({
         balanceTiyn: int(row.balance),
         activeNumbers: int(row.active),
         pausedNumbers: int(row.paused),
-        now
+        now,
+        storageDailyTiyn: StoragePricing.chargeFor(int(row.stored)).dailyTiyn
       })
       return { ...balance, paidUntil: paidUntil === null ? null : new Date(paidUntil).toISOString() } satisfies Funds
     }, Effect.orDie)

@@ -106,11 +106,12 @@ export const make = Effect.gen(function*() {
       WITH msg AS (
         UPDATE messages SET media = ${sql.json(f.media)}, media_pending = false, updated_at = ${f.at}
         WHERE id = ${f.messageId} AND media_pending
-        RETURNING id
+        RETURNING id, chat_id, created_at
       ), file AS (
-        INSERT INTO media_files (message_id, account_id, number_id, kind, mime_type, filename, size, blob_key, created_at)
-        SELECT id, ${f.accountId}, ${f.numberId}, ${f.media.kind}, ${f.media.mime_type}, ${f.media.filename},
-               ${f.media.size}, ${f.blobKey}, ${f.at}
+        INSERT INTO media_files (message_id, account_id, number_id, chat_id, kind, mime_type, filename, size, blob_key,
+                                 created_at)
+        SELECT id, ${f.accountId}, ${f.numberId}, chat_id, ${f.media.kind}, ${f.media.mime_type}, ${f.media.filename},
+               ${f.media.size}, ${f.blobKey}, created_at
         FROM msg
         ON CONFLICT (message_id) DO NOTHING
       )

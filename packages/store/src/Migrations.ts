@@ -10,7 +10,9 @@ import initial from "./migrations/0001_initial.js"
 import numberState from "./migrations/0002_number_state.js"
 import webhookDelivery from "./migrations/0003_webhook_delivery.js"
 import incomingMedia from "./migrations/0004_incoming_media.js"
-import reliability from "./migrations/0005_reliability.js"
+import mediaStorage from "./migrations/0005_media_storage.js"
+import exportsLimits from "./migrations/0006_exports.js"
+import reliability from "./migrations/0007_reliability.js"
 
 /** @since 1.0.0 */
 export const loader = Migrator.fromRecord({
@@ -18,7 +20,9 @@ export const loader = Migrator.fromRecord({
   "0002_number_state": numberState,
   "0003_webhook_delivery": webhookDelivery,
   "0004_incoming_media": incomingMedia,
-  "0005_reliability": reliability
+  "0005_media_storage": mediaStorage,
+  "0006_exports": exportsLimits,
+  "0007_reliability": reliability
 })
 
 /** @since 1.0.0 */

@@ -82,11 +82,6 @@ export const make = (backend: AuthBackend, numberId: number): Effect.Effect<Numb
     const runtime = yield* Effect.runtime<never>()
     const runPromise = Runtime.runPromise(runtime)
     const stored = yield* backend.readCreds(numberId).pipe(Effect.orDie)
-    const state: { creds: AuthenticationCreds; keys: SignalKeyStore } = {
-      creds: AuthCodec.decodeCreds(stored),
-      keys: undefined as unknown as SignalKeyStore
-    }
-
     // Values written but not committed yet (with the write that set them), and committed ones.
     let version = 0
     const inFlight = new Map<string, { readonly version: number; readonly json: string | null }>()
@@ -195,7 +190,7 @@ export const make = (backend: AuthBackend, numberId: number): Effect.Effect<Numb
         ))
       }
     }
-    state.keys = keys
+    const state: { creds: AuthenticationCreds; keys: SignalKeyStore } = { creds: AuthCodec.decodeCreds(stored), keys }
 
     return {
       state,

@@ -1,0 +1,63 @@
+/**
+ * Whether a file is kept, under the account's storage policy and its storage state: pure rules,
+ * applied to incoming files before the download (with the announced size) and again with the
+ * size actually downloaded, and to sent attachments for the account-wide limits only.
+ *
+ * @since 1.0.0
+ */
+
+/** What the policy says (see docs/storage.md). @since 1.0.0 */
+export interface Policy {
+  readonly skip_groups: boolean
+  readonly skip_unknown: boolean
+  readonly unknown_max_mb: number | null
+  readonly chat_daily_mb: number | null
+  readonly ceiling_bytes: number | null
+}
+
+/** What is known of a file and its account when deciding. @since 1.0.0 */
+export interface Facts {
+  /** Bytes; 0 while unknown (not announced). */
+  readonly size: number
+  readonly direction: "in" | "out"
+  readonly isGroup: boolean
+  /** The number wrote to this person before (always true for sent files). */
+  readonly knownSender: boolean
+  /** Bytes of files already kept today (Almaty day) for this chat. */
+  readonly chatBytesToday: number
+  /** Bytes the account keeps now. */
+  readonly usedBytes: number
+  /** Over the included allowance and the balance does not cover another day. */
+  readonly unpaid: boolean
+}
+
+const MB = 1024 * 1024
+
+const sizeText = (bytes: number) => bytes < MB ? `${bytes} bytes` : `${Math.round((bytes / MB) * 10) / 10} MB`
+
+/**
+ * Why the file is not kept (the message's `media_skip_reason`), or null when it is.
+ *
+ * @since 1.0.0
+ */
+export const skipReason = (policy: Policy, facts: Facts): string | null => {
+  if (facts.direction === "in") {
+    if (policy.skip_groups && facts.isGroup) return "the storage policy does not keep files from group chats"
+    if (!facts.knownSender) {
+      if (policy.skip_unknown) return "the storage policy does not keep files from unknown senders"
+      if (policy.unknown_max_mb !== null && facts.size > policy.unknown_max_mb * MB) {
+        return `the storage policy keeps files from unknown senders up to ${policy.unknown_max_mb} MB (this one is ${sizeText(facts.size)})`
+      }
+    }
+    if (policy.chat_daily_mb !== null && facts.chatBytesToday + facts.size > policy.chat_daily_mb * MB) {
+      return `the storage policy keeps up to ${policy.chat_daily_mb} MB of files per chat a day, reached for this chat today`
+    }
+  }
+  if (policy.ceiling_bytes !== null && facts.usedBytes + facts.size > policy.ceiling_bytes) {
+    return `the account's storage ceiling of ${sizeText(policy.ceiling_bytes)} is reached`
+  }
+  if (facts.direction === "in" && facts.unpaid) {
+    return "storage above the included 5 GB is not paid for: the balance does not cover the storage charge"
+  }
+  return null
+}

@@ -1,0 +1,344 @@
+/**
+ * The files kept for messages and what they add up to: the rows behind GET /media/{id},
+ * DELETE /media/{id}, POST /media/delete and GET /storage, the storage policy, the daily storage
+ * charge, and the purge of deleted files' backup copies.
+ *
+ * Totals are never summed over files: `media_usage` holds them, moved by triggers in the same
+ * transaction as every file row written (see migration 0005).
+ *
+ * @since 1.0.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type * as Statement from "@effect/sql/Statement"
+import type { MediaKind } from "@wagate/domain/Message"
+import * as StoragePricing from "@wagate/domain/StoragePricing"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { int } from "./Time.js"
+
+/** How long a deleted file's backup copy is kept. @since 1.0.0 */
+export const BACKUP_DAYS = 30
+const DAY_MS = 86_400_000
+
+/** What an account chose to keep; every field optional in the store, defaults below. @since 1.0.0 */
+export interface Policy {
+  readonly skip_groups: boolean
+  readonly skip_unknown: boolean
+  readonly unknown_max_mb: number | null
+  readonly chat_daily_mb: number | null
+  readonly ceiling_bytes: number | null
+  readonly retention_days: number | null
+}
+
+/** Keep everything, for ever, up to no ceiling. @since 1.0.0 */
+export const DEFAULT_POLICY: Policy = {
+  skip_groups: false,
+  skip_unknown: false,
+  unknown_max_mb: null,
+  chat_daily_mb: null,
+  ceiling_bytes: null,
+  retention_days: null
+}
+
+/** A kept file, as GET /media/{id} needs it. @since 1.0.0 */
+export interface FileRow {
+  readonly messageId: number
+  readonly numberId: number
+  readonly kind: MediaKind
+  readonly mimeType: string
+  readonly filename: string | null
+  readonly size: number
+  readonly blobKey: string
+}
+
+/** Which files POST /media/delete (and retention) deletes. @since 1.0.0 */
+export interface DeleteFilter {
+  readonly accountId: number
+  /** One number; null: every number of the account. */
+  readonly numberId: number | null
+  /** Files of messages earlier than this. */
+  readonly until: Date
+  readonly since?: Date | undefined
+  readonly chatId?: string | undefined
+  readonly kind?: MediaKind | undefined
+  readonly minSize?: number | undefined
+}
+
+/** @since 1.0.0 */
+export interface Deleted {
+  readonly deleted: number
+  readonly freedBytes: number
+}
+
+/** A new file row: the message it belongs to and where its bytes are. @since 1.0.0 */
+export interface NewFile {
+  readonly messageId: number
+  readonly accountId: number
+  readonly numberId: number
+  readonly chatId: string
+  readonly kind: MediaKind
+  readonly mimeType: string
+  readonly filename: string | null
+  readonly size: number
+  readonly blobKey: string
+  /** The message's time. */
+  readonly at: Date
+}
+
+/** Files deleted per statement of a bulk deletion: bounded memory, short row locks. @since 1.0.0 */
+export const DELETE_BATCH = 1000
+
+/** @since 1.0.0 */
+export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/MediaFiles", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    /** Totals of the live files of an account, per number and kind (a few rows). */
+    const usage = Effect.fn("MediaFiles.usage")(function*(accountId: number) {
+      const rows = yield* sql<{ number_id: string; kind: MediaKind; bytes: string; files: string }>`
+        SELECT number_id, kind, bytes, files FROM media_usage WHERE account_id = ${accountId} AND files > 0`
+      return rows.map((r) => ({ numberId: int(r.number_id), kind: r.kind, bytes: int(r.bytes), files: int(r.files) }))
+    }, Effect.orDie)
+
+    const usedBytes = (accountId: number) =>
+      Effect.map(usage(accountId), (rows) => rows.reduce((sum, r) => sum + r.bytes, 0))
+
+    /**
+     * The storage charge of an account for one day, in tiyn (1/100 KZT): the daily share of the
+     * packs its current usage needs above the included 5 GB. 0 within the allowance. The balance
+     * drawdown takes this once a day (see docs/storage.md).
+     */
+    const dailyStorageChargeTiyn = Effect.fn("MediaFiles.dailyStorageChargeTiyn")(function*(accountId: number) {
+      return StoragePricing.chargeFor(yield* usedBytes(accountId)).dailyTiyn
+    })
+
+    /** Incoming files still being downloaded. */
+    const pendingFiles = Effect.fn("MediaFiles.pendingFiles")(function*(accountId: number) {
+      const [row] = yield* sql<{ n: string }>`
+        SELECT count(*) AS n FROM messages
+        WHERE media_pending AND account_id = ${accountId}
+          AND number_id IN (SELECT id FROM numbers WHERE account_id = ${accountId})`
+      return int(row?.n ?? 0)
+    }, Effect.orDie)
+
+    /** The message time of the account's oldest kept file, if any. */
+    const oldestFileAt = Effect.fn("MediaFiles.oldestFileAt")(function*(accountId: number) {
+      const [row] = yield* sql<{ created_at: Date }>`
+        SELECT created_at FROM media_files WHERE account_id = ${accountId} AND deleted_at IS NULL
+        ORDER BY created_at, id LIMIT 1`
+      return Option.map(Option.fromNullable(row), (r) => new Date(r.created_at))
+    }, Effect.orDie)
+
+    const policy = Effect.fn("MediaFiles.policy")(function*(accountId: number) {
+      const [row] = yield* sql<Record<keyof Policy, any>>`
+        SELECT skip_groups, skip_unknown, unknown_max_mb, chat_daily_mb, ceiling_bytes, retention_days
+        FROM storage_policies WHERE account_id = ${accountId}`
+      if (row === undefined) return DEFAULT_POLICY
+      return {
+        skip_groups: row.skip_groups,
+        skip_unknown: row.skip_unknown,
+        unknown_max_mb: row.unknown_max_mb,
+        chat_daily_mb: row.chat_daily_mb,
+        ceiling_bytes: row.ceiling_bytes === null ? null : int(row.ceiling_bytes),
+        retention_days: row.retention_days
+      } satisfies Policy
+    }, Effect.orDie)
+
+    /** Replaces the account's policy with `changes` applied over the current one. */
+    const setPolicy = Effect.fn("MediaFiles.setPolicy")(function*(accountId: number, changes: Partial<Policy>) {
+      const next: Policy = { ...(yield* policy(accountId)), ...changes }
+      yield* sql`
+        INSERT INTO storage_policies (account_id, skip_groups, skip_unknown, unknown_max_mb, chat_daily_mb,
+                                      ceiling_bytes, retention_days, updated_at)
+        VALUES (${accountId}, ${next.skip_groups}, ${next.skip_unknown}, ${next.unknown_max_mb}, ${next.chat_daily_mb},
+                ${next.ceiling_bytes}, ${next.retention_days}, now())
+        ON CONFLICT (account_id) DO UPDATE SET
+          skip_groups = EXCLUDED.skip_groups, skip_unknown = EXCLUDED.skip_unknown,
+          unknown_max_mb = EXCLUDED.unknown_max_mb, chat_daily_mb = EXCLUDED.chat_daily_mb,
+          ceiling_bytes = EXCLUDED.ceiling_bytes, retention_days = EXCLUDED.retention_days, updated_at = now()`
+      return next
+    }, Effect.orDie)
+
+    /** Accounts whose policy deletes files after some days. */
+    const retentionPolicies = Effect.fn("MediaFiles.retentionPolicies")(function*() {
+      const rows = yield* sql<{ account_id: string; retention_days: number }>`
+        SELECT account_id, retention_days FROM storage_policies WHERE retention_days IS NOT NULL`
+      return rows.map((r) => ({ accountId: int(r.account_id), retentionDays: r.retention_days }))
+    }, Effect.orDie)
+
+    /** Bytes of files kept for one chat of a number since `since` (the per-chat daily allowance). */
+    const chatBytesSince = Effect.fn("MediaFiles.chatBytesSince")(function*(numberId: number, chatId: string, since: Date) {
+      const [row] = yield* sql<{ bytes: string }>`
+        SELECT coalesce(sum(size), 0) AS bytes FROM media_files
+        WHERE number_id = ${numberId} AND chat_id = ${chatId} AND created_at >= ${since} AND deleted_at IS NULL`
+      return int(row?.bytes ?? 0)
+    }, Effect.orDie)
+
+    /**
+     * What the storage policy looks at before keeping the file of message `messageId`: its chat,
+     * whether the number wrote to the person before, the chat's kept bytes since `dayStart`, and
+     * the account's usage.
+     */
+    const keepFacts = Effect.fn("MediaFiles.keepFacts")(function*(accountId: number, messageId: number, dayStart: Date) {
+      const [row] = yield* sql<{ is_group: boolean; direction: string; known: boolean | null; chat_bytes: string; used: string }>`
+        SELECT m.is_group, m.direction,
+               (SELECT c.first_out_at IS NOT NULL FROM contacts c WHERE c.number_id = m.number_id AND c.phone = m.peer) AS known,
+               (SELECT coalesce(sum(f.size), 0) FROM media_files f
+                WHERE f.number_id = m.number_id AND f.chat_id = m.chat_id AND f.created_at >= ${dayStart}
+                  AND f.deleted_at IS NULL) AS chat_bytes,
+               (SELECT coalesce(sum(u.bytes), 0) FROM media_usage u WHERE u.account_id = ${accountId}) AS used
+        FROM messages m WHERE m.id = ${messageId}`
+      return {
+        isGroup: row?.is_group ?? false,
+        direction: (row?.direction ?? "in") as "in" | "out",
+        knownSender: row?.known === true || row?.direction === "out",
+        chatBytesToday: int(row?.chat_bytes ?? 0),
+        usedBytes: int(row?.used ?? 0)
+      }
+    }, Effect.orDie)
+
+    /** Counts a stored file (the usage moves with the insert). False when the message has one already. */
+    const add = Effect.fn("MediaFiles.add")(function*(f: NewFile) {
+      const rows = yield* sql<{ id: string }>`
+        INSERT INTO media_files (message_id, account_id, number_id, chat_id, kind, mime_type, filename, size, blob_key,
+                                 created_at)
+        VALUES (${f.messageId}, ${f.accountId}, ${f.numberId}, ${f.chatId}, ${f.kind}, ${f.mimeType}, ${f.filename},
+                ${f.size}, ${f.blobKey}, ${f.at})
+        ON CONFLICT (message_id) DO NOTHING
+        RETURNING id`
+      return rows.length > 0
+    }, Effect.orDie)
+
+    /** The message's file will not be kept, and why; the message itself stays. */
+    const skip = Effect.fn("MediaFiles.skip")(function*(messageId: number, reason: string, at: Date) {
+      yield* sql`
+        UPDATE messages SET media_pending = false, media_skipped = true, media_skip_reason = ${reason}, updated_at = ${at}
+        WHERE id = ${messageId}`
+    }, Effect.orDie)
+
+    /** The live file of message `messageId`, within an account and, for a number key, its number. */
+    const find = Effect.fn("MediaFiles.find")(function*(accountId: number, numberId: number | null, messageId: number) {
+      const [row] = yield* sql<{
+        message_id: string
+        number_id: string
+        kind: MediaKind
+        mime_type: string
+        filename: string | null
+        size: string
+        blob_key: string
+      }>`
+        SELECT message_id, number_id, kind, mime_type, filename, size, blob_key FROM media_files
+        WHERE message_id = ${messageId} AND account_id = ${accountId} AND deleted_at IS NULL
+          ${numberId === null ? sql`` : sql`AND number_id = ${numberId}`}`
+      return Option.map(Option.fromNullable(row), (r): FileRow => ({
+        messageId: int(r.message_id),
+        numberId: int(r.number_id),
+        kind: r.kind,
+        mimeType: r.mime_type,
+        filename: r.filename,
+        size: int(r.size),
+        blobKey: r.blob_key
+      }))
+    }, Effect.orDie)
+
+    /**
+     * Marks the picked files deleted, with their backup kept until `BACKUP_DAYS` later, and their
+     * messages' `media.deleted` true, in one statement (the usage moves with it).
+     */
+    const deletePicked = (picked: Statement.Statement<unknown>, now: Date) =>
+      Effect.map(
+        sql<{ n: string; bytes: string }>`
+          WITH picked AS (${picked}), gone AS (
+            UPDATE media_files f SET deleted_at = ${now}, purge_after = ${new Date(now.getTime() + BACKUP_DAYS * DAY_MS)}
+            FROM picked WHERE f.id = picked.id AND f.deleted_at IS NULL
+            RETURNING f.message_id, f.size
+          ), shown AS (
+            UPDATE messages m SET media = jsonb_set(m.media, '{deleted}', 'true'::jsonb), updated_at = ${now}
+            FROM gone WHERE m.id = gone.message_id AND m.media IS NOT NULL
+          )
+          SELECT count(*) AS n, coalesce(sum(size), 0) AS bytes FROM gone`,
+        ([row]) => ({ deleted: int(row?.n ?? 0), freedBytes: int(row?.bytes ?? 0) }) satisfies Deleted
+      )
+
+    /** Deletes the file of one message; nothing deleted when there is none the key may see. */
+    const deleteOne = Effect.fn("MediaFiles.deleteOne")(
+      function*(accountId: number, numberId: number | null, messageId: number, now: Date) {
+        return yield* deletePicked(
+          sql`SELECT id FROM media_files WHERE message_id = ${messageId} AND account_id = ${accountId}
+                AND deleted_at IS NULL ${numberId === null ? sql`` : sql`AND number_id = ${numberId}`}
+              FOR UPDATE`,
+          now
+        )
+      },
+      Effect.orDie
+    )
+
+    /** One batch of a bulk deletion: at most `DELETE_BATCH` files, oldest first. */
+    const deleteBatch = Effect.fn("MediaFiles.deleteBatch")(function*(f: DeleteFilter, now: Date) {
+      return yield* deletePicked(
+        sql`SELECT id FROM media_files
+            WHERE account_id = ${f.accountId} AND deleted_at IS NULL AND created_at < ${f.until}
+              ${f.numberId === null ? sql`` : sql`AND number_id = ${f.numberId}`}
+              ${f.since === undefined ? sql`` : sql`AND created_at >= ${f.since}`}
+              ${f.chatId === undefined ? sql`` : sql`AND chat_id = ${f.chatId}`}
+              ${f.kind === undefined ? sql`` : sql`AND kind = ${f.kind}`}
+              ${f.minSize === undefined ? sql`` : sql`AND size >= ${f.minSize}`}
+            ORDER BY created_at, id LIMIT ${DELETE_BATCH}
+            FOR UPDATE SKIP LOCKED`,
+        now
+      )
+    }, Effect.orDie)
+
+    /**
+     * Deletes every file the filter matches, a batch per transaction, so memory stays bounded
+     * and no row stays locked for long whatever the count.
+     */
+    const deleteMatching = Effect.fn("MediaFiles.deleteMatching")(function*(f: DeleteFilter, now: Date) {
+      let total: Deleted = { deleted: 0, freedBytes: 0 }
+      while (true) {
+        const batch = yield* deleteBatch(f, now)
+        total = { deleted: total.deleted + batch.deleted, freedBytes: total.freedBytes + batch.freedBytes }
+        if (batch.deleted < DELETE_BATCH) return total
+      }
+    })
+
+    /**
+     * Claims up to `limit` deleted files whose backup is due for purging: they are marked purged
+     * and their blob keys returned for the caller to delete. `release` puts back the ones whose
+     * blob could not be deleted, to be tried again later.
+     */
+    const claimPurge = Effect.fn("MediaFiles.claimPurge")(function*(now: Date, limit: number) {
+      const rows = yield* sql<{ id: string; blob_key: string }>`
+        UPDATE media_files f SET purge_after = NULL, purged_at = ${now}
+        WHERE f.id IN (SELECT id FROM media_files WHERE purge_after <= ${now} ORDER BY purge_after LIMIT ${limit}
+                       FOR UPDATE SKIP LOCKED)
+        RETURNING f.id, f.blob_key`
+      return rows.map((r) => ({ id: int(r.id), blobKey: r.blob_key }))
+    }, Effect.orDie)
+
+    const releasePurge = Effect.fn("MediaFiles.releasePurge")(function*(ids: ReadonlyArray<number>, retryAt: Date) {
+      if (ids.length === 0) return
+      yield* sql`UPDATE media_files SET purge_after = ${retryAt}, purged_at = NULL WHERE id = ANY(${ids}::bigint[])`
+    }, Effect.orDie)
+
+    return {
+      usage,
+      usedBytes,
+      dailyStorageChargeTiyn,
+      pendingFiles,
+      oldestFileAt,
+      policy,
+      setPolicy,
+      retentionPolicies,
+      chatBytesSince,
+      keepFacts,
+      add,
+      skip,
+      find,
+      deleteOne,
+      deleteMatching,
+      claimPurge,
+      releasePurge
+    } as const
+  })
+}) {}

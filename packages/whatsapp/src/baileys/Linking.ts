@@ -1,0 +1,101 @@
+/**
+ * Linking a number as a device (by QR or by pairing code) and unlinking it: a new device
+ * identity, each QR shown, the pairing code asked for once WhatsApp is ready, the operator's
+ * `link` on a number already linked, and `logout`.
+ *
+ * @since 1.0.0
+ */
+import * as Effect from "effect/Effect"
+import type { LinkMethod } from "../WhatsAppDriver.js"
+import * as Reconnect from "./Reconnect.js"
+import { messageOf, report, type SessionContext, timed } from "./SessionContext.js"
+
+/** Starts linking with a new device identity. @since 1.0.0 */
+export const start = (ctx: SessionContext, method: LinkMethod["kind"]) =>
+  Effect.gen(function*() {
+    const { state } = ctx
+    yield* Reconnect.drop(ctx, { end: true })
+    // A new device identity: nothing of an earlier one may be used with it.
+    yield* ctx.auth.reset
+    state.linking = method
+    state.codeRequested = false
+    state.failures = 0
+    yield* report(ctx, "STARTING")
+    yield* Reconnect.connect(ctx)
+  })
+
+/** Baileys reported a QR: shown (QR linking), the cue to ask for the code, or a device WhatsApp forgot. @since 1.0.0 */
+export const qr = (ctx: SessionContext, payload: string) =>
+  Effect.gen(function*() {
+    const { settings, state } = ctx
+    if (state.linking === "qr") {
+      yield* Reconnect.handshakeDone(ctx)
+      yield* report(ctx, "SCAN_QR_CODE", { qr: payload })
+    } else if (state.linking === "code") {
+      // The first QR means WhatsApp is ready to register a device: ask for the code instead.
+      if (!state.codeRequested && state.socket !== null) {
+        state.codeRequested = true
+        const s = state.socket
+        const mine = state.gen
+        yield* Effect.forkIn(
+          timed(() => s.requestPairingCode(ctx.number.phone), settings.queryTimeoutMs).pipe(
+            Effect.matchEffect({
+              onFailure: (error) => Effect.sync(() => ctx.signal({ _tag: "PairingFailed", gen: mine, why: messageOf(error) })),
+              onSuccess: (code) => Effect.sync(() => ctx.signal({ _tag: "PairingCode", gen: mine, code }))
+            })
+          ),
+          ctx.scope
+        )
+      }
+    } else {
+      // A linked device is never asked to scan: WhatsApp no longer knows it.
+      yield* Reconnect.drop(ctx, { end: true })
+      yield* ctx.auth.reset
+      yield* report(ctx, "STOPPED", { reason: "WhatsApp no longer knows this device: link it again" })
+    }
+  })
+
+/** WhatsApp gave the pairing code. @since 1.0.0 */
+export const pairingCode = (ctx: SessionContext, code: string) =>
+  ctx.state.linking !== "code"
+    ? Effect.void
+    : Effect.zipRight(Reconnect.handshakeDone(ctx), report(ctx, "SCAN_QR_CODE", { pairingCode: code.replace(/-/g, "") }))
+
+/** WhatsApp did not give a pairing code. @since 1.0.0 */
+export const pairingFailed = (ctx: SessionContext, why: string) =>
+  Effect.gen(function*() {
+    yield* Reconnect.drop(ctx, { end: true })
+    ctx.state.linking = null
+    yield* report(ctx, "FAILED", { reason: `pairing code request failed: ${why}` })
+  })
+
+/** The operator's link: a new link when not linked, otherwise a connection now or where it stands. @since 1.0.0 */
+export const link = (ctx: SessionContext, method: LinkMethod) =>
+  Effect.gen(function*() {
+    const { state } = ctx
+    if (!ctx.auth.isLinked()) yield* start(ctx, method.kind)
+    else if (state.socket === null && state.slot === null) {
+      // Linked but not connecting (FAILED, or waiting to reconnect): connect now.
+      state.failures = 0
+      yield* report(ctx, "STARTING")
+      yield* Reconnect.connect(ctx)
+    } else {
+      // Linked already: the entity is told where the connection stands.
+      yield* report(ctx, state.status)
+    }
+  })
+
+/** Unlinks the device (on the phone too, when connected) and forgets its keys: STOPPED. @since 1.0.0 */
+export const logout = (ctx: SessionContext) =>
+  Effect.gen(function*() {
+    const { settings, state } = ctx
+    const s0 = state.socket
+    yield* Reconnect.drop(ctx, { end: false })
+    if (s0 !== null) {
+      yield* Effect.ignore(timed(() => s0.logout("logged out by the gateway"), settings.queryTimeoutMs))
+      yield* Effect.ignore(timed(() => Promise.resolve(s0.end(undefined)), settings.queryTimeoutMs))
+    }
+    state.linking = null
+    yield* ctx.auth.reset
+    yield* report(ctx, "STOPPED", { reason: "logged out" })
+  })

@@ -1,0 +1,180 @@
+/**
+ * A session's connection: making a socket (once a connect slot is free), dropping it, what a
+ * close leads to (`DisconnectPolicy`), reconnecting with backoff, and the zombie watchdog on an
+ * open connection.
+ *
+ * @since 1.0.0
+ */
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Metric from "effect/Metric"
+import * as Random from "effect/Random"
+import * as DisconnectPolicy from "./DisconnectPolicy.js"
+import { messageOf, now, report, type SessionContext, timed } from "./SessionContext.js"
+import { attach } from "./SocketEvents.js"
+import * as Watchdog from "./Watchdog.js"
+
+const releaseSlot = (ctx: SessionContext) =>
+  Effect.suspend(() => ctx.state.slot === null ? Effect.void : Deferred.succeed(ctx.state.slot, undefined))
+
+/** The handshake ended (open, QR shown, closed): its connect slot goes back. @since 1.0.0 */
+export const handshakeDone = releaseSlot
+
+/** Stops listening to the current socket and closes it; its late events are ignored. @since 1.0.0 */
+export const drop = (ctx: SessionContext, options: { readonly end: boolean }) =>
+  Effect.gen(function*() {
+    const state = ctx.state
+    state.gen++
+    yield* releaseSlot(ctx)
+    state.slot = null
+    if (state.watchdog !== null) yield* Fiber.interruptFork(state.watchdog)
+    state.watchdog = null
+    state.openedAt = null
+    const old = state.socket
+    state.socket = null
+    state.stopListening()
+    state.stopListening = () => {}
+    if (old !== null && options.end) {
+      yield* Effect.forkIn(
+        Effect.ignore(timed(() => Promise.resolve(old.end(undefined)), ctx.settings.queryTimeoutMs)),
+        ctx.scope
+      )
+    }
+  })
+
+/** A new socket for a new generation, once a connect slot is free. @since 1.0.0 */
+export const connect = (ctx: SessionContext) =>
+  Effect.gen(function*() {
+    const { settings, state } = ctx
+    yield* drop(ctx, { end: true })
+    const mine = state.gen
+    const held = yield* Deferred.make<void>()
+    state.slot = held
+    const start = Effect.suspend(() => {
+      if (mine !== state.gen || state.closed) return Effect.void
+      const made = Effect.try(() =>
+        ctx.deps.factory.make({
+          auth: { creds: ctx.auth.state.creds, keys: ctx.auth.state.keys },
+          logger: ctx.logger,
+          webSocketUrl: settings.webSocketUrl,
+          version: settings.version,
+          deviceName: settings.deviceName,
+          cachedGroupMetadata: (jid) => Promise.resolve(ctx.groups.cached(jid))
+        })
+      )
+      return Effect.matchEffect(made, {
+        onFailure: (error) =>
+          Effect.sync(() =>
+            ctx.signal({
+              _tag: "Update",
+              gen: mine,
+              update: { connection: "close", lastDisconnect: { error: error.error as Error, date: new Date() } }
+            })
+          ),
+        onSuccess: (created) =>
+          Effect.gen(function*() {
+            state.socket = created
+            state.lastTrafficAt = now(ctx)
+            state.stopListening = attach(created, mine, ctx.signal, () => {
+              state.lastTrafficAt = now(ctx)
+            })
+            // The slot is held until the handshake ends (open, QR shown, closed) or times out.
+            yield* Deferred.await(held).pipe(Effect.timeout(Duration.millis(settings.connectSlotMs)), Effect.ignore)
+          })
+      })
+    })
+    yield* Effect.forkIn(ctx.deps.connectSlots.withPermits(1)(start), ctx.scope)
+  })
+
+/** Reports STARTING with `reason` and connects again after the backoff. @since 1.0.0 */
+export const reconnectLater = (ctx: SessionContext, reason: string) =>
+  Effect.gen(function*() {
+    const { settings, state } = ctx
+    state.failures++
+    const delay = DisconnectPolicy.backoffMs(state.failures, settings.backoffBaseMs, settings.backoffMaxMs, yield* Random.next)
+    yield* report(ctx, "STARTING", { reason })
+    const due = state.gen
+    yield* Effect.forkIn(
+      Effect.sleep(Duration.millis(delay)).pipe(Effect.zipRight(Effect.sync(() => ctx.signal({ _tag: "Connect", gen: due })))),
+      ctx.scope
+    )
+  })
+
+const watch = (ctx: SessionContext) =>
+  Effect.suspend(() => {
+    const { state } = ctx
+    const s = state.socket
+    if (s === null) return Effect.void
+    const mine = state.gen
+    return Effect.map(
+      Effect.forkIn(
+        Watchdog.watch({
+          socket: s,
+          lastTrafficAt: () => state.lastTrafficAt,
+          traffic: () => {
+            state.lastTrafficAt = now(ctx)
+          }
+        }, ctx.settings).pipe(Effect.flatMap((why) => Effect.sync(() => ctx.signal({ _tag: "Zombie", gen: mine, why })))),
+        ctx.scope
+      ),
+      (fiber) => {
+        state.watchdog = fiber
+      }
+    )
+  })
+
+/** The connection is open: WORKING, and watched. @since 1.0.0 */
+export const opened = (ctx: SessionContext) =>
+  Effect.gen(function*() {
+    const { state } = ctx
+    yield* releaseSlot(ctx)
+    state.linking = null
+    const at = now(ctx)
+    state.openedAt = at
+    state.lastTrafficAt = at
+    yield* report(ctx, "WORKING")
+    yield* watch(ctx)
+  })
+
+/** The connection closed with `error`: restart, reconnect later, or stop (`DisconnectPolicy`). @since 1.0.0 */
+export const closed = (ctx: SessionContext, error: unknown) =>
+  Effect.gen(function*() {
+    const { auth, settings, state } = ctx
+    const wasOpen = state.openedAt
+    yield* drop(ctx, { end: false })
+    if (wasOpen !== null && now(ctx) - wasOpen >= settings.stableMs) state.failures = 0
+    const decision = DisconnectPolicy.decide({
+      code: DisconnectPolicy.codeOf(error),
+      message: messageOf(error ?? ""),
+      linking: auth.isLinked() ? null : state.linking,
+      failures: state.failures,
+      restartBudget: settings.restartBudget
+    })
+    switch (decision._tag) {
+      case "RestartNow":
+        if (auth.isLinked()) state.linking = null
+        yield* report(ctx, "STARTING")
+        return yield* connect(ctx)
+      case "Reconnect":
+        return yield* reconnectLater(ctx, decision.reason)
+      case "Stopped":
+        state.linking = null
+        yield* auth.reset
+        return yield* report(ctx, "STOPPED", { reason: decision.reason })
+      case "Failed":
+        state.linking = null
+        return yield* report(ctx, "FAILED", { reason: decision.reason })
+    }
+  })
+
+/** The watchdog found the open connection dead: count it and connect again. @since 1.0.0 */
+export const zombie = (ctx: SessionContext, why: string) =>
+  Effect.gen(function*() {
+    if (ctx.state.status !== "WORKING") return
+    yield* Metric.increment(Watchdog.zombieRestarts)
+    yield* Effect.logWarning(`number ${ctx.number.id}: zombie connection restarted: ${why}`)
+    yield* report(ctx, "STARTING", { reason: `zombie connection restarted: ${why}` })
+    yield* connect(ctx)
+  })

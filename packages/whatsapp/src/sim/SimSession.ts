@@ -1,0 +1,106 @@
+/**
+ * A number's session on the simulated network: attaching it to the number's device (the
+ * simulator driver's `open`), the `Session` operations, and detaching it when its scope closes.
+ *
+ * @since 1.0.0
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as SimDelivery from "./SimDelivery.js"
+import * as SimDevice from "./SimDevice.js"
+import * as SimLinking from "./SimLinking.js"
+import * as SimMailbox from "./SimMailbox.js"
+import * as SimModel from "./SimModel.js"
+import { type DriverEvent, DriverUnavailable, type SendRejected, type Session } from "../WhatsAppDriver.js"
+
+/** Who opens a session: the number's phone, and whether the gateway linked it before. @since 1.0.0 */
+export interface SessionOwner {
+  readonly phone: string
+  readonly linked?: boolean | undefined
+}
+
+/**
+ * Connects a session of the number for the scope. See `SimNetworkService.connect`.
+ *
+ * @since 1.0.0
+ */
+export const connect = (
+  model: SimModel.SimModel,
+  owner: SessionOwner,
+  onEvent: (event: DriverEvent) => Effect.Effect<void>
+): Effect.Effect<Session, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const mailbox = yield* SimMailbox.make(owner.phone, onEvent)
+    const device = yield* Effect.sync(() => attach(model, owner, mailbox))
+    yield* Effect.addFinalizer(() => Effect.sync(() => detach(device, mailbox)))
+    return make(model, device, mailbox)
+  }).pipe(Effect.withSpan("SimNetwork.connect", { attributes: { phone: owner.phone } }))
+
+const attach = (model: SimModel.SimModel, owner: SessionOwner, mailbox: SimMailbox.SimMailbox) => {
+  const device = SimModel.deviceOf(model, owner.phone)
+  // The network's memory dies with the process, the gateway's does not; a logout the network
+  // saw still wins, as revoked credentials would on the real network.
+  if (owner.linked === true && !device.loggedOut) device.linked = true
+  // A newer session replaces an older one, which is no longer attached and hears nothing more.
+  device.mailbox = mailbox
+  device.linking = null
+  device.generation++
+  if (device.linked) {
+    SimDevice.setStatus(device, "STARTING")
+    SimDevice.setStatus(device, "WORKING")
+  } else {
+    SimDevice.setStatus(device, SimDevice.restStatus(device), device.loggedOut ? { reason: "logged out" } : {})
+  }
+  return device
+}
+
+const detach = (device: SimDevice.SimDevice, mailbox: SimMailbox.SimMailbox) => {
+  if (device.mailbox !== mailbox) return
+  device.mailbox = null
+  device.generation++
+  if (device.linking !== null) {
+    // Linking happens in a session: without it, the QR or code is gone.
+    device.linking = null
+    SimDevice.setStatus(device, SimDevice.restStatus(device))
+  }
+}
+
+const make = (model: SimModel.SimModel, device: SimDevice.SimDevice, mailbox: SimMailbox.SimMailbox): Session => {
+  const closed = () => new DriverUnavailable({ reason: "the session is closed" })
+  const unavailable = (): DriverUnavailable | null =>
+    device.mailbox !== mailbox
+      ? closed()
+      : device.status !== "WORKING"
+      ? new DriverUnavailable({ reason: `the number is not connected (status ${device.status})` })
+      : null
+  const spanned = (name: string, attributes: Record<string, unknown>) =>
+    Effect.withSpan(`SimNetwork.${name}`, { attributes: { phone: device.phone, ...attributes } })
+  return {
+    link: (method) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.suspend(() => {
+          if (device.mailbox !== mailbox) return Effect.fail(closed())
+          SimLinking.start(model, device, method, now)
+          return Effect.void
+        })).pipe(spanned("link", { method: method.kind })),
+    send: (message) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.suspend((): Effect.Effect<void, SendRejected | DriverUnavailable> => {
+          const notNow = unavailable()
+          if (notNow !== null) return Effect.fail(notNow)
+          const rejected = SimDelivery.accept(model, device, message, now)
+          return rejected === null ? Effect.void : Effect.fail(rejected)
+        })).pipe(spanned("send", { to: message.to })),
+    exists: (phone) =>
+      Effect.suspend(() => {
+        const notNow = unavailable()
+        return notNow !== null
+          ? Effect.fail(notNow)
+          : Effect.succeed({ exists: SimModel.exists(model, phone), chatId: `${phone}@c.us` })
+      }),
+    logout: Effect.sync(() => {
+      if (device.mailbox === mailbox) SimLinking.logOut(device, "logged out")
+    })
+  }
+}
