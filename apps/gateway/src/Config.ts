@@ -1,6 +1,7 @@
 /**
  * Every setting of the gateway, read once through `Config` (environment variables by default).
  */
+import * as HostCheck from "@wagate/mcp/HostCheck"
 import * as IncomingMedia from "@wagate/numbers/IncomingMedia"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
@@ -49,6 +50,8 @@ export interface GatewaySettings {
   readonly mediaUpkeepIntervalMs: number
   /** How often expired archives are deleted and unfinished exports handed to their entity again. */
   readonly exportJanitorIntervalMs: number
+  /** Host names the MCP tool server answers for (Host and Origin headers); `*`: any. */
+  readonly mcpAllowedHosts: ReadonlyArray<string>
 }
 
 export const settings: Config.Config<GatewaySettings> = Config.all({
@@ -126,6 +129,10 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
     Config.withDefault(60_000),
     Config.validate({ message: "EXPORT_JANITOR_INTERVAL_MS must be positive", validation: (n) => n > 0 }),
     Config.withDescription("How often expired archives are deleted and stalled exports handed over again (ms)")
+  ),
+  mcpAllowedHosts: Config.array(Config.string(), "MCP_ALLOWED_HOSTS").pipe(
+    Config.withDefault(HostCheck.LOCAL_HOSTS),
+    Config.withDescription("Host names /api/mcp answers for, comma-separated (DNS rebinding protection); * allows any")
   )
 })
 
