@@ -24,6 +24,9 @@ import * as RequestGuard from "./RequestGuard.js"
 
 export { newWaMessageId } from "./NumberSend.js"
 
+/** How long a send or check waits for a linked number that is still connecting. */
+export const STARTING_GRACE = "5 seconds"
+
 export const NumberLive = NumberEntity.toLayer(
   Effect.gen(function*() {
     const address = yield* Entity.CurrentAddress
@@ -72,6 +75,14 @@ export const NumberLive = NumberEntity.toLayer(
     const send = yield* NumberSend.make(ctx, connection.session)
     const check = NumberCheck.make(ctx, connection.session, states)
 
+    // A linked number that has just started (moved to this runner, or woken) connects within
+    // moments: a send or check arriving meanwhile waits for it rather than being refused.
+    const connected = Effect.whileLoop({
+      while: () => number.linked && ctx.connection.current.status === "STARTING",
+      body: () => connection.nextChange,
+      step: () => {}
+    }).pipe(Effect.timeout(STARTING_GRACE), Effect.ignore)
+
     /** One request: storage errors and defects fail it alone, typed; the entity stays up. */
     const guarded = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       RequestGuard.guarded(effect, (fault) =>
@@ -81,13 +92,14 @@ export const NumberLive = NumberEntity.toLayer(
         ))
 
     return NumberEntity.of({
-      Send: ({ payload }) => guarded(send(payload)),
+      // The send takes the number's section itself, for its decision and record only.
+      Send: ({ payload }) => guarded(Effect.zipRight(connected, send(payload))),
       Limits: () =>
         Effect.flatMap(DomainClock.now, counters.limitsView).pipe(
           guarded,
           Effect.catchTag("InvalidParam", (e) => new Capacity({ error: e.error, retryAfter: 5 }))
         ),
-      Check: ({ payload }) => guarded(serialized(check(payload.phone))),
+      Check: ({ payload }) => guarded(Effect.zipRight(connected, serialized(check(payload.phone)))),
       Connection: () => Effect.sync(() => ctx.connection.current),
       Link: ({ payload }) =>
         Effect.gen(function*() {

@@ -12,10 +12,11 @@ import { BlobStore } from "@wagate/media/BlobStore"
 import { MediaFetcher } from "@wagate/media/MediaFetcher"
 import { Accounts } from "@wagate/store/Accounts"
 import { Conversations } from "@wagate/store/Conversations"
+import { MediaFiles } from "@wagate/store/MediaFiles"
 import * as Database from "@wagate/store/Database"
 import { NumberStates } from "@wagate/store/NumberStates"
-import { SimNetwork } from "@wagate/whatsapp/SimNetwork"
-import * as SimulatorDriver from "@wagate/whatsapp/SimulatorDriver"
+import { SimNetwork } from "@wagate/whatsapp/sim/SimNetwork"
+import * as SimulatorDriver from "@wagate/whatsapp/sim/SimulatorDriver"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -54,7 +55,7 @@ const Env = Layer.mergeAll(NumberLive, AccountLive).pipe(
   Layer.provide(Layer.succeed(IncomingRetrySettings, { sweepInterval: Duration.millis(100), baseDelayMs: 0 })),
   Layer.provideMerge(SimulatorDriver.layerTest({ scanDelayMs: 0, deliveredDelayMs: 10, readDelayMs: null })),
   Layer.provideMerge(TestRunner.layer),
-  Layer.provideMerge(Layer.mergeAll(Accounts.Default, Conversations.Default, NumberStates.Default)),
+  Layer.provideMerge(Layer.mergeAll(Accounts.Default, Conversations.Default, NumberStates.Default, MediaFiles.Default)),
   Layer.provideMerge(Database.layerTest)
 )
 
