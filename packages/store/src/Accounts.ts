@@ -128,7 +128,7 @@ export class Accounts extends Effect.Service<Accounts>()("@wagate/store/Accounts
         const [account] = yield* sql<{ numbers_limit: number; count: string }>`
           SELECT a.numbers_limit,
                  (SELECT count(*) FROM numbers n WHERE n.account_id = a.id AND n.deleted_at IS NULL) AS count
-          FROM accounts a WHERE a.id = ${accountId} FOR UPDATE`
+          FROM accounts a WHERE a.id = ${accountId} FOR NO KEY UPDATE`
         if (!account) return yield* new AccountNotFound({ id: accountId })
         if (int(account.count) >= account.numbers_limit) {
           return yield* new NumbersLimitReached({ limit: account.numbers_limit })

@@ -73,8 +73,19 @@ export class Billing extends Effect.Service<Billing>()("@wagate/store/Billing", 
         ([row]) => StoragePricing.chargeFor(int(row.stored)).dailyTiyn
       )
 
+    /**
+     * Locks the account's row, then its numbers' rows in id order, before anything else: the
+     * number entities lock a number's row before the webhook endpoint's (status events), so
+     * taking them in the same order never deadlocks. NO KEY UPDATE leaves rows that reference
+     * the account (messages, files) free to be written meanwhile.
+     */
     const lock = (accountId: number) =>
-      Effect.map(sql<{ id: string }>`SELECT id FROM accounts WHERE id = ${accountId} FOR UPDATE`, (rows) => rows.length > 0)
+      Effect.gen(function*() {
+        const rows = yield* sql<{ id: string }>`SELECT id FROM accounts WHERE id = ${accountId} FOR NO KEY UPDATE`
+        if (rows.length === 0) return false
+        yield* sql`SELECT id FROM numbers WHERE account_id = ${accountId} ORDER BY id FOR NO KEY UPDATE`
+        return true
+      })
 
     const balanceOf = (accountId: number) =>
       Effect.map(
