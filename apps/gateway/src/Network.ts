@@ -14,7 +14,7 @@ export const simulator = SimulatorDriver.layer.pipe(Layer.provideMerge(SimNetwor
 
 /**
  * Real WhatsApp through Baileys; each number's auth state in the gateway's PostgreSQL, its
- * connection settings from the environment (`WA_CONNECT_CONCURRENCY`, `WA_RESTART_BUDGET`...).
+ * connection settings from the environment (`WA_CONNECT_CONCURRENCY`, `WA_LINK_RETRIES`...).
  */
 export const baileys: Layer.Layer<WhatsAppDriver, unknown, Database.Database> = BaileysDriver.layerConfig
 

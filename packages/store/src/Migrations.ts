@@ -11,6 +11,7 @@ import numberState from "./migrations/0002_number_state.js"
 import webhookDelivery from "./migrations/0003_webhook_delivery.js"
 import incomingMedia from "./migrations/0004_incoming_media.js"
 import mediaStorage from "./migrations/0005_media_storage.js"
+import baileysDriver from "./migrations/0006_baileys_driver.js"
 
 /** @since 1.0.0 */
 export const loader = Migrator.fromRecord({
@@ -18,7 +19,8 @@ export const loader = Migrator.fromRecord({
   "0002_number_state": numberState,
   "0003_webhook_delivery": webhookDelivery,
   "0004_incoming_media": incomingMedia,
-  "0005_media_storage": mediaStorage
+  "0005_media_storage": mediaStorage,
+  "0006_baileys_driver": baileysDriver
 })
 
 /** @since 1.0.0 */
