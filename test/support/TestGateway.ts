@@ -59,6 +59,8 @@ export interface GatewayOptions {
   readonly domainClock?: Clock.Clock | undefined
   /** The simulated network; by default a fresh one of its own, linking at once. */
   readonly sim?: Context.Context<SimNetwork.SimNetwork | WhatsAppDriver> | undefined
+  /** The blob store, given the gateway's address (links point there); in memory by default. */
+  readonly blobs?: ((publicBaseUrl: string) => Layer.Layer<BlobStore, unknown>) | undefined
 }
 
 export interface RunningGateway {
@@ -113,8 +115,11 @@ export const startGateway = (database: DatabaseContext, options: GatewayOptions 
     }
     const httpServer = yield* Layer.build(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 }))
     const network = options.sim ?? (yield* simulatedNetwork)
+    const publicBaseUrl = `http://127.0.0.1:${(Context.get(httpServer, HttpServer.HttpServer).address as HttpServer.TcpAddress).port}`
     const blobs = yield* Layer.build(
-      BlobStore.layerMemory({ publicBaseUrl: "http://127.0.0.1", signingSecret: Redacted.make("s".repeat(32)) })
+      options.blobs === undefined
+        ? BlobStore.layerMemory({ publicBaseUrl: "http://127.0.0.1", signingSecret: Redacted.make("s".repeat(32)) })
+        : options.blobs(publicBaseUrl)
     )
     yield* Layer.build(Gateway.layer(gatewaySettings, {
       database: Layer.succeedContext(database),

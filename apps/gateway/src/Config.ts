@@ -26,6 +26,8 @@ export interface GatewaySettings {
   readonly trustProxy: boolean
   /** The WhatsApp network: the real one (Baileys) or the simulator. */
   readonly waDriver: "baileys" | "simulator"
+  /** The standalone simulator every runner shares (`npm run simulator`); none: one in this process. */
+  readonly waSimUrl: Option.Option<string>
   /** Address other cluster nodes reach this runner at. */
   readonly runnerHost: string
   readonly runnerPort: number
@@ -44,6 +46,9 @@ export interface GatewaySettings {
   readonly incomingMediaMaxBytes: number
   /** Incoming files downloaded at once per number. */
   readonly incomingMediaConcurrency: number
+  readonly mediaUpkeepIntervalMs: number
+  /** How often expired archives are deleted and unfinished exports handed to their entity again. */
+  readonly exportJanitorIntervalMs: number
 }
 
 export const settings: Config.Config<GatewaySettings> = Config.all({
@@ -74,6 +79,9 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
     Config.withDefault("baileys" as const),
     Config.withDescription("baileys (real WhatsApp, default) or simulator (demos and tests)")
   ),
+  waSimUrl: Config.option(Config.string("WA_SIM_URL").pipe(
+    Config.withDescription("With WA_DRIVER=simulator: the standalone simulator's URL (several processes share it)")
+  )),
   runnerHost: Config.string("RUNNER_HOST").pipe(
     Config.withDefault("127.0.0.1"),
     Config.withDescription("Host other cluster nodes reach this runner at")
@@ -104,10 +112,20 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
     Config.validate({ message: "INCOMING_MEDIA_MAX_BYTES must be positive", validation: (n) => n > 0 }),
     Config.withDescription("Largest incoming file stored, in bytes (default 64 MiB); larger ones are marked skipped")
   ),
+  mediaUpkeepIntervalMs: Config.integer("MEDIA_UPKEEP_INTERVAL_MS").pipe(
+    Config.withDefault(15 * 60 * 1000),
+    Config.validate({ message: "MEDIA_UPKEEP_INTERVAL_MS must be positive", validation: (n) => n > 0 }),
+    Config.withDescription("How often deleted files' backups are purged and retention applied (default 15 minutes)")
+  ),
   incomingMediaConcurrency: Config.integer("INCOMING_MEDIA_CONCURRENCY").pipe(
     Config.withDefault(IncomingMedia.DEFAULT_CONCURRENCY),
     Config.validate({ message: "INCOMING_MEDIA_CONCURRENCY must be at least 1", validation: (n) => n >= 1 }),
     Config.withDescription("Incoming files downloaded at once per number")
+  ),
+  exportJanitorIntervalMs: Config.integer("EXPORT_JANITOR_INTERVAL_MS").pipe(
+    Config.withDefault(60_000),
+    Config.validate({ message: "EXPORT_JANITOR_INTERVAL_MS must be positive", validation: (n) => n > 0 }),
+    Config.withDescription("How often expired archives are deleted and stalled exports handed over again (ms)")
   )
 })
 

@@ -8,6 +8,12 @@ import type * as HttpRouter from "@effect/platform/HttpRouter"
 import type * as HttpServer from "@effect/platform/HttpServer"
 import type { BlobStore } from "@wagate/media/BlobStore"
 import type { MediaFetcher } from "@wagate/media/MediaFetcher"
+import { ExportJanitor } from "@wagate/exports/ExportJanitor"
+import { ExportLive } from "@wagate/exports/ExportLive"
+import { ExportRecords } from "@wagate/exports/ExportRecords"
+import { ExportSettings } from "@wagate/exports/ExportSettings"
+import { HistoryRows } from "@wagate/exports/HistoryRows"
+import { ExportEvents } from "@wagate/store/ExportEvents"
 import { AccountLive } from "@wagate/numbers/AccountLive"
 import { DomainClock } from "@wagate/numbers/DomainClock"
 import { IncomingMediaSettings } from "@wagate/numbers/IncomingMedia"
@@ -17,6 +23,7 @@ import { Accounts } from "@wagate/store/Accounts"
 import { ApiKeys } from "@wagate/store/ApiKeys"
 import { Conversations } from "@wagate/store/Conversations"
 import type * as Database from "@wagate/store/Database"
+import { MediaFiles } from "@wagate/store/MediaFiles"
 import { Messages } from "@wagate/store/Messages"
 import { NumberStates } from "@wagate/store/NumberStates"
 import { WebhookConfig } from "@wagate/webhooks/WebhookConfig"
@@ -35,6 +42,7 @@ import { hostsEntities } from "./cluster/Cluster.js"
 import { type GatewaySettings, Settings } from "./Config.js"
 import { Health } from "./Health.js"
 import { HttpLive } from "./http/Server.js"
+import * as MediaUpkeep from "./MediaUpkeep.js"
 import type { RequestCounter } from "./infra/RequestCounter.js"
 
 /** What a process runs on; each is a choice of main.ts (or of a test). */
@@ -55,6 +63,7 @@ export const Stores = Layer.mergeAll(
   Accounts.Default,
   ApiKeys.Default,
   Messages.Default,
+  MediaFiles.Default,
   Conversations.Default,
   NumberStates.Default,
   WebhookStore.Default,
@@ -69,9 +78,28 @@ const webhookConfig = (settings: GatewaySettings) =>
     listen: settings.webhookListen
   })
 
+/** Archive exports: their entities and background job, on processes that host entities. */
+const exportEntities = (settings: GatewaySettings) =>
+  Layer.mergeAll(ExportLive, ExportJanitor).pipe(
+    Layer.provide([ExportRecords.Default, HistoryRows.Default, ExportEvents.Default]),
+    Layer.provide(Layer.succeed(ExportSettings, {
+      messageRetentionDays: settings.messageRetentionDays,
+      janitorIntervalMs: settings.exportJanitorIntervalMs
+    }))
+  )
+
 export const layer = (settings: GatewaySettings, infra: Infrastructure) => {
+  const domainClock = infra.domainClock === undefined ? Layer.empty : Layer.succeed(DomainClock, infra.domainClock)
   const entities = hostsEntities(settings)
-    ? Layer.mergeAll(NumberLive, AccountLive, NumberSupervisor, WebhookLive, WebhookDispatcher).pipe(
+    ? Layer.mergeAll(
+      NumberLive,
+      AccountLive,
+      NumberSupervisor,
+      WebhookLive,
+      WebhookDispatcher,
+      MediaUpkeep.layer(settings.mediaUpkeepIntervalMs),
+      exportEntities(settings)
+    ).pipe(
       Layer.provide(infra.fetcher),
       // Incoming files go into the same store the HTTP surface reads (one store: the same layer).
       Layer.provide(infra.blobs),
@@ -80,16 +108,14 @@ export const layer = (settings: GatewaySettings, infra: Infrastructure) => {
         concurrency: settings.incomingMediaConcurrency
       })),
       Layer.provide(webhookConfig(settings)),
-      Layer.provide(
-        infra.domainClock === undefined ? Layer.empty : Layer.succeed(DomainClock, infra.domainClock)
-      )
+      Layer.provide(domainClock)
     )
     : Layer.empty
   const http = settings.role === "runner"
     ? Layer.empty
     : HttpLive.pipe(
       Layer.provide([Health.Default, OperatorToken.Default]),
-      Layer.provide([infra.blobs, infra.sharedState]),
+      Layer.provide([infra.blobs, infra.sharedState, domainClock]),
       Layer.provideMerge(infra.httpServer)
     )
   return Layer.mergeAll(http, entities).pipe(

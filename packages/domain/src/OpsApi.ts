@@ -211,5 +211,45 @@ export class OpsWebhooksGroup extends HttpApiGroup.make("opsWebhooks")
   .prefix("/ops/v1")
 {}
 
+/**
+ * The storage policy of an account (see docs/storage.md): what is shown in GET /storage's
+ * `policy`, `ceiling_bytes` and `retention_days`.
+ *
+ * @since 1.0.0
+ */
+export const StoragePolicySettings = Schema.Struct({
+  skip_groups: Schema.Boolean,
+  skip_unknown: Schema.Boolean,
+  unknown_max_mb: Schema.NullOr(Schema.Int.pipe(Schema.positive())),
+  chat_daily_mb: Schema.NullOr(Schema.Int.pipe(Schema.positive())),
+  ceiling_bytes: Schema.NullOr(Schema.Int.pipe(Schema.positive())),
+  retention_days: Schema.NullOr(Schema.Int.pipe(Schema.between(1, 3650)))
+}).annotations({ identifier: "StoragePolicySettings" })
+
+/**
+ * An account's storage policy, set by the operator: a PUT changes the fields it names and keeps
+ * the others.
+ *
+ * @since 1.0.0
+ */
+export class OpsStorageGroup extends HttpApiGroup.make("opsStorage")
+  .add(
+    HttpApiEndpoint.get("showPolicy")`/accounts/${id}/storage-policy`
+      .addSuccess(StoragePolicySettings)
+      .addError(E.wire(E.InvalidParam))
+      .addError(E.wire(E.NotFound))
+  )
+  .add(
+    HttpApiEndpoint.put("setPolicy")`/accounts/${id}/storage-policy`
+      .setPayload(Schema.partial(StoragePolicySettings))
+      .addSuccess(StoragePolicySettings)
+      .addError(E.wire(E.InvalidJson))
+      .addError(E.wire(E.InvalidParam))
+      .addError(E.wire(E.NotFound))
+  )
+  .middleware(OperatorAuth)
+  .prefix("/ops/v1")
+{}
+
 /** @since 1.0.0 */
-export class OpsApi extends HttpApi.make("wagate-ops").add(OpsGroup).add(OpsWebhooksGroup) {}
+export class OpsApi extends HttpApi.make("wagate-ops").add(OpsGroup).add(OpsWebhooksGroup).add(OpsStorageGroup) {}

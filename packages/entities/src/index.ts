@@ -4,3 +4,4 @@
 export * as AccountEntity from "./AccountEntity.js"
 export * as NumberEntity from "./NumberEntity.js"
 export * as WebhookEntity from "./WebhookEntity.js"
+export * as ExportEntity from "./ExportEntity.js"

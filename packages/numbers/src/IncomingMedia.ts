@@ -5,7 +5,13 @@
  * file that cannot be had never costs the message.
  */
 import type { MessageMedia, MessageType } from "@wagate/domain/Message"
+import * as Almaty from "@wagate/domain/Almaty"
+import { AccountId } from "@wagate/domain/Ids"
+import * as StoragePricing from "@wagate/domain/StoragePricing"
 import { BlobStore } from "@wagate/media/BlobStore"
+import * as StoragePolicy from "@wagate/media/StoragePolicy"
+import { Accounts } from "@wagate/store/Accounts"
+import { MediaFiles } from "@wagate/store/MediaFiles"
 import { Conversations } from "@wagate/store/Conversations"
 import type { IncomingMedia } from "@wagate/whatsapp/WhatsAppDriver"
 import * as Context from "effect/Context"
@@ -70,6 +76,21 @@ const MiB = 1024 * 1024
 const sizeText = (bytes: number) => bytes < MiB ? `${bytes} bytes` : `${Math.round((bytes / MiB) * 10) / 10} MB`
 
 /**
+ * Why the account's storage policy and state do not keep a file of `size` bytes for message
+ * `messageId`, or null when they do.
+ */
+export const keepReason = (accountId: number, messageId: number, size: number) =>
+  Effect.gen(function*() {
+    const files = yield* MediaFiles
+    const now = yield* DomainClock.now
+    const facts = yield* files.keepFacts(accountId, messageId, new Date(Almaty.startOfDay(now)))
+    const policy = yield* files.policy(accountId)
+    const unpaid = facts.usedBytes + size > StoragePricing.INCLUDED_BYTES &&
+      (yield* Effect.flatMap(Accounts, (accounts) => accounts.funds(AccountId.make(accountId), now))).days_left <= 0
+    return StoragePolicy.skipReason(policy, { ...facts, size, unpaid })
+  })
+
+/**
  * Downloads the file of the recorded message `messageId` and stores it; on any failure the file
  * is marked skipped with the reason. Never fails; if interrupted (the entity stops), the file is
  * marked skipped too.
@@ -92,9 +113,14 @@ export const download = (r: {
 
     const store = Effect.gen(function*() {
       if (r.media.size !== null && r.media.size > r.maxBytes) return yield* tooLarge(r.media.size)
+      const before = yield* keepReason(r.accountId, r.messageId, r.media.size ?? 0)
+      if (before !== null) return yield* skip(before)
       const bytes = yield* Effect.either(r.media.download)
       if (bytes._tag === "Left") return yield* skip(`the file could not be downloaded: ${bytes.left.reason}`)
       if (bytes.right.byteLength > r.maxBytes) return yield* tooLarge(bytes.right.byteLength)
+      // The size announced may be missing or wrong: the rules again with the bytes in hand.
+      const after = yield* keepReason(r.accountId, r.messageId, bytes.right.byteLength)
+      if (after !== null) return yield* skip(after)
       const key = blobKey(r.accountId, r.numberId, r.messageId)
       const put = yield* Effect.either(
         blobs.put(key, bytes.right, { contentType: r.media.mimeType, contentLength: bytes.right.byteLength })

@@ -9,7 +9,9 @@ import type { Sharding } from "@effect/cluster/Sharding"
 import * as Almaty from "@wagate/domain/Almaty"
 import type { ConnectionState } from "@wagate/entities/NumberEntity"
 import type { BlobStore } from "@wagate/media/BlobStore"
+import { Accounts } from "@wagate/store/Accounts"
 import { Conversations } from "@wagate/store/Conversations"
+import { MediaFiles } from "@wagate/store/MediaFiles"
 import { NumberStates } from "@wagate/store/NumberStates"
 import { type DriverEvent, type Session, WhatsAppDriver } from "@wagate/whatsapp/WhatsAppDriver"
 import * as Deferred from "effect/Deferred"
@@ -37,7 +39,7 @@ export const open = (ctx: NumberContext) =>
 
     // Event handling runs in the session's fibers: give it the entity's scope and address.
     const entityContext = yield* Effect.context<
-      Sharding | Entity.CurrentAddress | Scope.Scope | BlobStore | Conversations
+      Sharding | Entity.CurrentAddress | Scope.Scope | BlobStore | Conversations | Accounts | MediaFiles
     >()
 
     /** Callers of Link waiting for the connection to change. */

@@ -15,6 +15,7 @@ import type { OutgoingContent, Session } from "@wagate/whatsapp/WhatsAppDriver"
 import * as Effect from "effect/Effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import * as DomainClock from "./DomainClock.js"
+import * as OutgoingMedia from "./OutgoingMedia.js"
 import type { NumberContext } from "./NumberContext.js"
 import * as AntiMailing from "./policy/AntiMailing.js"
 import * as SendPolicy from "./policy/SendPolicy.js"
@@ -44,6 +45,7 @@ export const make = (ctx: NumberContext, session: Session) =>
     const conversations = yield* Conversations
     const fetcher = yield* MediaFetcher
     const accountClient = yield* AccountEntity.client
+    const keepFile = yield* OutgoingMedia.make
 
     /** Holds one of the account's two attachment slots around `use`. */
     const withAttachmentSlot = <A, E, R>(use: Effect.Effect<A, E, R>) =>
@@ -176,6 +178,17 @@ export const make = (ctx: NumberContext, session: Session) =>
           // Unavailable: the message stays pending and goes out when the connection is back.
           if (handed._tag === "Right") {
             yield* conversations.applyAck({ numberId, waMessageId, ack: "sent", at })
+          }
+          if (media !== null && outgoing.kind !== "text") {
+            yield* keepFile({
+              messageId,
+              accountId: number.accountId,
+              numberId,
+              chatId: `${payload.to}@c.us`,
+              media,
+              bytes: outgoing.media.bytes,
+              at
+            })
           }
           yield* storeAnswer(200, { ok: true, id: messageId, wa_message_id: waMessageId, from: { id: numberId, phone: number.phone } })
           return { messageId, waMessageId, phone: number.phone, quota: quota() }

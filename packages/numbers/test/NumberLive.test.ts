@@ -12,6 +12,7 @@ import { BlobStore } from "@wagate/media/BlobStore"
 import { MediaFetcher } from "@wagate/media/MediaFetcher"
 import { Accounts } from "@wagate/store/Accounts"
 import { Conversations } from "@wagate/store/Conversations"
+import { MediaFiles } from "@wagate/store/MediaFiles"
 import * as Database from "@wagate/store/Database"
 import { NumberStates } from "@wagate/store/NumberStates"
 import { SimNetwork } from "@wagate/whatsapp/sim/SimNetwork"
@@ -42,7 +43,7 @@ const Env = Layer.mergeAll(NumberLive, AccountLive).pipe(
   Layer.provide(Layer.succeed(DomainClock, time.clock)),
   Layer.provideMerge(SimulatorDriver.layerTest({ scanDelayMs: 0, deliveredDelayMs: 10, readDelayMs: null })),
   Layer.provideMerge(TestRunner.layer),
-  Layer.provideMerge(Layer.mergeAll(Accounts.Default, Conversations.Default, NumberStates.Default)),
+  Layer.provideMerge(Layer.mergeAll(Accounts.Default, Conversations.Default, NumberStates.Default, MediaFiles.Default)),
   Layer.provideMerge(Database.layerTest)
 )
 

@@ -174,6 +174,29 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
       return int(row?.bytes ?? 0)
     }, Effect.orDie)
 
+    /**
+     * What the storage policy looks at before keeping the file of message `messageId`: its chat,
+     * whether the number wrote to the person before, the chat's kept bytes since `dayStart`, and
+     * the account's usage.
+     */
+    const keepFacts = Effect.fn("MediaFiles.keepFacts")(function*(accountId: number, messageId: number, dayStart: Date) {
+      const [row] = yield* sql<{ is_group: boolean; direction: string; known: boolean | null; chat_bytes: string; used: string }>`
+        SELECT m.is_group, m.direction,
+               (SELECT c.first_out_at IS NOT NULL FROM contacts c WHERE c.number_id = m.number_id AND c.phone = m.peer) AS known,
+               (SELECT coalesce(sum(f.size), 0) FROM media_files f
+                WHERE f.number_id = m.number_id AND f.chat_id = m.chat_id AND f.created_at >= ${dayStart}
+                  AND f.deleted_at IS NULL) AS chat_bytes,
+               (SELECT coalesce(sum(u.bytes), 0) FROM media_usage u WHERE u.account_id = ${accountId}) AS used
+        FROM messages m WHERE m.id = ${messageId}`
+      return {
+        isGroup: row?.is_group ?? false,
+        direction: (row?.direction ?? "in") as "in" | "out",
+        knownSender: row?.known === true || row?.direction === "out",
+        chatBytesToday: int(row?.chat_bytes ?? 0),
+        usedBytes: int(row?.used ?? 0)
+      }
+    }, Effect.orDie)
+
     /** Counts a stored file (the usage moves with the insert). False when the message has one already. */
     const add = Effect.fn("MediaFiles.add")(function*(f: NewFile) {
       const rows = yield* sql<{ id: string }>`
@@ -184,6 +207,13 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
         ON CONFLICT (message_id) DO NOTHING
         RETURNING id`
       return rows.length > 0
+    }, Effect.orDie)
+
+    /** The message's file will not be kept, and why; the message itself stays. */
+    const skip = Effect.fn("MediaFiles.skip")(function*(messageId: number, reason: string, at: Date) {
+      yield* sql`
+        UPDATE messages SET media_pending = false, media_skipped = true, media_skip_reason = ${reason}, updated_at = ${at}
+        WHERE id = ${messageId}`
     }, Effect.orDie)
 
     /** The live file of message `messageId`, within an account and, for a number key, its number. */
@@ -301,7 +331,9 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
       setPolicy,
       retentionPolicies,
       chatBytesSince,
+      keepFacts,
       add,
+      skip,
       find,
       deleteOne,
       deleteMatching,

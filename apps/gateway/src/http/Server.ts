@@ -5,6 +5,7 @@
 import type * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
+import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -18,14 +19,18 @@ import { GatewayApi, GatewaySimApi } from "./GatewayApi.js"
 import { AccountHttp } from "./handlers/AccountHttp.js"
 import { ChatsHttp } from "./handlers/ChatsHttp.js"
 import { ContactsHttp } from "./handlers/ContactsHttp.js"
+import { ExportsHttp } from "./handlers/ExportsHttp.js"
 import { LimitsHttp } from "./handlers/LimitsHttp.js"
+import { FilesHttp } from "./handlers/FilesHttp.js"
+import { MediaHttp } from "./handlers/MediaHttp.js"
 import { MessagesHttp } from "./handlers/MessagesHttp.js"
 import { NumbersHttp } from "./handlers/NumbersHttp.js"
 import { OperatorAuthLive, OpsHttp } from "./handlers/OpsHttp.js"
+import { OpsStorageHttp } from "./handlers/OpsStorageHttp.js"
 import { OpsWebhooksHttp } from "./handlers/OpsWebhooksHttp.js"
 import { PublicHttp } from "./handlers/PublicHttp.js"
 import { makeSimHttp, SimAuthLive } from "./handlers/SimHttp.js"
-import { UnservedHttp } from "./handlers/UnservedHttp.js"
+import { StorageHttp } from "./handlers/StorageHttp.js"
 import { WebhooksHttp } from "./handlers/WebhooksHttp.js"
 import { NumberScope } from "./NumberScope.js"
 import * as RouteTable from "./RouteTable.js"
@@ -40,11 +45,15 @@ const Handlers = Layer.mergeAll(
     AccountHttp,
     LimitsHttp,
     ContactsHttp,
-    UnservedHttp,
+    ExportsHttp,
     PublicHttp,
     OpsHttp,
     WebhooksHttp,
-    OpsWebhooksHttp
+    OpsWebhooksHttp,
+    MediaHttp,
+    StorageHttp,
+    OpsStorageHttp,
+    FilesHttp
 ).pipe(
   Layer.provide([AuthenticationLive, OperatorAuthLive]),
   Layer.provide([KeyAuth.Default, NumberScope.Default])
@@ -56,7 +65,9 @@ const serve = <E, R>(api: HttpApi.HttpApi.Any, apiLayer: Layer.Layer<HttpApi.Api
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: OPENAPI_PATH })),
     Layer.provide(Layer.unwrapEffect(Effect.map(Settings, ({ maxBodyBytes }) =>
       ApiErrors.layer(RouteTable.make([api], [["GET", OPENAPI_PATH], ["GET", DOCS_PATH]]), { maxBodyBytes })))),
-    Layer.provide(apiLayer)
+    Layer.provide(apiLayer),
+    // Signed-link tokens (GET /files/<token>) are longer than the router's default 100 characters.
+    Layer.provide(HttpRouter.setRouterConfig({ maxParamLength: 4096 }))
   )
 
 /**

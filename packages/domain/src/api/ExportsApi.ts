@@ -34,8 +34,8 @@ export class ExportsApi extends HttpApiGroup.make("exports")
     HttpApiEndpoint.get("get")`/exports/${id}`
       .addSuccess(ArchiveExport)
       .addError(ByIdErrors)
+      .addError(E.wire(E.StorageUnavailable))
       .annotate(OpenApi.Summary, "One archive export with progress and a fresh 15-minute link")
   )
-  .addError(E.wire(E.NotImplemented))
   .middleware(Authentication)
 {}

@@ -42,6 +42,5 @@ export class MediaApi extends HttpApiGroup.make("media")
       .addError(FromErrors)
       .annotate(OpenApi.Summary, "Delete files in bulk; the message texts remain")
   )
-  .addError(E.wire(E.NotImplemented))
   .middleware(Authentication)
 {}

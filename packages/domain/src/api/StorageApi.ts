@@ -6,7 +6,6 @@
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
-import * as E from "../ApiError.js"
 import { Authentication } from "../Auth.js"
 import { Storage } from "../Storage.js"
 import { AccountKeyOnly } from "./Errors.js"
@@ -16,8 +15,7 @@ export class StorageApi extends HttpApiGroup.make("storage")
   .add(
     HttpApiEndpoint.get("get", "/storage")
       .addSuccess(Storage)
-      .addError(E.wire(E.NotImplemented))
-      .annotate(OpenApi.Summary, "Storage accounting of the account (account key only)")
+          .annotate(OpenApi.Summary, "Storage accounting of the account (account key only)")
   )
   .addError(AccountKeyOnly)
   .middleware(Authentication)

@@ -1,0 +1,55 @@
+/**
+ * The background upkeep of kept files, on every process that hosts entities: deleted files'
+ * backups are purged once due (30 days after the deletion), and files older than an account's
+ * `retention_days` are deleted through the same path as POST /media/delete. Everything due is
+ * in the database, so the work resumes after a restart; several runners share it (claims skip
+ * rows another holds).
+ */
+import { BlobStore } from "@wagate/media/BlobStore"
+import * as DomainClock from "@wagate/numbers/DomainClock"
+import { MediaFiles } from "@wagate/store/MediaFiles"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
+
+/** Backups purged per claim; the sweep claims again while claims come back full. */
+const PURGE_BATCH = 500
+/** A backup whose blob could not be removed is tried again this much later. */
+const PURGE_RETRY_MS = 60 * 60 * 1000
+const DAY_MS = 86_400_000
+
+export const sweep = Effect.gen(function*() {
+  const files = yield* MediaFiles
+  const blobs = yield* BlobStore
+  const now = new Date(yield* DomainClock.now)
+
+  for (const policy of yield* files.retentionPolicies()) {
+    const deleted = yield* files.deleteMatching({
+      accountId: policy.accountId,
+      numberId: null,
+      until: new Date(now.getTime() - policy.retentionDays * DAY_MS)
+    }, now)
+    if (deleted.deleted > 0) {
+      yield* Effect.logInfo(`retention deleted ${deleted.deleted} files of account ${policy.accountId}`)
+    }
+  }
+
+  while (true) {
+    const due = yield* files.claimPurge(now, PURGE_BATCH)
+    const failed = yield* Effect.forEach(due, (file) =>
+      blobs.delete(file.blobKey).pipe(
+        Effect.as([] as Array<number>),
+        Effect.catchAll((error) => Effect.as(Effect.logWarning("purging a deleted file failed", error), [file.id]))
+      ), { concurrency: 8 })
+    yield* files.releasePurge(failed.flat(), new Date(now.getTime() + PURGE_RETRY_MS))
+    if (due.length < PURGE_BATCH) return
+  }
+}).pipe(
+  Effect.catchAllCause((cause) => Effect.logError("media upkeep failed", cause)),
+  Effect.withSpan("MediaUpkeep.sweep")
+)
+
+/** Runs the sweep every `interval`, starting at once, for the life of the layer. */
+export const layer = (interval: Duration.DurationInput) =>
+  Layer.scopedDiscard(Effect.forkScoped(Effect.repeat(sweep, Schedule.spaced(Duration.decode(interval)))))

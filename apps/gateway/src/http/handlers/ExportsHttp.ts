@@ -1,0 +1,143 @@
+/**
+ * GET /export (the history as a CSV or JSON download) and the archive exports: POST /exports
+ * records one and hands it to its Export entity; GET /exports and GET /exports/{id} read the
+ * records, each request with a fresh 15-minute link to a ready archive.
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { WagateApi } from "@wagate/domain/Api"
+import { ExportBusy, ExportLimit, NotFound, RateLimited, StorageUnavailable } from "@wagate/domain/ApiError"
+import { CurrentKey } from "@wagate/domain/Auth"
+import { ExportEntity } from "@wagate/entities/ExportEntity"
+import { ExportRecords, type ExportRow, isExpired, toArchiveExport } from "@wagate/exports/ExportRecords"
+import * as HistoryFile from "@wagate/exports/HistoryFile"
+import { HistoryRows } from "@wagate/exports/HistoryRows"
+import { BlobStore } from "@wagate/media/BlobStore"
+import * as ContentDisposition from "@wagate/media/ContentDisposition"
+import * as DomainClock from "@wagate/numbers/DomainClock"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { NumberScope } from "../NumberScope.js"
+import { checkRange, parseChat, parseOptionalInstant } from "../Params.js"
+import { retainedSince } from "./Retention.js"
+
+/** A link to an archive is valid this long from the request that made it. */
+const LINK_SECONDS = 15 * 60
+
+const stamp = (now: number) => new Date(now).toISOString().slice(0, 19).replace(/[-:]/g, "").replace("T", "-")
+
+export const HistoryHttp = HttpApiBuilder.group(WagateApi, "history", (handlers) =>
+  Effect.gen(function*() {
+    const history = yield* HistoryRows
+    const records = yield* ExportRecords
+    const scope = yield* NumberScope
+    return handlers.handle("export", ({ urlParams }) =>
+      Effect.gen(function*() {
+        const principal = yield* CurrentKey
+        const number = yield* scope.reading(principal, urlParams.from)
+        const since = yield* parseOptionalInstant(urlParams.since, "since")
+        const until = yield* parseOptionalInstant(urlParams.until, "until")
+        yield* checkRange(since, until)
+        const format = urlParams.format ?? "csv"
+        const now = yield* DomainClock.now
+        const wait = yield* records.takeDownload(principal.accountId, now)
+        if (Option.isSome(wait)) {
+          return yield* new RateLimited({
+            error: "At most 10 history exports in 10 minutes per account",
+            retryAfter: wait.value
+          })
+        }
+        const rows = history.stream({
+          accountId: principal.accountId,
+          numberId: number?.id ?? null,
+          since,
+          until,
+          retainedSince: yield* retainedSince
+        }, HistoryFile.MAX_MESSAGES)
+        const filename = `wagate-history${number ? `-${number.phone}` : ""}-${stamp(now)}.${format}`
+        // The stream is pulled as the client reads: a client that goes away interrupts it, and
+        // with it the next query.
+        return HttpServerResponse.stream(HistoryFile.render(format, rows), {
+          contentType: HistoryFile.contentType(format),
+          headers: { "content-disposition": ContentDisposition.format("attachment", filename) }
+        })
+      }))
+  }))
+
+export const ArchiveExportsHttp = HttpApiBuilder.group(WagateApi, "exports", (handlers) =>
+  Effect.gen(function*() {
+    const records = yield* ExportRecords
+    const scope = yield* NumberScope
+    const blobs = yield* BlobStore
+    const exportClient = yield* ExportEntity.client
+
+    const present = (row: ExportRow, now: number) =>
+      Effect.gen(function*() {
+        if (row.status !== "done" || row.blob_key === null || isExpired(row, now)) {
+          return toArchiveExport(row, now, null)
+        }
+        const url = yield* blobs.signedUrl(row.blob_key, {
+          expiresInSeconds: LINK_SECONDS,
+          disposition: "attachment",
+          filename: `wagate-export-${row.id}.zip`
+        }).pipe(Effect.mapError(() => new StorageUnavailable()))
+        return toArchiveExport(row, now, url)
+      })
+
+    return handlers
+      .handle("list", () =>
+        Effect.gen(function*() {
+          const principal = yield* CurrentKey
+          const now = yield* DomainClock.now
+          const rows = yield* records.list(principal.accountId, principal.numberId)
+          // A list carries no links: each one is made by GET /exports/{id}.
+          return { exports: rows.map((row) => toArchiveExport(row, now, null)) }
+        }))
+      .handle("create", ({ payload }) =>
+        Effect.gen(function*() {
+          const principal = yield* CurrentKey
+          const number = yield* scope.reading(principal, payload.from)
+          const since = yield* parseOptionalInstant(payload.since, "since")
+          const until = yield* parseOptionalInstant(payload.until, "until")
+          yield* checkRange(since, until)
+          const chat = payload.chat === undefined ? null : yield* parseChat(payload.chat)
+          const health = yield* blobs.health
+          if (health.status === "down") return yield* new StorageUnavailable()
+          const now = yield* DomainClock.now
+          const created = yield* records.create({
+            accountId: principal.accountId,
+            numberId: number?.id ?? null,
+            keyNumberId: principal.numberId,
+            chat,
+            since: since ?? null,
+            until: until ?? null,
+            includeMedia: payload.include_media ?? true
+          }, now)
+          if (created._tag === "Refused") {
+            return yield* created.refusal._tag === "Busy"
+              ? new ExportBusy({ retryAfter: 60 })
+              : new ExportLimit({ retryAfter: created.refusal.retryAfter })
+          }
+          const row = created.row
+          // Stored before this answers; if the cluster cannot take it now, the export stays
+          // queued and the exports' background job hands it over on its next pass.
+          yield* exportClient(row.id).Run({ exportId: Number(row.id) }, { discard: true }).pipe(
+            Effect.timeout("5 seconds"),
+            Effect.catchAllCause((cause) => Effect.logWarning(`export ${row.id} left for the background job`, cause))
+          )
+          return toArchiveExport(row, now, null)
+        }))
+      .handle("get", ({ path }) =>
+        Effect.gen(function*() {
+          const principal = yield* CurrentKey
+          const now = yield* DomainClock.now
+          const found = yield* records.find(principal.accountId, principal.numberId, path.id)
+          if (Option.isNone(found)) return yield* new NotFound({ error: "Export not found" })
+          return yield* present(found.value, now)
+        }))
+  }))
+
+export const ExportsHttp = Layer.mergeAll(HistoryHttp, ArchiveExportsHttp).pipe(
+  Layer.provide([HistoryRows.Default, ExportRecords.Default])
+)

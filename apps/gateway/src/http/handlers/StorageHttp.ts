@@ -1,0 +1,40 @@
+/**
+ * GET /storage: the account's running totals, policy, charges and state (account key only).
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import { WagateApi } from "@wagate/domain/Api"
+import { CurrentKey } from "@wagate/domain/Auth"
+import * as StorageReport from "@wagate/media/StorageReport"
+import { Accounts } from "@wagate/store/Accounts"
+import { MediaFiles } from "@wagate/store/MediaFiles"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { requireAccountKey } from "../NumberScope.js"
+
+export const StorageHttp = HttpApiBuilder.group(WagateApi, "storage", (handlers) =>
+  Effect.gen(function*() {
+    const files = yield* MediaFiles
+    const accounts = yield* Accounts
+    return handlers.handle("get", () =>
+      Effect.gen(function*() {
+        const principal = yield* CurrentKey
+        yield* requireAccountKey(principal)
+        const accountId = principal.accountId
+        const now = yield* Clock.currentTimeMillis
+        const [usage, policy, pendingFiles, oldest, funds] = yield* Effect.all([
+          files.usage(accountId),
+          files.policy(accountId),
+          files.pendingFiles(accountId),
+          files.oldestFileAt(accountId),
+          accounts.funds(accountId, now)
+        ], { concurrency: "unbounded" })
+        return StorageReport.make({
+          usage,
+          policy,
+          pendingFiles,
+          oldestFileAt: Option.getOrNull(oldest),
+          daysLeft: funds.days_left
+        })
+      }))
+  }))

@@ -1,0 +1,51 @@
+/**
+ * The exports' background job, on every process that hosts entities: deletes the archives whose
+ * 24 hours have passed (the export becomes `expired`), and hands every unfinished export to its
+ * entity again. The second is a safety net for an export recorded by an api process that could
+ * not reach the cluster at that moment; a `Run` already stored is de-duplicated by its primary
+ * key, so repeating it costs nothing. Several runners doing this at once is harmless.
+ *
+ * @since 1.0.0
+ */
+import { ExportEntity } from "@wagate/entities/ExportEntity"
+import { BlobStore } from "@wagate/media/BlobStore"
+import * as DomainClock from "@wagate/numbers/DomainClock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
+import { ExportRecords } from "./ExportRecords.js"
+import { ExportSettings } from "./ExportSettings.js"
+
+/** One pass: expired archives deleted, unfinished exports handed over. @since 1.0.0 */
+export const sweep = Effect.gen(function*() {
+  const records = yield* ExportRecords
+  const blobs = yield* BlobStore
+  const client = yield* ExportEntity.client
+  const now = yield* DomainClock.now
+  for (;;) {
+    const expiring = yield* records.expiring(now)
+    for (const row of expiring) {
+      // The row changes only once the blob is gone, so a failed delete is tried again next pass.
+      if (row.blob_key !== null) yield* blobs.delete(row.blob_key)
+      yield* records.markExpired(Number(row.id))
+    }
+    if (expiring.length < 100) break
+  }
+  for (const row of yield* records.unfinished()) {
+    yield* client(row.id).Run({ exportId: Number(row.id) }, { discard: true }).pipe(
+      Effect.timeout("10 seconds"),
+      Effect.catchAllCause((cause) => Effect.logWarning(`export ${row.id} could not be handed over`, cause))
+    )
+  }
+}).pipe(Effect.withSpan("ExportJanitor.sweep"))
+
+/** @since 1.0.0 */
+export const ExportJanitor = Layer.scopedDiscard(Effect.gen(function*() {
+  const settings = yield* ExportSettings
+  yield* sweep.pipe(
+    Effect.catchAllCause((cause) => Effect.logWarning("export janitor pass failed", cause)),
+    Effect.repeat(Schedule.spaced(Duration.millis(settings.janitorIntervalMs))),
+    Effect.forkScoped
+  )
+}))

@@ -1,0 +1,167 @@
+/**
+ * The account's history read oldest first in keyset batches (`id > last`), so an export of any
+ * size holds one batch in memory, and stopping the stream stops the reads.
+ *
+ * @since 1.0.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { Message } from "@wagate/domain/Message"
+import { toMessage } from "@wagate/store/Messages"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+
+/** Which messages an export covers, already resolved and validated. @since 1.0.0 */
+export interface HistoryFilter {
+  readonly accountId: number
+  /** One number; null: every number of the account. */
+  readonly numberId: number | null
+  readonly chatId?: string | null | undefined
+  readonly since?: Date | null | undefined
+  readonly until?: Date | null | undefined
+  /** Messages before this are past the retention period and never exported. */
+  readonly retainedSince?: Date | null | undefined
+}
+
+/** A stored message with the phone of the account's number it belongs to. @since 1.0.0 */
+export interface HistoryRow {
+  readonly id: string
+  readonly number_id: string
+  readonly number_phone: string | null
+  readonly direction: "in" | "out"
+  readonly source: string
+  readonly chat_id: string
+  readonly peer: string
+  readonly peer_lid: string | null
+  readonly name: string | null
+  readonly is_group: boolean
+  readonly group_subject: string | null
+  readonly author: string | null
+  readonly wa_message_id: string
+  readonly type: string
+  readonly text: string
+  readonly status: string
+  readonly error: string | null
+  readonly created_at: Date
+  readonly updated_at: Date
+  readonly media: unknown
+  readonly media_skipped: boolean
+  readonly media_skip_reason: string | null
+  readonly media_pending: boolean
+}
+
+/** Rows read per query: large enough that round trips cost little, small enough to stay flat. @since 1.0.0 */
+export const BATCH_SIZE = 2_000
+
+/** A row in the API's Message form, with `from_phone`. @since 1.0.0 */
+export const toExportedMessage = (row: HistoryRow): Message & { readonly from_phone: string | null } => ({
+  ...toMessage(row),
+  from_phone: row.number_phone
+})
+
+/** @since 1.0.0 */
+export class HistoryRows extends Effect.Service<HistoryRows>()("@wagate/exports/HistoryRows", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const conditions = (filter: HistoryFilter) => {
+      const where = [sql`m.account_id = ${filter.accountId}`]
+      if (filter.numberId !== null) where.push(sql`m.number_id = ${filter.numberId}`)
+      if (filter.chatId) where.push(sql`m.chat_id = ${filter.chatId}`)
+      if (filter.since) where.push(sql`m.created_at >= ${filter.since}`)
+      if (filter.until) where.push(sql`m.created_at < ${filter.until}`)
+      if (filter.retainedSince) where.push(sql`m.created_at >= ${filter.retainedSince}`)
+      return where
+    }
+
+    const batch = (filter: HistoryFilter, after: number, limit: number) =>
+      sql<HistoryRow>`
+        SELECT m.id, m.number_id, n.phone AS number_phone, m.direction, m.source, m.chat_id, m.peer,
+               m.peer_lid, m.name, m.is_group, m.group_subject, m.author, m.wa_message_id, m.type,
+               m.text, m.status, m.error, m.created_at, m.updated_at, m.media, m.media_skipped,
+               m.media_skip_reason, m.media_pending
+        FROM messages m LEFT JOIN numbers n ON n.id = m.number_id
+        WHERE ${sql.and([...conditions(filter), sql`m.id > ${after}`])}
+        ORDER BY m.id
+        LIMIT ${limit}`.pipe(Effect.orDie)
+
+    /**
+     * The filter's messages oldest first (by id, which follows arrival), at most `max`, one
+     * chunk per query.
+     */
+    const stream = (filter: HistoryFilter, max: number = Number.MAX_SAFE_INTEGER): Stream.Stream<HistoryRow> =>
+      Stream.paginateChunkEffect({ after: 0, left: max }, ({ after, left }) =>
+        left <= 0
+          ? Effect.succeed([Chunk.empty<HistoryRow>(), Option.none()] as const)
+          : Effect.map(batch(filter, after, Math.min(BATCH_SIZE, left)), (rows) => {
+            const next = rows.length === Math.min(BATCH_SIZE, left) && rows.length > 0
+              ? Option.some({ after: Number(rows[rows.length - 1].id), left: left - rows.length })
+              : Option.none()
+            return [Chunk.unsafeFromArray(rows), next] as const
+          }))
+
+    /** How many messages the filter covers. */
+    const count = Effect.fn("HistoryRows.count")(function*(filter: HistoryFilter) {
+      const [row] = yield* sql<{ n: string }>`
+        SELECT count(*) AS n FROM messages m WHERE ${sql.and(conditions(filter))}`
+      return Number(row.n)
+    }, Effect.orDie)
+
+    /** The chats the filter covers, in the order of their first message. */
+    const chats = Effect.fn("HistoryRows.chats")(function*(filter: HistoryFilter) {
+      const rows = yield* sql<{ number_id: string; chat_id: string; number_phone: string | null }>`
+        SELECT m.number_id, m.chat_id, min(n.phone) AS number_phone
+        FROM messages m LEFT JOIN numbers n ON n.id = m.number_id
+        WHERE ${sql.and(conditions(filter))}
+        GROUP BY m.number_id, m.chat_id
+        ORDER BY min(m.id)`
+      return rows.map((r) => ({ numberId: Number(r.number_id), chatId: r.chat_id, numberPhone: r.number_phone }))
+    }, Effect.orDie)
+
+    /** The stored files of the filter's messages (live ones; deleted files are not exported). */
+    const files = (filter: HistoryFilter): Stream.Stream<MediaFileRow> =>
+      Stream.paginateChunkEffect(0, (after) =>
+        sql<MediaFileRow>`
+          SELECT f.id, f.message_id, f.kind, f.mime_type, f.filename, f.size, f.blob_key, m.chat_id,
+                 n.phone AS number_phone
+          FROM media_files f
+          JOIN messages m ON m.id = f.message_id
+          LEFT JOIN numbers n ON n.id = m.number_id
+          WHERE ${sql.and([...conditions(filter), sql`f.deleted_at IS NULL`, sql`f.id > ${after}`])}
+          ORDER BY f.id
+          LIMIT ${BATCH_SIZE}`.pipe(
+          Effect.orDie,
+          Effect.map((rows) =>
+            [
+              Chunk.unsafeFromArray(rows),
+              rows.length === BATCH_SIZE ? Option.some(Number(rows[rows.length - 1].id)) : Option.none()
+            ] as const
+          )
+        ))
+
+    /** How many live files the filter covers and their bytes. */
+    const fileTotals = Effect.fn("HistoryRows.fileTotals")(function*(filter: HistoryFilter) {
+      const [row] = yield* sql<{ n: string; bytes: string | null }>`
+        SELECT count(*) AS n, sum(f.size) AS bytes
+        FROM media_files f JOIN messages m ON m.id = f.message_id
+        WHERE ${sql.and([...conditions(filter), sql`f.deleted_at IS NULL`])}`
+      return { files: Number(row.n), bytes: Number(row.bytes ?? 0) }
+    }, Effect.orDie)
+
+    return { stream, count, chats, files, fileTotals } as const
+  })
+}) {}
+
+/** A stored file of an exported message. @since 1.0.0 */
+export interface MediaFileRow {
+  readonly id: string
+  readonly message_id: string
+  readonly kind: string
+  readonly mime_type: string
+  readonly filename: string | null
+  readonly size: string
+  readonly blob_key: string
+  readonly chat_id: string
+  readonly number_phone: string | null
+}

@@ -1,0 +1,146 @@
+/**
+ * A {@link SimNetworkService} that is a standalone simulator process reached over the loopback
+ * (`WA_SIM_URL`): the simulator driver and the `/sim/v1` control API work on it unchanged, and
+ * every runner shares the one network, which outlives any of them.
+ *
+ * @since 1.0.0
+ */
+import * as NodeSocket from "@effect/platform-node/NodeSocket"
+import * as RpcClient from "@effect/rpc/RpcClient"
+import * as RpcSerialization from "@effect/rpc/RpcSerialization"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import { SimUnknownNumber, SimWrongPairingCode, SimWrongState } from "./SimErrors.js"
+import { SimNetwork, type SimNetworkService } from "./SimNetwork.js"
+import { type DriverEvent, DriverUnavailable, type IncomingMessage, SendRejected, type Session } from "../WhatsAppDriver.js"
+import type * as SimProtocol from "./SimProtocol.js"
+import { SimRpcs, type WireUnknownNumber, type WireWrongPairingCode, type WireWrongState } from "./SimProtocol.js"
+
+/** The path the standalone simulator serves its protocol at (a WebSocket). @since 1.0.0 */
+export const RPC_PATH = "/sim/rpc"
+
+const control = (error: WireUnknownNumber | WireWrongState | WireWrongPairingCode) => {
+  switch (error._tag) {
+    case "SimUnknownNumber":
+      return new SimUnknownNumber({ phone: error.phone })
+    case "SimWrongState":
+      return new SimWrongState({ phone: error.phone, status: error.status, reason: error.reason })
+    case "SimWrongPairingCode":
+      return new SimWrongPairingCode({ phone: error.phone })
+  }
+}
+
+const incoming = (wire: typeof SimProtocol.Incoming.Type): IncomingMessage => ({
+  ...wire,
+  media: wire.media === null ? null : {
+    mimeType: wire.media.mimeType,
+    filename: wire.media.filename,
+    size: wire.media.size,
+    download: Effect.succeed(wire.media.bytes)
+  }
+})
+
+const driverEvent = (wire: typeof SimProtocol.Event.Type): DriverEvent =>
+  wire._tag === "Incoming" ? { _tag: "Incoming", message: incoming(wire.message) } : wire
+
+/** @since 1.0.0 */
+export const make = Effect.gen(function*() {
+  const client = yield* RpcClient.make(SimRpcs)
+  const unavailable = (reason: string) => new DriverUnavailable({ reason })
+  const session = (
+    phone: string,
+    linked: boolean | undefined,
+    onEvent: (event: DriverEvent) => Effect.Effect<void>
+  ) =>
+    Effect.gen(function*() {
+      const opened = yield* Deferred.make<number>()
+      yield* client.Connect({ phone, linked }).pipe(
+        Stream.runForEach((item) =>
+          item._tag === "Opened" ? Deferred.succeed(opened, item.session) : onEvent(driverEvent(item.event))
+        ),
+        Effect.catchAllCause((cause) => Effect.logWarning("simulator: the session's stream ended", cause)),
+        Effect.zipRight(Deferred.die(opened, new Error("the simulator closed the session before opening it"))),
+        Effect.annotateLogs({ phone }),
+        Effect.forkScoped
+      )
+      const id = yield* Deferred.await(opened)
+      return {
+        link: (method) =>
+          client.Link({ session: id, method: method.kind }).pipe(
+            Effect.mapError((e) => e._tag === "DriverUnavailable" ? unavailable(e.reason) : unavailable(String(e)))
+          ),
+        send: (message) =>
+          client.Send({ session: id, message }).pipe(
+            Effect.mapError((e) =>
+              e._tag === "SendRejected"
+                ? new SendRejected({ reason: e.reason })
+                : e._tag === "DriverUnavailable"
+                ? unavailable(e.reason)
+                : unavailable("the simulator is unreachable")
+            )
+          ),
+        exists: (other) =>
+          client.SessionExists({ session: id, phone: other }).pipe(
+            Effect.mapError((e) => e._tag === "DriverUnavailable" ? unavailable(e.reason) : unavailable(String(e)))
+          ),
+        logout: Effect.orDie(client.Logout({ session: id }))
+      } satisfies Session
+    })
+
+  return {
+    config: Effect.orDie(client.Config()),
+    updateConfig: (patch) => Effect.orDie(client.UpdateConfig({ patch })),
+    setPhone: (phone, exists) => Effect.orDie(client.SetPhone({ phone, exists })),
+    exists: (phone) => Effect.orDie(client.Exists({ phone })),
+    failures: (to, rule) => Effect.orDie(client.Failures({ to, mode: rule.mode, times: rule.times })),
+    autoReply: (peer, reply) => Effect.orDie(client.AutoReply({ peer, reply })),
+    inbound: (input) =>
+      client.Inbound(input).pipe(
+        Effect.orDie,
+        Effect.map(({ delivered, message }) => ({ delivered, message: incoming(message) }))
+      ),
+    scan: (phone) =>
+      client.Scan({ phone }).pipe(
+        Effect.catchTag("RpcClientError", Effect.die),
+        Effect.mapError(control)
+      ) as Effect.Effect<typeof SimProtocol.NumberState.Type, SimUnknownNumber | SimWrongState>,
+    pair: (phone, code) =>
+      client.Pair({ phone, code }).pipe(Effect.catchTag("RpcClientError", Effect.die), Effect.mapError(control)),
+    disconnect: (phone, reason) =>
+      client.Disconnect({ phone, reason }).pipe(
+        Effect.catchTag("RpcClientError", Effect.die),
+        Effect.mapError(control)
+      ) as Effect.Effect<typeof SimProtocol.NumberState.Type, SimUnknownNumber | SimWrongState>,
+    restrict: (phone, restriction) =>
+      client.Restrict({ phone, ...restriction }).pipe(
+        Effect.catchTag("RpcClientError", Effect.die),
+        Effect.mapError(control)
+      ) as Effect.Effect<void, SimUnknownNumber>,
+    number: (phone) =>
+      client.Number({ phone }).pipe(
+        Effect.catchTag("RpcClientError", Effect.die),
+        Effect.mapError(control)
+      ) as Effect.Effect<typeof SimProtocol.NumberState.Type, SimUnknownNumber>,
+    sent: (filter = {}) => Effect.orDie(client.SentLog({ from: filter.from, to: filter.to })),
+    reset: Effect.orDie(client.Reset()),
+    connect: (owner, onEvent) => session(owner.phone, owner.linked, onEvent)
+  } satisfies SimNetworkService
+})
+
+/**
+ * The network of the standalone simulator at `url` (`http://host:port`), over one WebSocket
+ * that is opened again when it drops.
+ *
+ * @since 1.0.0
+ */
+export const layer = (url: string): Layer.Layer<SimNetwork> =>
+  Layer.scoped(SimNetwork, make).pipe(
+    Layer.provide(
+      RpcClient.layerProtocolSocket({ retryTransientErrors: true, retrySchedule: Schedule.spaced("250 millis") })
+    ),
+    Layer.provide(NodeSocket.layerWebSocket(`${url.replace(/^http/, "ws").replace(/\/$/, "")}${RPC_PATH}`)),
+    Layer.provide(RpcSerialization.layerMsgPack)
+  )

@@ -1,0 +1,107 @@
+/**
+ * The standalone simulator over its wire protocol: a driver on a remote network links, sends and
+ * receives exactly as on the in-process one, and closing a session (a runner stopping or dying)
+ * detaches it on the network, so another runner can take the number over.
+ */
+import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as RpcSerialization from "@effect/rpc/RpcSerialization"
+import * as RpcServer from "@effect/rpc/RpcServer"
+import { assert, describe, it } from "@effect/vitest"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
+import { createServer } from "node:http"
+import { SimRpcs } from "../../src/sim/SimProtocol.js"
+import * as SimRemote from "../../src/sim/SimRemote.js"
+import * as SimServer from "../../src/sim/SimServer.js"
+import * as SimNetwork from "../../src/sim/SimNetwork.js"
+import * as SimulatorDriver from "../../src/sim/SimulatorDriver.js"
+import { type DriverEvent, WhatsAppDriver } from "../../src/WhatsAppDriver.js"
+
+const A = "77010000001"
+const PEER = "77779998877"
+
+/** A simulator server on a free loopback port, its network, and a driver reaching it over the wire. */
+const remote = Effect.gen(function*() {
+  const network = yield* SimNetwork.make({ autoScan: false, deliveredDelayMs: 0, readDelayMs: null })
+  const server = yield* Layer.build(
+    HttpLayerRouter.serve(
+      RpcServer.layerHttpRouter({ group: SimRpcs, path: SimRemote.RPC_PATH, protocol: "websocket" }).pipe(
+        Layer.provide(SimServer.layerHandlers),
+        Layer.provide(RpcSerialization.layerMsgPack)
+      ),
+      { disableLogger: true, disableListenLog: true }
+    ).pipe(
+      Layer.provideMerge(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })),
+      Layer.provide(Layer.succeed(SimNetwork.SimNetwork, network))
+    )
+  )
+  const address = Context.get(server, HttpServer.HttpServer).address
+  const port = address._tag === "TcpAddress" ? address.port : 0
+  const client = yield* Layer.build(
+    SimulatorDriver.layer.pipe(Layer.provideMerge(SimRemote.layer(`http://127.0.0.1:${port}`)))
+  )
+  return { network, driver: Context.get(client, WhatsAppDriver) }
+})
+
+const waitFor = <A>(check: () => A | undefined) =>
+  Effect.promise(async () => {
+    const deadline = Date.now() + 10_000
+    for (;;) {
+      const value = check()
+      if (value !== undefined) return value
+      if (Date.now() > deadline) throw new Error("condition never held")
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+  })
+
+describe("standalone simulator", () => {
+  it.scopedLive("links, sends and receives over the wire, and a closed session detaches on the network", () =>
+    Effect.gen(function*() {
+      const { driver, network } = yield* remote
+      const events: Array<DriverEvent> = []
+      const sessionScope = yield* Scope.make()
+      const session = yield* driver.open({ id: 1, phone: A, linked: false }, (e) => Effect.sync(() => void events.push(e)))
+        .pipe(Scope.extend(sessionScope))
+      yield* session.link({ kind: "qr" })
+      yield* waitFor(() => events.find((e) => e._tag === "Connection" && e.status === "SCAN_QR_CODE"))
+      yield* network.scan(A)
+      yield* waitFor(() => events.find((e) => e._tag === "Connection" && e.status === "WORKING"))
+
+      yield* session.send({ waMessageId: "M1", to: PEER, content: { kind: "text", text: "Салем" } })
+      const sent = yield* network.sent({ from: A })
+      assert.deepStrictEqual(sent.map((m) => [m.waMessageId, m.to, m.text]), [["M1", PEER, "Салем"]])
+      yield* waitFor(() => events.find((e) => e._tag === "Ack" && e.waMessageId === "M1" && e.ack === "delivered"))
+
+      yield* network.inbound({
+        to: A,
+        from: PEER,
+        text: "with a file",
+        media: { mimeType: "text/plain", filename: "a.txt", bytes: new TextEncoder().encode("hi") }
+      })
+      const incoming = yield* waitFor(() => events.find((e) => e._tag === "Incoming"))
+      assert.strictEqual(incoming._tag === "Incoming" && incoming.message.text, "with a file")
+      const media = incoming._tag === "Incoming" ? incoming.message.media : null
+      assert.deepStrictEqual(new TextDecoder().decode(yield* media!.download), "hi")
+
+      const rejected = yield* Effect.flip(session.send({ waMessageId: "M2", to: PEER, content: { kind: "text", text: "x" } })
+        .pipe(Effect.zipRight(network.failures(PEER, { mode: "reject" })), Effect.zipRight(
+          session.send({ waMessageId: "M3", to: PEER, content: { kind: "text", text: "y" } })
+        )))
+      assert.strictEqual(rejected._tag, "SendRejected")
+
+      yield* Scope.close(sessionScope, Exit.void)
+      const detached = yield* Effect.gen(function*() {
+        for (;;) {
+          const state = yield* network.number(A)
+          if (!state.sessionOpen) return state
+          yield* Effect.sleep("10 millis")
+        }
+      }).pipe(Effect.timeout("10 seconds"), Effect.orDie)
+      assert.strictEqual(detached.linked, true)
+    }))
+})

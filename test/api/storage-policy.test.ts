@@ -1,0 +1,169 @@
+/**
+ * What happens to kept files over time and under the account's storage policy, through the
+ * whole gateway on the filesystem store: a deleted file's backup stays 30 days and is purged by
+ * the background job, also after a restart; retention deletes old files; the policy skips
+ * incoming files and says why; GET /storage shows the policy and the state.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { BlobStore } from "@wagate/media/BlobStore"
+import { DomainClock } from "@wagate/numbers/DomainClock"
+import { MediaFiles } from "@wagate/store/MediaFiles"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
+import { sweep } from "../../apps/gateway/src/MediaUpkeep.js"
+import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
+import * as ManualClock from "../support/ManualClock.js"
+import * as MediaStores from "../support/MediaStores.js"
+import { freshDatabase, type GatewayWithBlobs, simulatedNetwork, startGateway } from "../support/TestGateway.js"
+
+const DAY = 86_400_000
+const MB = 1024 * 1024
+const bytes = (n: number, seed: number) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed) % 256)
+
+/** A peer (or a group author) sends a file; resolves with the message once its file is settled. */
+const receive = (
+  gateway: GatewayWithBlobs,
+  key: string,
+  to: string,
+  input: { size: number; from?: string; group?: string }
+) =>
+  Effect.gen(function*() {
+    const api = yield* gateway.client(key)
+    const from = input.from ?? uniquePhone()
+    const sent = yield* gateway.sim.inbound({
+      to,
+      from,
+      text: "",
+      type: "image",
+      group: input.group === undefined ? undefined : { id: input.group, subject: "Team" },
+      media: { mimeType: "image/jpeg", bytes: bytes(input.size, input.size % 251) }
+    })
+    const chat = input.group === undefined ? from : `${input.group}@g.us`
+    return yield* Effect.map(
+      eventually(
+        Effect.map(api.messages.list({ urlParams: { chat } }), (p) => p.messages.find((m) => m.wa_message_id === sent.message.waMessageId)),
+        (m) => m?.media_pending === false
+      ),
+      (m) => m!
+    )
+  })
+
+describe("storage upkeep and policy", () => {
+  it.scopedLive("a deleted file's backup is kept 30 days, then purged by the background job, across a restart", () =>
+    Effect.gen(function*() {
+      const store = yield* MediaStores.filesystem
+      const database = yield* freshDatabase
+      const network = yield* simulatedNetwork
+      const clock = ManualClock.make(Date.now())
+      const options = {
+        blobs: store.layer,
+        sim: network,
+        domainClock: clock.clock,
+        settings: { mediaUpkeepIntervalMs: 100 }
+      }
+      const firstScope = yield* Scope.make()
+      const first = yield* startGateway(database, options).pipe(Scope.extend(firstScope))
+      const acme = yield* provision(first.ops)
+      const number = acme.numbers[0]!
+      const message = yield* receive(first, acme.accountKey, number.phone, { size: 2000 })
+      const key = `media/${acme.accountId}/${number.id}/${message.id}`
+      const deleted = yield* Effect.promise(() =>
+        fetch(`${first.url}/api/v1/media/${message.id}`, { method: "DELETE", headers: { authorization: `Bearer ${acme.accountKey}` } })
+          .then((r) => r.json())
+      )
+      assert.deepStrictEqual(deleted, { ok: true, deleted: 1, freed_bytes: 2000 })
+      assert.strictEqual((yield* (yield* first.client(acme.accountKey)).storage.get()).used_bytes, 0)
+      assert.isTrue(Option.isSome(yield* first.blobs.head(key)), "the backup copy is kept")
+
+      // 29 days on, a sweep leaves the backup alone.
+      clock.adjust(29 * DAY)
+      yield* sweep.pipe(
+        Effect.provide(Layer.mergeAll(MediaFiles.Default, Layer.succeed(BlobStore, first.blobs)).pipe(
+          Layer.provide(Layer.succeedContext(database))
+        )),
+        Effect.provideService(DomainClock, clock.clock)
+      )
+      assert.isTrue(Option.isSome(yield* first.blobs.head(key)))
+      yield* Scope.close(firstScope, Exit.void)
+
+      // Past 30 days, a gateway started afresh purges it.
+      clock.adjust(2 * DAY)
+      const second = yield* startGateway(database, options)
+      yield* eventually(second.blobs.head(key), Option.isNone)
+      const [row] = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql<{ purged: boolean; due: Date | null }>`
+          SELECT purged_at IS NOT NULL AS purged, purge_after AS due FROM media_files WHERE message_id = ${message.id}`).pipe(
+        Effect.provide(database)
+      )
+      assert.deepStrictEqual([row.purged, row.due], [true, null])
+      const kept = yield* (yield* second.client(acme.accountKey)).messages.get({ path: { id: message.id } })
+      assert.strictEqual(kept.media?.deleted, true)
+    }))
+
+  it.scopedLive("the policy skips incoming files and says why; retention deletes old files; GET /storage shows both", () =>
+    Effect.gen(function*() {
+      const store = yield* MediaStores.filesystem
+      const database = yield* freshDatabase
+      const clock = ManualClock.make(Date.now())
+      const gateway = yield* startGateway(database, {
+        blobs: store.layer,
+        domainClock: clock.clock,
+        settings: { mediaUpkeepIntervalMs: 100 }
+      })
+      const acme = yield* provision(gateway.ops)
+      const to = acme.numbers[0]!.phone
+      const api = yield* gateway.client(acme.accountKey)
+      const setPolicy = (payload: Parameters<typeof gateway.ops.opsStorage.setPolicy>[0]["payload"]) =>
+        gateway.ops.opsStorage.setPolicy({ path: { id: acme.accountId }, payload })
+
+      yield* setPolicy({ skip_groups: true, unknown_max_mb: 1 })
+      const group = yield* receive(gateway, acme.accountKey, to, { size: 100, group: "120363000000000001" })
+      assert.deepStrictEqual(
+        [group.media_skipped, group.media_skip_reason],
+        [true, "the storage policy does not keep files from group chats"]
+      )
+      const big = yield* receive(gateway, acme.accountKey, to, { size: MB + 1 })
+      assert.deepStrictEqual(
+        [big.media_skipped, big.media_skip_reason],
+        [true, "the storage policy keeps files from unknown senders up to 1 MB (this one is 1 MB)"]
+      )
+      yield* setPolicy({ skip_unknown: true })
+      const stranger = yield* receive(gateway, acme.accountKey, to, { size: 100 })
+      assert.strictEqual(stranger.media_skip_reason, "the storage policy does not keep files from unknown senders")
+
+      yield* setPolicy({ skip_groups: false, skip_unknown: false, unknown_max_mb: null, chat_daily_mb: 1 })
+      const peer = uniquePhone()
+      const first = yield* receive(gateway, acme.accountKey, to, { size: 700 * 1024, from: peer })
+      assert.strictEqual(first.media_skipped, false)
+      const second = yield* receive(gateway, acme.accountKey, to, { size: 700 * 1024, from: peer })
+      assert.strictEqual(
+        second.media_skip_reason,
+        "the storage policy keeps up to 1 MB of files per chat a day, reached for this chat today"
+      )
+
+      yield* setPolicy({ chat_daily_mb: null, ceiling_bytes: 1_000_000 })
+      const over = yield* receive(gateway, acme.accountKey, to, { size: 400_000 })
+      assert.strictEqual(over.media_skip_reason, "the account's storage ceiling of 976.6 KB is reached".replace("976.6 KB", "1000000 bytes"))
+      let storage = yield* api.storage.get()
+      assert.deepStrictEqual(
+        [storage.used_bytes, storage.files, storage.ceiling_bytes, storage.state, storage.policy],
+        [700 * 1024, 1, 1_000_000, "ok", { skip_groups: false, skip_unknown: false, unknown_max_mb: null, chat_daily_mb: null }]
+      )
+      yield* setPolicy({ ceiling_bytes: 700 * 1024 })
+      assert.strictEqual((yield* api.storage.get()).state, "ceiling_reached")
+
+      // Retention: the file is deleted once older than the period, through the bulk path.
+      yield* setPolicy({ ceiling_bytes: null, retention_days: 2 })
+      storage = yield* api.storage.get()
+      assert.strictEqual(storage.retention_days, 2)
+      assert.strictEqual(storage.delete_at, new Date(Date.parse(first.created_at) + 2 * DAY).toISOString())
+      clock.adjust(2 * DAY + 60_000)
+      storage = yield* eventually(api.storage.get(), (s) => s.files === 0)
+      assert.deepStrictEqual([storage.used_bytes, storage.delete_at], [0, null])
+      assert.strictEqual((yield* api.messages.get({ path: { id: first.id } })).media?.deleted, true)
+    }))
+})

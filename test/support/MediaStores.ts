@@ -1,0 +1,62 @@
+/**
+ * The two blob stores a gateway runs on, for tests that must pass on both: the filesystem under
+ * a temporary directory (links signed and served by the gateway) and S3 on a real s3rver
+ * started for the test (presigned links). Each can be taken down to test failures.
+ */
+import { BlobStore } from "@wagate/media/BlobStore"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Scope from "effect/Scope"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import S3rver from "s3rver"
+
+export const SIGNING_SECRET = Redacted.make("media-test-signing-secret-0123456789")
+const BUCKET = "wagate-media-test"
+
+export interface MediaStore {
+  readonly kind: "filesystem" | "s3"
+  readonly layer: (publicBaseUrl: string) => Layer.Layer<BlobStore, unknown>
+  /** Makes the store unreachable (S3 server stopped, filesystem directory removed). */
+  readonly takeDown: Effect.Effect<void>
+}
+
+export const filesystem: Effect.Effect<MediaStore> = Effect.sync(() => {
+  const dir = mkdtempSync(join(tmpdir(), "wagate-media-"))
+  return {
+    kind: "filesystem",
+    layer: (publicBaseUrl) => BlobStore.layerFilesystem({ dir, publicBaseUrl, signingSecret: SIGNING_SECRET }),
+    takeDown: Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+  }
+})
+
+export const s3: Effect.Effect<MediaStore, never, Scope.Scope> = Effect.gen(function*() {
+  const directory = mkdtempSync(join(tmpdir(), "wagate-s3rver-"))
+  const server = new S3rver({ address: "127.0.0.1", port: 0, silent: true, directory, configureBuckets: [{ name: BUCKET }] })
+  const serverScope = yield* Scope.make()
+  const address = yield* Effect.acquireRelease(
+    Effect.promise(() => server.run()),
+    () =>
+      Effect.promise(() => {
+        server.httpServer.closeAllConnections()
+        return server.close()
+      })
+  ).pipe(Scope.extend(serverScope))
+  yield* Effect.addFinalizer(() => Scope.close(serverScope, Exit.void))
+  return {
+    kind: "s3",
+    layer: () =>
+      BlobStore.layerS3({
+        endpoint: `http://127.0.0.1:${address.port}`,
+        region: "us-east-1",
+        bucket: BUCKET,
+        accessKeyId: Redacted.make("S3RVER"),
+        secretAccessKey: Redacted.make("S3RVER"),
+        forcePathStyle: true
+      }),
+    takeDown: Scope.close(serverScope, Exit.void)
+  }
+})
