@@ -14,11 +14,14 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
+import { execFile } from "node:child_process"
+import { join } from "node:path"
+import { promisify } from "node:util"
 import { sweep } from "../../apps/gateway/src/MediaUpkeep.js"
 import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
 import * as MediaStores from "../support/MediaStores.js"
-import { freshDatabase, type GatewayWithBlobs, simulatedNetwork, startGateway } from "../support/TestGateway.js"
+import { freshDatabase, type GatewayWithBlobs, OPERATOR_TOKEN, simulatedNetwork, startGateway } from "../support/TestGateway.js"
 
 const DAY = 86_400_000
 const MB = 1024 * 1024
@@ -166,4 +169,34 @@ describe("storage upkeep and policy", () => {
       assert.deepStrictEqual([storage.used_bytes, storage.delete_at], [0, null])
       assert.strictEqual((yield* api.messages.get({ path: { id: first.id } })).media?.deleted, true)
     }))
+
+  it.scopedLive("the operator CLI sets and shows the policy, and GET /storage shows what it set", () =>
+    Effect.gen(function*() {
+      const gateway = yield* startGateway(yield* freshDatabase)
+      const acme = yield* provision(gateway.ops)
+      const cli = (...args: Array<string>) =>
+        Effect.promise(async () => {
+          const { stdout } = await promisify(execFile)(
+            process.execPath,
+            ["--import", "tsx", join(import.meta.dirname, "../../apps/gateway/src/cli.ts"), ...args],
+            { env: { ...process.env, WAGATE_URL: gateway.url, OPERATOR_TOKEN } }
+          ).catch((e) => e as { stdout: string })
+          return JSON.parse(stdout)
+        })
+      const account = String(acme.accountId)
+      const set = yield* cli("storage", "policy", "--account", account, "--skip-groups", "on", "--retention-days", "90", "--unknown-max-mb", "5")
+      assert.deepStrictEqual(set, {
+        skip_groups: true,
+        skip_unknown: false,
+        unknown_max_mb: 5,
+        chat_daily_mb: null,
+        ceiling_bytes: null,
+        retention_days: 90
+      })
+      const cleared = yield* cli("storage", "policy", "--account", account, "--unknown-max-mb", "off")
+      assert.deepStrictEqual([cleared.skip_groups, cleared.unknown_max_mb, cleared.retention_days], [true, null, 90])
+      assert.deepStrictEqual(yield* cli("storage", "show", "--account", account), cleared)
+      const storage = yield* (yield* gateway.client(acme.accountKey)).storage.get()
+      assert.deepStrictEqual([storage.policy.skip_groups, storage.retention_days], [true, 90])
+    }), { timeout: 180_000 })
 })

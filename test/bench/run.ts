@@ -7,7 +7,8 @@ import * as Effect from "effect/Effect"
 const benchmarks: Record<string, (argv: ReadonlyArray<string>) => Effect.Effect<void, unknown>> = {
   messages: (argv) => Effect.flatMap(Effect.promise(() => import("./messages.js")), (m) => m.main(argv)),
   baileys: (argv) => Effect.flatMap(Effect.promise(() => import("./baileys.js")), (m) => m.main(argv)),
-  webhooks: (argv) => Effect.flatMap(Effect.promise(() => import("./webhooks.js")), (m) => m.main(argv))
+  webhooks: (argv) => Effect.flatMap(Effect.promise(() => import("./webhooks.js")), (m) => m.main(argv)),
+  media: (argv) => Effect.flatMap(Effect.promise(() => import("./media.js")), (m) => m.main(argv))
 }
 
 const [name, ...argv] = process.argv.slice(2)

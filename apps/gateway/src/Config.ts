@@ -1,6 +1,7 @@
 /**
  * Every setting of the gateway, read once through `Config` (environment variables by default).
  */
+import * as HostCheck from "@wagate/mcp/HostCheck"
 import * as IncomingMedia from "@wagate/numbers/IncomingMedia"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
@@ -22,6 +23,10 @@ export interface GatewaySettings {
   readonly operatorToken: Option.Option<Redacted.Redacted>
   readonly messageRetentionDays: number
   readonly maxBodyBytes: number
+  /** Longest time to receive a whole request (headers and body), in milliseconds. */
+  readonly requestTimeoutMs: number
+  /** Longest time to receive a request's headers, in milliseconds. */
+  readonly headersTimeoutMs: number
   /** Take the client address from X-Forwarded-For (only behind a trusted proxy). */
   readonly trustProxy: boolean
   /** The WhatsApp network: the real one (Baileys) or the simulator. */
@@ -49,6 +54,8 @@ export interface GatewaySettings {
   readonly mediaUpkeepIntervalMs: number
   /** How often expired archives are deleted and unfinished exports handed to their entity again. */
   readonly exportJanitorIntervalMs: number
+  /** Host names the MCP tool server answers for (Host and Origin headers); `*`: any. */
+  readonly mcpAllowedHosts: ReadonlyArray<string>
 }
 
 export const settings: Config.Config<GatewaySettings> = Config.all({
@@ -74,6 +81,16 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
     Config.withDescription("Messages older than this are not returned")
   ),
   maxBodyBytes: Config.integer("MAX_BODY_BYTES").pipe(Config.withDefault(1024 * 1024)),
+  requestTimeoutMs: Config.integer("HTTP_REQUEST_TIMEOUT_MS").pipe(
+    Config.withDefault(30_000),
+    Config.validate({ message: "HTTP_REQUEST_TIMEOUT_MS must be positive", validation: (n) => n > 0 }),
+    Config.withDescription("Longest time to receive a whole request, headers and body (408 after it)")
+  ),
+  headersTimeoutMs: Config.integer("HTTP_HEADERS_TIMEOUT_MS").pipe(
+    Config.withDefault(10_000),
+    Config.validate({ message: "HTTP_HEADERS_TIMEOUT_MS must be positive", validation: (n) => n > 0 }),
+    Config.withDescription("Longest time to receive a request's headers (408 after it)")
+  ),
   trustProxy: Config.boolean("TRUST_PROXY").pipe(Config.withDefault(false)),
   waDriver: Config.literal("baileys", "simulator")("WA_DRIVER").pipe(
     Config.withDefault("baileys" as const),
@@ -126,6 +143,10 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
     Config.withDefault(60_000),
     Config.validate({ message: "EXPORT_JANITOR_INTERVAL_MS must be positive", validation: (n) => n > 0 }),
     Config.withDescription("How often expired archives are deleted and stalled exports handed over again (ms)")
+  ),
+  mcpAllowedHosts: Config.array(Config.string(), "MCP_ALLOWED_HOSTS").pipe(
+    Config.withDefault(HostCheck.LOCAL_HOSTS),
+    Config.withDescription("Host names /api/mcp answers for, comma-separated (DNS rebinding protection); * allows any")
   )
 })
 

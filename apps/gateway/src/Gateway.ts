@@ -39,6 +39,7 @@ import * as Option from "effect/Option"
 import type { KeyRevocations } from "./auth/KeyRevocations.js"
 import { OperatorToken } from "./auth/OperatorToken.js"
 import { hostsEntities } from "./cluster/Cluster.js"
+import { NumberWaker } from "./cluster/NumberWaker.js"
 import { type GatewaySettings, Settings } from "./Config.js"
 import { Health } from "./Health.js"
 import { HttpLive } from "./http/Server.js"
@@ -95,6 +96,7 @@ export const layer = (settings: GatewaySettings, infra: Infrastructure) => {
       NumberLive,
       AccountLive,
       NumberSupervisor,
+      NumberWaker,
       WebhookLive,
       WebhookDispatcher,
       MediaUpkeep.layer(settings.mediaUpkeepIntervalMs),

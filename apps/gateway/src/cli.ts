@@ -15,11 +15,12 @@ import { accountCommand } from "./cli/AccountCommands.js"
 import { keyCommand } from "./cli/KeyCommands.js"
 import { numberCommand } from "./cli/NumberCommands.js"
 import { group } from "./cli/Operator.js"
+import { storageCommand } from "./cli/StorageCommands.js"
 import { webhookCommand } from "./cli/WebhookCommands.js"
 
 const wagate = Command.make("wagate", {}, group("")).pipe(
   Command.withDescription("Operate a wagate gateway: accounts, numbers, money, keys and webhooks"),
-  Command.withSubcommands([accountCommand, numberCommand, keyCommand, webhookCommand])
+  Command.withSubcommands([accountCommand, numberCommand, keyCommand, webhookCommand, storageCommand])
 )
 
 const cli = Command.run(wagate, { name: "wagate", version: "1.0.0" })

@@ -19,13 +19,25 @@ export type MediaKind = typeof MediaKind.Type
  * @since 1.0.0
  */
 export const MessageMedia = Schema.Struct({
-  kind: MediaKind,
-  mime_type: Schema.String,
-  filename: Schema.NullOr(Schema.String),
-  size: Schema.NullOr(Schema.Int).annotations({ description: "Bytes; null while the file is not stored" }),
-  caption: Schema.NullOr(Schema.String),
-  deleted: Schema.Boolean.annotations({ description: "The file was deleted; the message text remains" })
-}).annotations({ identifier: "MessageMedia" })
+  kind: MediaKind.annotations({
+    description: "photo (image), video, voice (voice notes and audio), document (any other file), sticker"
+  }),
+  mime_type: Schema.String.annotations({ description: "Type of the file, e.g. image/jpeg, application/pdf" }),
+  filename: Schema.NullOr(Schema.String).annotations({
+    description: "Original file name (documents; other kinds usually have none). GET /media/{id}?download=1 saves under it"
+  }),
+  size: Schema.NullOr(Schema.Int).annotations({
+    description: "Bytes; null while an incoming file is downloading (media_pending) or when it was not kept (media_skipped)"
+  }),
+  caption: Schema.NullOr(Schema.String).annotations({ description: "Caption of a photo, video or document" }),
+  deleted: Schema.Boolean.annotations({
+    description: "The file was deleted (DELETE /media/{id}, POST /media/delete or retention); the message and its text remain"
+  })
+}).annotations({
+  identifier: "MessageMedia",
+  description: "The file of a message: null for messages without one. The file is kept in the gateway's storage " +
+    "and counted in GET /storage unless media_skipped says why not; GET /media/{id} redirects to a link valid 15 minutes."
+})
 /** @since 1.0.0 */
 export type MessageMedia = typeof MessageMedia.Type
 

@@ -21,7 +21,7 @@ import { SetWebhookRequest, Webhook } from "./Webhook.js"
 
 /** @since 1.0.0 */
 export class OperatorAuth extends HttpApiMiddleware.Tag<OperatorAuth>()("OperatorAuth", {
-  failure: Schema.Union(E.wire(E.Unauthorized), E.wire(E.InvalidKey)),
+  failure: Schema.Union(E.wire(E.Unauthorized), E.wire(E.InvalidKey), E.wire(E.RateLimited)),
   security: { operator: HttpApiSecurity.bearer }
 }) {}
 

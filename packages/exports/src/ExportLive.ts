@@ -46,6 +46,7 @@ export const ExportLive = ExportEntity.toLayer(
       const started = yield* records.start(exportId, startedAt)
       if (Option.isNone(started)) return
       const row = started.value
+      yield* Effect.logInfo(`archive export ${exportId} running`)
       const key = archiveKey(row)
       const result = yield* ArchiveBuilder.build({
         filter: {

@@ -23,6 +23,9 @@ import * as NumberSend from "./NumberSend.js"
 
 export { newWaMessageId } from "./NumberSend.js"
 
+/** How long a send or check waits for a linked number that is still connecting. */
+export const STARTING_GRACE = "5 seconds"
+
 export const NumberLive = NumberEntity.toLayer(
   Effect.gen(function*() {
     const address = yield* Entity.CurrentAddress
@@ -70,10 +73,18 @@ export const NumberLive = NumberEntity.toLayer(
     const send = yield* NumberSend.make(ctx, connection.session)
     const check = NumberCheck.make(ctx, connection.session, states)
 
+    // A linked number that has just started (moved to this runner, or woken) connects within
+    // moments: a send or check arriving meanwhile waits for it rather than being refused.
+    const connected = Effect.whileLoop({
+      while: () => number.linked && ctx.connection.current.status === "STARTING",
+      body: () => connection.nextChange,
+      step: () => {}
+    }).pipe(Effect.timeout(STARTING_GRACE), Effect.ignore)
+
     return NumberEntity.of({
-      Send: ({ payload }) => serialized(send(payload)),
+      Send: ({ payload }) => Effect.zipRight(connected, serialized(send(payload))),
       Limits: () => Effect.flatMap(DomainClock.now, counters.limitsView),
-      Check: ({ payload }) => serialized(check(payload.phone)),
+      Check: ({ payload }) => Effect.zipRight(connected, serialized(check(payload.phone))),
       Connection: () => Effect.sync(() => ctx.connection.current),
       Link: ({ payload }) =>
         Effect.gen(function*() {

@@ -129,11 +129,8 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
       return Option.map(Option.fromNullable(row), (r) => new Date(r.created_at))
     }, Effect.orDie)
 
-    const policy = Effect.fn("MediaFiles.policy")(function*(accountId: number) {
-      const [row] = yield* sql<Record<keyof Policy, any>>`
-        SELECT skip_groups, skip_unknown, unknown_max_mb, chat_daily_mb, ceiling_bytes, retention_days
-        FROM storage_policies WHERE account_id = ${accountId}`
-      if (row === undefined) return DEFAULT_POLICY
+    const toPolicy = (row: Record<keyof Policy, any> | null | undefined): Policy => {
+      if (row === undefined || row === null) return DEFAULT_POLICY
       return {
         skip_groups: row.skip_groups,
         skip_unknown: row.skip_unknown,
@@ -141,7 +138,43 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
         chat_daily_mb: row.chat_daily_mb,
         ceiling_bytes: row.ceiling_bytes === null ? null : int(row.ceiling_bytes),
         retention_days: row.retention_days
-      } satisfies Policy
+      }
+    }
+
+    const policy = Effect.fn("MediaFiles.policy")(function*(accountId: number) {
+      const [row] = yield* sql<Record<keyof Policy, any>>`
+        SELECT skip_groups, skip_unknown, unknown_max_mb, chat_daily_mb, ceiling_bytes, retention_days
+        FROM storage_policies WHERE account_id = ${accountId}`
+      return toPolicy(row)
+    }, Effect.orDie)
+
+    /**
+     * What GET /storage shows, read in one statement: the running totals, the policy, the files
+     * still downloading and the oldest kept file's time.
+     */
+    const snapshot = Effect.fn("MediaFiles.snapshot")(function*(accountId: number) {
+      const [row] = yield* sql<{
+        usage: ReadonlyArray<{ n: number; k: MediaKind; b: number; f: number }>
+        policy: Record<keyof Policy, any> | null
+        pending: string
+        oldest: Date | null
+      }>`
+        SELECT
+          (SELECT coalesce(json_agg(json_build_object('n', number_id, 'k', kind, 'b', bytes, 'f', files)), '[]'::json)
+           FROM media_usage WHERE account_id = ${accountId} AND files > 0) AS usage,
+          (SELECT row_to_json(p) FROM (
+             SELECT skip_groups, skip_unknown, unknown_max_mb, chat_daily_mb, ceiling_bytes, retention_days
+             FROM storage_policies WHERE account_id = ${accountId}) p) AS policy,
+          (SELECT count(*) FROM messages WHERE media_pending AND account_id = ${accountId}
+             AND number_id IN (SELECT id FROM numbers WHERE account_id = ${accountId})) AS pending,
+          (SELECT created_at FROM media_files WHERE account_id = ${accountId} AND deleted_at IS NULL
+           ORDER BY created_at, id LIMIT 1) AS oldest`
+      return {
+        usage: row.usage.map((u) => ({ numberId: int(u.n), kind: u.k, bytes: int(u.b), files: int(u.f) })),
+        policy: toPolicy(row.policy),
+        pendingFiles: int(row.pending),
+        oldestFileAt: row.oldest === null ? null : new Date(row.oldest)
+      }
     }, Effect.orDie)
 
     /** Replaces the account's policy with `changes` applied over the current one. */
@@ -323,6 +356,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
 
     return {
       usage,
+      snapshot,
       usedBytes,
       dailyStorageChargeTiyn,
       pendingFiles,

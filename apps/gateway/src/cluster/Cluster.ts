@@ -12,12 +12,23 @@ import type { GatewaySettings } from "../Config.js"
 
 /**
  * Must be identical on every node, api nodes included: lock numbers and shard ids derive from
- * it. Shorter lock timings move the shards of a killed runner in about 12 s instead of 27 s.
+ * it, and a node with other timings would judge the others' liveness differently. They are
+ * constants of the code, not settings, so every node of one release has the same.
+ *
+ * Failover after kill -9 of a runner (docs/operations.md): PostgreSQL frees the dead runner's
+ * advisory locks as soon as its connections drop; the health check (a ping every 2 s, five
+ * refused retries 0.5 s apart) marks it unhealthy, or its heartbeat ages past the 5 s lock
+ * expiration when the health check itself lived on it; the others see the change within 1 s,
+ * take its shards, and NumberWaker reconnects its numbers. A runner that stalls (GC pause, CPU
+ * starvation, a slow database) for longer than the expiration loses its place in the ring for
+ * a while, but never its locks: nobody owns a shard twice, its numbers only pause.
  */
 export const sharding: Partial<ShardingConfig.ShardingConfig["Type"]> = {
   shardsPerGroup: 300,
-  shardLockExpiration: "10 seconds",
-  shardLockRefreshInterval: "3 seconds"
+  shardLockExpiration: "5 seconds",
+  shardLockRefreshInterval: "1500 millis",
+  refreshAssignmentsInterval: "1 second",
+  runnerHealthCheckInterval: "2 seconds"
 }
 
 /** Whether this process hosts entities. */

@@ -1,6 +1,6 @@
 /**
  * The HTTP surface: the contract's handlers, authentication, the error middleware, the OpenAPI
- * document at /api/v1/openapi.json and the interactive docs at /docs.
+ * document at /api/v1/openapi.json, the interactive docs at /docs and the MCP tool server.
  */
 import type * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
@@ -13,6 +13,7 @@ import { SimNetwork } from "@wagate/whatsapp/sim/SimNetwork"
 import { KeyAuth } from "../auth/KeyAuth.js"
 import { OperatorToken } from "../auth/OperatorToken.js"
 import { Settings } from "../Config.js"
+import { McpLive } from "../mcp/McpLive.js"
 import * as ApiErrors from "./ApiErrors.js"
 import { AuthenticationLive } from "./Authentication.js"
 import { GatewayApi, GatewaySimApi } from "./GatewayApi.js"
@@ -62,6 +63,7 @@ const Handlers = Layer.mergeAll(
 const serve = <E, R>(api: HttpApi.HttpApi.Any, apiLayer: Layer.Layer<HttpApi.Api, E, R>) =>
   HttpApiBuilder.serve().pipe(
     Layer.provide(HttpApiScalar.layer({ path: DOCS_PATH })),
+    Layer.provide(McpLive.pipe(Layer.provide([KeyAuth.Default, NumberScope.Default]))),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: OPENAPI_PATH })),
     Layer.provide(Layer.unwrapEffect(Effect.map(Settings, ({ maxBodyBytes }) =>
       ApiErrors.layer(RouteTable.make([api], [["GET", OPENAPI_PATH], ["GET", DOCS_PATH]]), { maxBodyBytes })))),

@@ -23,7 +23,7 @@ import * as Schema from "effect/Schema"
  * @since 1.0.0
  */
 export class SimAuth extends HttpApiMiddleware.Tag<SimAuth>()("SimAuth", {
-  failure: Schema.Union(E.wire(E.Unauthorized), E.wire(E.InvalidKey)),
+  failure: Schema.Union(E.wire(E.Unauthorized), E.wire(E.InvalidKey), E.wire(E.RateLimited)),
   security: { operator: HttpApiSecurity.bearer }
 }) {}
 
@@ -163,6 +163,7 @@ export class SimGroup extends HttpApiGroup.make("sim")
       .addError(E.wire(E.NotFound))
       .addError(E.wire(E.NotConnected))
   )
+  .add(HttpApiEndpoint.get("numbers", "/numbers").addSuccess(Schema.Array(SimNumber)))
   .add(
     HttpApiEndpoint.get("number")`/numbers/${phone}`
       .addSuccess(SimNumber)

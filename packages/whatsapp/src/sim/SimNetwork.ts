@@ -79,6 +79,8 @@ export interface SimNetworkService {
     phone: string,
     restriction: { readonly reason: string; readonly until: number | null }
   ) => Effect.Effect<void, SimUnknownNumber>
+  /** Every number of the gateway the network knows, by phone. */
+  readonly numbers: Effect.Effect<ReadonlyArray<SimNumberState>>
   /** One of the gateway's numbers as the network sees it. */
   readonly number: (phone: string) => Effect.Effect<SimNumberState, SimUnknownNumber>
   /** What the network accepted from the gateway's numbers, oldest first. */
@@ -177,6 +179,7 @@ export const make = (config: Partial<SimConfig> = {}): Effect.Effect<SimNetworkS
       pair,
       disconnect,
       restrict,
+      numbers: Effect.sync(() => Array.from(model.devices.values(), SimDevice.snapshot)),
       number: (phone) => Effect.map(known(phone), SimDevice.snapshot),
       sent: (filter = {}) =>
         Effect.sync(() =>

@@ -184,6 +184,7 @@ export class SimRpcs extends RpcGroup.make(
     payload: { phone: Schema.String, reason: Schema.String, until: Schema.NullOr(Schema.Number) },
     error: WireUnknownNumber
   }),
+  Rpc.make("Numbers", { success: Schema.Array(NumberState) }),
   Rpc.make("Number", { payload: { phone: Schema.String }, success: NumberState, error: WireUnknownNumber }),
   Rpc.make("SentLog", {
     payload: { from: Schema.optional(Schema.String), to: Schema.optional(Schema.String) },

@@ -119,6 +119,7 @@ export const make = Effect.gen(function*() {
         Effect.catchTag("RpcClientError", Effect.die),
         Effect.mapError(control)
       ) as Effect.Effect<void, SimUnknownNumber>,
+    numbers: Effect.orDie(client.Numbers()),
     number: (phone) =>
       client.Number({ phone }).pipe(
         Effect.catchTag("RpcClientError", Effect.die),

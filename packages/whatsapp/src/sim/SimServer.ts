@@ -85,6 +85,7 @@ export const layerHandlers = SimRpcs.toLayer(Effect.gen(function*() {
     Pair: ({ code, phone }) => Effect.mapError(network.pair(phone, code), control),
     Disconnect: ({ phone, reason }) => Effect.mapError(network.disconnect(phone, reason), control),
     Restrict: ({ phone, reason, until }) => Effect.mapError(network.restrict(phone, { reason, until }), unknownNumber),
+    Numbers: () => network.numbers,
     Number: ({ phone }) => Effect.mapError(network.number(phone), unknownNumber),
     SentLog: (filter) => network.sent(filter),
     Reset: () => network.reset,

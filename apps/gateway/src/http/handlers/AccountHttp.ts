@@ -1,6 +1,6 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { WagateApi } from "@wagate/domain/Api"
-import { CurrentKey } from "@wagate/domain/Auth"
+import { CurrentKey, type Principal } from "@wagate/domain/Auth"
 import { Accounts, type Funds, toLinkedNumber } from "@wagate/store/Accounts"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -9,22 +9,25 @@ import { requireAccountKey } from "../NumberScope.js"
 
 const balanceOf = ({ paidUntil: _, ...balance }: Funds) => balance
 
+/** The numbers a key covers and, for an account key, the balance (GET /status, MCP get_status). */
+export const makeStatus = Effect.map(Accounts, (accounts) =>
+  Effect.fn("Account.status")(function*(principal: Principal) {
+    const [numbers, current] = yield* Effect.all([
+      accounts.numbers(principal.accountId, principal.numberId),
+      Effect.flatMap(Clock.currentTimeMillis, (now) => accounts.funds(principal.accountId, now))
+    ], { concurrency: "unbounded" })
+    const linked = numbers.map((n) => toLinkedNumber(n, current))
+    return principal.numberId === null ? { numbers: linked, balance: balanceOf(current) } : { numbers: linked }
+  }))
+
 export const AccountHttp = HttpApiBuilder.group(WagateApi, "account", (handlers) =>
   Effect.gen(function*() {
     const accounts = yield* Accounts
+    const status = yield* makeStatus
     const funds = Effect.flatMap(CurrentKey, (principal) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => accounts.funds(principal.accountId, now)))
     return handlers
-      .handle("status", () =>
-        Effect.gen(function*() {
-          const principal = yield* CurrentKey
-          const [numbers, current] = yield* Effect.all([
-            accounts.numbers(principal.accountId, principal.numberId),
-            funds
-          ], { concurrency: "unbounded" })
-          const linked = numbers.map((n) => toLinkedNumber(n, current))
-          return principal.numberId === null ? { numbers: linked, balance: balanceOf(current) } : { numbers: linked }
-        }))
+      .handle("status", () => Effect.flatMap(CurrentKey, status))
       .handle("balance", () =>
         Effect.gen(function*() {
           yield* requireAccountKey(yield* CurrentKey)

@@ -1,6 +1,6 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { WagateApi } from "@wagate/domain/Api"
-import { CurrentKey } from "@wagate/domain/Auth"
+import { CurrentKey, type Principal } from "@wagate/domain/Auth"
 import { NumberEntity } from "@wagate/entities/NumberEntity"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -8,14 +8,19 @@ import { Settings } from "../../Config.js"
 import { bounded } from "../EntityCalls.js"
 import { NumberScope } from "../NumberScope.js"
 
+/** A number's limits and trust index, as GET /limits and the MCP tool get_limits tell them. */
+export const makeLimits = Effect.gen(function*() {
+  const scope = yield* NumberScope
+  const numbers = yield* NumberEntity.client
+  const { entityTimeoutMs } = yield* Settings
+  return Effect.fn("Limits.of")(function*(principal: Principal, from: string | number | undefined) {
+    const number = yield* scope.acting(principal, from)
+    return yield* numbers(String(number.id)).Limits().pipe(bounded(Duration.millis(entityTimeoutMs)))
+  })
+})
+
 export const LimitsHttp = HttpApiBuilder.group(WagateApi, "limits", (handlers) =>
   Effect.gen(function*() {
-    const scope = yield* NumberScope
-    const numbers = yield* NumberEntity.client
-    const { entityTimeoutMs } = yield* Settings
-    return handlers.handle("get", ({ urlParams }) =>
-      Effect.gen(function*() {
-        const number = yield* scope.acting(yield* CurrentKey, urlParams.from)
-        return yield* numbers(String(number.id)).Limits().pipe(bounded(Duration.millis(entityTimeoutMs)))
-      }))
+    const limits = yield* makeLimits
+    return handlers.handle("get", ({ urlParams }) => Effect.flatMap(CurrentKey, (principal) => limits(principal, urlParams.from)))
   }))

@@ -1,13 +1,11 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import {
   EmailTaken,
-  InvalidKey,
   InvalidParam,
   NotFound,
   NumberNotFound,
   NumbersLimit,
-  PhoneTaken,
-  Unauthorized
+  PhoneTaken
 } from "@wagate/domain/ApiError"
 import { AccountId, ApiKeyId, NumberId } from "@wagate/domain/Ids"
 import type { ConnectionState } from "@wagate/entities/NumberEntity"
@@ -21,25 +19,17 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import { KeyAuth } from "../../auth/KeyAuth.js"
 import * as Prometheus from "../../infra/Prometheus.js"
 import { Settings } from "../../Config.js"
-import { OperatorToken } from "../../auth/OperatorToken.js"
+import { makeOperatorCheck } from "../../auth/OperatorCheck.js"
 import { bounded } from "../EntityCalls.js"
 import { normalizePhone } from "../Params.js"
 import { GatewayApi } from "../GatewayApi.js"
 
 export const OperatorAuthLive = Layer.effect(
   OperatorAuth,
-  Effect.map(OperatorToken, (token) =>
-    OperatorAuth.of({
-      operator: (bearer) => {
-        const value = Redacted.value(bearer)
-        if (value === "") return Effect.fail(new Unauthorized({ error: "Operator token required" }))
-        return token.matches(value) ? Effect.void : Effect.fail(new InvalidKey({ error: "Operator token is not valid" }))
-      }
-    }))
+  Effect.map(makeOperatorCheck, (check) => OperatorAuth.of({ operator: check }))
 )
 
 export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>

@@ -6,8 +6,10 @@
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Capacity, InvalidParam } from "@wagate/domain/ApiError"
-import { CurrentKey } from "@wagate/domain/Auth"
-import { NumberEntity } from "@wagate/entities/NumberEntity"
+import { CurrentKey, type Principal } from "@wagate/domain/Auth"
+import type { MessageSource } from "@wagate/domain/Message"
+import { NumberEntity, type Sent } from "@wagate/entities/NumberEntity"
+import type { NumberRow } from "@wagate/store/Accounts"
 import { Conversations } from "@wagate/store/Conversations"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -19,20 +21,26 @@ import { bounded } from "../EntityCalls.js"
 import { NumberScope } from "../NumberScope.js"
 import { parseJson, validateSend } from "../SendRequest.js"
 
-export const makeSend = Effect.gen(function*() {
+/** What a send comes to: the message handed to the network, or the first answer to its Idempotency-Key. */
+export type SendAnswer =
+  | { readonly _tag: "Sent"; readonly number: NumberRow; readonly sent: Sent }
+  | { readonly _tag: "Replayed"; readonly status: number; readonly body: unknown }
+
+/**
+ * A send as every surface makes it (REST, MCP): the body's rules, the acting number within the
+ * key's scope, the idempotency key, and the number's entity, which enforces the limits.
+ */
+export const makeSendMessage = Effect.gen(function*() {
   const scope = yield* NumberScope
   const conversations = yield* Conversations
   const numbers = yield* NumberEntity.client
   const { entityTimeoutMs } = yield* Settings
 
-  return ({ request }: { readonly request: HttpServerRequest.HttpServerRequest }) =>
-    Effect.gen(function*() {
-      const principal = yield* CurrentKey
-      const body = yield* Effect.flatMap(Effect.orElseSucceed(request.text, () => ""), parseJson)
+  return Effect.fn("Send.message")(
+    function*(principal: Principal, body: unknown, key: string | undefined, source: MessageSource) {
       const send = yield* validateSend(body)
       const number = yield* scope.acting(principal, send.from)
 
-      const key = request.headers["idempotency-key"]
       let idempotency: { key: string; requestHash: string } | undefined
       if (key !== undefined) {
         if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
@@ -49,18 +57,31 @@ export const makeSend = Effect.gen(function*() {
           if (seen.value.answer === null) {
             return yield* new Capacity({ error: "The first request with this Idempotency-Key is still in progress", retryAfter: 1 })
           }
-          return HttpServerResponse.unsafeJson(seen.value.answer.body, {
-            status: seen.value.answer.status,
-            headers: { "idempotent-replayed": "true" }
-          })
+          return { _tag: "Replayed", status: seen.value.answer.status, body: seen.value.answer.body } satisfies SendAnswer
         }
         idempotency = { key, requestHash }
       }
 
       const timeout = Duration.millis(send.content._tag === "text" ? entityTimeoutMs : 6 * entityTimeoutMs)
-      const sent = yield* numbers(String(number.id)).Send({ to: send.to, content: send.content, source: "api", idempotency }).pipe(
+      const sent = yield* numbers(String(number.id)).Send({ to: send.to, content: send.content, source, idempotency }).pipe(
         bounded(timeout)
       )
+      return { _tag: "Sent", number, sent } satisfies SendAnswer
+    }
+  )
+})
+
+export const makeSend = Effect.gen(function*() {
+  const sendMessage = yield* makeSendMessage
+  return ({ request }: { readonly request: HttpServerRequest.HttpServerRequest }) =>
+    Effect.gen(function*() {
+      const principal = yield* CurrentKey
+      const body = yield* Effect.flatMap(Effect.orElseSucceed(request.text, () => ""), parseJson)
+      const answer = yield* sendMessage(principal, body, request.headers["idempotency-key"], "api")
+      if (answer._tag === "Replayed") {
+        return HttpServerResponse.unsafeJson(answer.body, { status: answer.status, headers: { "idempotent-replayed": "true" } })
+      }
+      const { number, sent } = answer
       return HttpServerResponse.unsafeJson(
         { ok: true, id: sent.messageId, wa_message_id: sent.waMessageId, from: { id: number.id, phone: sent.phone } },
         { headers: quotaHeaders(sent.quota) }

@@ -9,7 +9,6 @@ import { Accounts } from "@wagate/store/Accounts"
 import { MediaFiles } from "@wagate/store/MediaFiles"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import { requireAccountKey } from "../NumberScope.js"
 
 export const StorageHttp = HttpApiBuilder.group(WagateApi, "storage", (handlers) =>
@@ -22,19 +21,9 @@ export const StorageHttp = HttpApiBuilder.group(WagateApi, "storage", (handlers)
         yield* requireAccountKey(principal)
         const accountId = principal.accountId
         const now = yield* Clock.currentTimeMillis
-        const [usage, policy, pendingFiles, oldest, funds] = yield* Effect.all([
-          files.usage(accountId),
-          files.policy(accountId),
-          files.pendingFiles(accountId),
-          files.oldestFileAt(accountId),
-          accounts.funds(accountId, now)
-        ], { concurrency: "unbounded" })
-        return StorageReport.make({
-          usage,
-          policy,
-          pendingFiles,
-          oldestFileAt: Option.getOrNull(oldest),
-          daysLeft: funds.days_left
+        const [snapshot, funds] = yield* Effect.all([files.snapshot(accountId), accounts.funds(accountId, now)], {
+          concurrency: "unbounded"
         })
+        return StorageReport.make({ ...snapshot, daysLeft: funds.days_left })
       }))
   }))

@@ -1,0 +1,84 @@
+/**
+ * The tool server at /api/mcp, on the gateway's own code paths: the REST API's key check and
+ * request limits, number scoping, and the handlers' operations (a send is the REST send with
+ * `source` mcp).
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import { InvalidFrom, InvalidParam } from "@wagate/domain/ApiError"
+import { McpGateway, type Refusal } from "@wagate/mcp/McpGateway"
+import * as McpHttp from "@wagate/mcp/McpHttp"
+import type { SentMessage } from "@wagate/mcp/Tools"
+import * as Effect from "effect/Effect"
+import { KeyAuth } from "../auth/KeyAuth.js"
+import { Settings } from "../Config.js"
+import { clientIp, keyOf } from "../http/Authentication.js"
+import { makeStatus } from "../http/handlers/AccountHttp.js"
+import { makeCheck } from "../http/handlers/ContactsHttp.js"
+import { makeLimits } from "../http/handlers/LimitsHttp.js"
+import { makeSendMessage } from "../http/handlers/SendHttp.js"
+
+/** `from` as the REST bodies take it: a number id or a phone. */
+const fromOf = (from: unknown) =>
+  from === undefined || typeof from === "string" || typeof from === "number"
+    ? Effect.succeed(from)
+    : Effect.fail(new InvalidFrom())
+
+/** The stored answer of an earlier send with the same idempotency key, as a tool's outcome. */
+const replayed = (status: number, body: unknown): Effect.Effect<SentMessage, Refusal> => {
+  const answer = body as Record<string, any>
+  return status === 200
+    ? Effect.succeed({ ok: true, id: answer.id, wa_message_id: answer.wa_message_id, from: answer.from })
+    : Effect.fail({ code: String(answer.code), error: String(answer.error) })
+}
+
+const make = Effect.gen(function*() {
+  const auth = yield* KeyAuth
+  const { trustProxy } = yield* Settings
+  const send = yield* makeSendMessage
+  const status = yield* makeStatus
+  const limits = yield* makeLimits
+  const check = yield* makeCheck
+
+  return McpGateway.of({
+    authenticate: (request) => auth.authenticate(keyOf(request.headers), clientIp(request, trustProxy)),
+    sendMessage: (principal, args) =>
+      Effect.gen(function*() {
+        const key = args.idempotency_key
+        if (key !== undefined && typeof key !== "string") {
+          return yield* new InvalidParam({ error: "idempotency_key must be a string" })
+        }
+        const answer = yield* send(principal, args, key, "mcp")
+        if (answer._tag === "Replayed") return yield* replayed(answer.status, answer.body)
+        const { number, sent } = answer
+        return {
+          ok: true,
+          id: sent.messageId,
+          wa_message_id: sent.waMessageId,
+          from: { id: number.id, phone: sent.phone },
+          quota: sent.quota
+        } satisfies SentMessage
+      }),
+    getStatus: status,
+    getLimits: (principal, args) => Effect.flatMap(fromOf(args.from), (from) => limits(principal, from)),
+    checkNumber: (principal, args) =>
+      Effect.gen(function*() {
+        const from = yield* fromOf(args.from)
+        if (typeof args.phone !== "string") {
+          return yield* new InvalidParam({ error: "phone must be digits in international format" })
+        }
+        return yield* check(principal, { phone: args.phone, from })
+      })
+  })
+})
+
+/** Serves /api/mcp beside the REST API. */
+export const McpLive = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function*() {
+    const gateway = yield* make
+    const { mcpAllowedHosts } = yield* Settings
+    yield* router.all(
+      McpHttp.MCP_PATH,
+      McpHttp.handle({ allowedHosts: mcpAllowedHosts }).pipe(Effect.provideService(McpGateway, gateway))
+    )
+  })
+)

@@ -1,0 +1,224 @@
+/**
+ * Media files and storage accounting, against a gateway started as `npm start` starts it (its
+ * own process, PostgreSQL, the S3 store on a local s3rver):
+ *
+ * - GET /storage on an account with 1,000,000 files: p50 / p99 over sequential requests.
+ *   Baseline: the plain `SELECT sum(size)` over the same rows. Target: p99 under 50 ms.
+ * - POST /media/delete of 100,000 files: time, and the gateway's peak RSS growth during it.
+ *   Target: under 100 MB.
+ * - An outgoing 50 MB attachment (POST /messages/send with a document URL): the gateway's peak
+ *   RSS growth. Baseline: a plain S3 upload of the same bytes from this process (lib-storage,
+ *   streamed from a file). Target: under 30 MB.
+ *
+ *   npx tsx test/bench/media.ts [--files 1000000] [--bulk 100000] [--requests 1000] [--mb 50]
+ *
+ * Run under `flock /tmp/wagate-bench.lock`. Exits non-zero when a target is missed. Results:
+ * docs/performance.md.
+ */
+import { S3Client } from "@aws-sdk/client-s3"
+import { Upload } from "@aws-sdk/lib-storage"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as OpsClient from "@wagate/client/OpsClient"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { createReadStream, mkdtempSync, writeFileSync } from "node:fs"
+import { createServer } from "node:http"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { parseArgs } from "node:util"
+import S3rver from "s3rver"
+import { provision, uniquePhone } from "../support/Fixtures.js"
+import * as BenchDatabase from "./support/BenchDatabase.js"
+import { startGateway } from "./support/Gateway.js"
+import { machine, rssMiB } from "./support/Processes.js"
+
+const OPERATOR_TOKEN = "wag_op_bench_operator_token"
+const BUCKET = "wagate-bench"
+const DB_NAME = "wagate_bench_media"
+const SEED_CHUNK = 100_000
+
+const options = (argv: ReadonlyArray<string>) => {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      files: { type: "string", default: "1000000" },
+      bulk: { type: "string", default: "100000" },
+      requests: { type: "string", default: "1000" },
+      mb: { type: "string", default: "50" }
+    }
+  })
+  return { files: Number(values.files), bulk: Number(values.bulk), requests: Number(values.requests), mb: Number(values.mb) }
+}
+
+const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0
+
+const ms = (n: number) => `${n.toFixed(1)} ms`
+
+/** Samples `pid`'s RSS every 20 ms while `work` runs; the peak growth over the RSS before it. */
+const peakGrowth = <A, E, R>(pid: () => number, work: Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const before = rssMiB(pid())
+    let peak = before
+    const timer = setInterval(() => void (peak = Math.max(peak, rssMiB(pid()))), 20)
+    const started = performance.now()
+    const result = yield* work.pipe(Effect.ensuring(Effect.sync(() => clearInterval(timer))))
+    peak = Math.max(peak, rssMiB(pid()))
+    return { result, growthMiB: peak - before, seconds: (performance.now() - started) / 1000 }
+  })
+
+/** `count` messages with files on one number, in chunks (the usage triggers run per statement). */
+const seedFiles = (accountId: number, numberId: number, count: number) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    for (let from = 0; from < count; from += SEED_CHUNK) {
+      const n = Math.min(SEED_CHUNK, count - from)
+      yield* sql`
+        WITH msgs AS (
+          INSERT INTO messages (account_id, number_id, direction, source, chat_id, peer, wa_message_id, type, text,
+                                status, media, created_at, updated_at)
+          SELECT ${accountId}, ${numberId}, 'in', 'network', '7701' || lpad((i % 1000)::text, 7, '0') || '@c.us',
+                 '7701' || lpad((i % 1000)::text, 7, '0'), ${`S${numberId}-`} || i, 'image', '', 'received',
+                 '{"kind":"photo","mime_type":"image/jpeg","filename":null,"size":1000,"caption":null,"deleted":false}'::jsonb,
+                 now() - interval '1 second' * i, now()
+          FROM generate_series(${from + 1}::int, ${from + n}::int) AS i
+          RETURNING id, chat_id, created_at
+        )
+        INSERT INTO media_files (message_id, account_id, number_id, chat_id, kind, mime_type, size, blob_key, created_at)
+        SELECT id, ${accountId}, ${numberId}, chat_id, 'photo', 'image/jpeg', 1000 + id % 5000, 'bench/' || id, created_at
+        FROM msgs`
+    }
+    yield* sql`ANALYZE media_files`
+    yield* sql`ANALYZE messages`
+  })
+
+export const main = (argv: ReadonlyArray<string>) =>
+  Effect.scoped(Effect.gen(function*() {
+    const opts = options(argv)
+    yield* Console.log(`media benchmark: ${machine()}`)
+    yield* Console.log(`files ${opts.files}, bulk ${opts.bulk}, requests ${opts.requests}, attachment ${opts.mb} MB`)
+
+    // The S3 server and the fresh database.
+    const s3Dir = mkdtempSync(join(tmpdir(), "wagate-bench-s3-"))
+    const s3 = new S3rver({ address: "127.0.0.1", port: 0, silent: true, directory: s3Dir, configureBuckets: [{ name: BUCKET }] })
+    const s3Address = yield* Effect.acquireRelease(Effect.promise(() => s3.run()), () =>
+      Effect.promise(() => {
+        s3.httpServer.closeAllConnections()
+        return s3.close()
+      }))
+    const s3Endpoint = `http://127.0.0.1:${s3Address.port}`
+    yield* BenchDatabase.drop(DB_NAME)
+    const db = yield* BenchDatabase.open(DB_NAME, { messages: -1, chats: 0, days: 0 })
+    const gateway = yield* startGateway("media-gateway", {
+      DATABASE_URL: db.url,
+      MEDIA_ALLOW_PRIVATE_URLS: "true",
+      S3_BUCKET: BUCKET,
+      S3_ENDPOINT: s3Endpoint,
+      S3_ACCESS_KEY_ID: "S3RVER",
+      S3_SECRET_ACCESS_KEY: "S3RVER",
+      S3_FORCE_PATH_STYLE: "true"
+    })
+    const http = yield* Layer.build(NodeHttpClient.layerUndici)
+    const ops = yield* OpsClient.make({ baseUrl: gateway.url, token: OPERATOR_TOKEN }).pipe(Effect.provide(http))
+    const withDb = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provide(effect, db.context)
+    const missed: Array<string> = []
+
+    // 1. GET /storage over 1,000,000 files.
+    const big = yield* provision(ops).pipe(Effect.provide(http))
+    const seedStart = performance.now()
+    yield* withDb(seedFiles(big.accountId, big.numbers[0]!.id, opts.files))
+    yield* Console.log(`seeded ${opts.files} files in ${((performance.now() - seedStart) / 1000).toFixed(1)} s`)
+    const storageOnce = Effect.promise(async () => {
+      const t0 = performance.now()
+      const response = await fetch(`${gateway.url}/api/v1/storage`, { headers: { authorization: `Bearer ${big.accountKey}` } })
+      const body = await response.json() as { files: number }
+      if (response.status !== 200 || body.files !== opts.files) throw new Error(`GET /storage: ${response.status} ${JSON.stringify(body)}`)
+      return performance.now() - t0
+    })
+    for (let i = 0; i < 20; i++) yield* storageOnce
+    const latencies: Array<number> = []
+    for (let i = 0; i < opts.requests; i++) latencies.push(yield* storageOnce)
+    latencies.sort((a, b) => a - b)
+    const baseline: Array<number> = []
+    for (let i = 0; i < 5; i++) {
+      const t0 = performance.now()
+      yield* withDb(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql`SELECT sum(size) FROM media_files WHERE account_id = ${big.accountId} AND deleted_at IS NULL`))
+      baseline.push(performance.now() - t0)
+    }
+    baseline.sort((a, b) => a - b)
+    const p99 = percentile(latencies, 99)
+    yield* Console.log(
+      `GET /storage (${opts.files} files): p50 ${ms(percentile(latencies, 50))}, p99 ${ms(p99)}; ` +
+        `baseline SELECT sum(size): median ${ms(percentile(baseline, 50))}, max ${ms(baseline[baseline.length - 1]!)}; ` +
+        `ratio p50 ${(percentile(baseline, 50) / percentile(latencies, 50)).toFixed(1)}x faster — target p99 < 50 ms: ${p99 < 50 ? "met" : "MISSED"}`
+    )
+    if (p99 >= 50) missed.push("GET /storage p99")
+
+    // 2. Bulk deletion of 100,000 files.
+    const bulk = yield* provision(ops).pipe(Effect.provide(http))
+    yield* withDb(seedFiles(bulk.accountId, bulk.numbers[0]!.id, opts.bulk))
+    const deletion = yield* peakGrowth(() => gateway.child.pid, Effect.promise(async () => {
+      const response = await fetch(`${gateway.url}/api/v1/media/delete`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${bulk.accountKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ until: new Date(Date.now() + 60_000).toISOString() })
+      })
+      return await response.json() as { deleted: number }
+    }))
+    if (deletion.result.deleted !== opts.bulk) throw new Error(`bulk delete deleted ${JSON.stringify(deletion.result)}`)
+    yield* Console.log(
+      `POST /media/delete (${opts.bulk} files): ${deletion.seconds.toFixed(1)} s ` +
+        `(${Math.round(opts.bulk / deletion.seconds)} files/s), gateway peak RSS growth ${deletion.growthMiB.toFixed(1)} MiB — ` +
+        `target < 100 MB: ${deletion.growthMiB < 100 ? "met" : "MISSED"}`
+    )
+    if (deletion.growthMiB >= 100) missed.push("bulk delete RSS")
+
+    // 3. An outgoing 50 MB attachment, and a plain S3 upload of the same bytes.
+    const payload = Buffer.alloc(opts.mb * 1024 * 1024, 7)
+    payload.write("%PDF-1.4\n", 0)
+    const file = join(mkdtempSync(join(tmpdir(), "wagate-bench-file-")), "big.pdf")
+    writeFileSync(file, payload)
+    const files = yield* Effect.acquireRelease(
+      Effect.async<{ port: number; close: () => void }>((resume) => {
+        const server = createServer((_req, res) => {
+          res.writeHead(200, { "content-type": "application/pdf", "content-length": payload.length })
+          createReadStream(file).pipe(res)
+        })
+        server.listen(0, "127.0.0.1", () => resume(Effect.succeed({ port: (server.address() as any).port, close: () => server.close() })))
+      }),
+      (s) => Effect.sync(s.close)
+    )
+    const sender = yield* provision(ops).pipe(Effect.provide(http))
+    const send = Effect.promise(async () => {
+      const response = await fetch(`${gateway.url}/api/v1/messages/send`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${sender.accountKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ to: uniquePhone(), document: { url: `http://127.0.0.1:${files.port}/big.pdf`, filename: "big.pdf" } })
+      })
+      if (response.status !== 200) throw new Error(`send: ${response.status} ${await response.text()}`)
+    })
+    const outgoing = yield* peakGrowth(() => gateway.child.pid, send)
+    const client = new S3Client({
+      endpoint: s3Endpoint,
+      region: "us-east-1",
+      forcePathStyle: true,
+      credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" }
+    })
+    const plain = yield* peakGrowth(() => process.pid, Effect.promise(() =>
+      new Upload({ client, params: { Bucket: BUCKET, Key: "baseline/big.pdf", Body: createReadStream(file), ContentType: "application/pdf" } }).done()
+    ))
+    yield* Console.log(
+      `outgoing ${opts.mb} MB attachment: ${outgoing.seconds.toFixed(1)} s, gateway peak RSS growth ${outgoing.growthMiB.toFixed(1)} MiB; ` +
+        `baseline plain S3 upload: ${plain.seconds.toFixed(1)} s, RSS growth ${plain.growthMiB.toFixed(1)} MiB — ` +
+        `target < 30 MB: ${outgoing.growthMiB < 30 ? "met" : "MISSED"}`
+    )
+    if (outgoing.growthMiB >= 30) missed.push("outgoing attachment RSS")
+
+    if (missed.length > 0) {
+      yield* Console.error(`targets missed: ${missed.join(", ")}`)
+      process.exitCode = 1
+    }
+  }))

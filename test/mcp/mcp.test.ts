@@ -1,0 +1,394 @@
+/**
+ * The MCP tool server at /api/mcp through the official SDK client over HTTP, against a gateway
+ * on the simulated network: the handshake and the tools' schemas, each tool's answer beside the
+ * REST answer it mirrors, every refusal as a tool error with its code and retry time, keys and
+ * their scoping, the key's request limit, and the Host/Origin checks. The number entities' clock
+ * is driven by the test, never by sleeping.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as Almaty from "@wagate/domain/Almaty"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import { Redis } from "ioredis"
+import { linked, provision, uniquePhone } from "../support/Fixtures.js"
+import * as ManualClock from "../support/ManualClock.js"
+import {
+  freshDatabase,
+  type GatewayOptions,
+  REDIS_URL,
+  redisPrefix,
+  type RunningGateway,
+  startGateway
+} from "../support/TestGateway.js"
+import { connect, raw, refusal } from "./McpClient.js"
+
+/** 12:00 in Almaty on a Monday; the numbers are linked at this moment. */
+const NOON = Date.parse("2026-11-23T07:00:00.000Z")
+
+const world = (options: GatewayOptions & { readonly numbers?: number } = {}) =>
+  Effect.gen(function*() {
+    const time = ManualClock.make(NOON)
+    const gateway = yield* startGateway(yield* freshDatabase, { domainClock: time.clock, ...options })
+    const acme = yield* provision(gateway.ops, { numbers: options.numbers ?? 1 })
+    return { gateway, time, acme }
+  })
+
+const rest = (gateway: RunningGateway, key: string, method: "GET" | "POST", path: string, body?: unknown) =>
+  Effect.gen(function*() {
+    const request = (method === "GET" ? HttpClientRequest.get(path) : HttpClientRequest.post(path)).pipe(
+      HttpClientRequest.setHeaders({ authorization: `Bearer ${key}` }),
+      body === undefined ? (r) => r : HttpClientRequest.bodyUnsafeJson(body)
+    )
+    const response = yield* gateway.http.execute(request)
+    return { status: response.status, body: (yield* response.json) as any }
+  }).pipe(Effect.orDie)
+
+/** A peer that wrote first, so messages to it are replies, not first contacts. */
+const peerWhoWrote = (gateway: RunningGateway, phone: string, key: string) =>
+  Effect.gen(function*() {
+    const peer = uniquePhone()
+    yield* gateway.sim.inbound({ to: phone, from: peer, text: "Hello, do you deliver?" })
+    for (let i = 0; i < 200; i++) {
+      const { body } = yield* rest(gateway, key, "GET", `/api/v1/messages?chat=${peer}`)
+      if (body.messages.length > 0) return peer
+      yield* Effect.sleep("10 millis")
+    }
+    return yield* Effect.dieMessage("the incoming message was not stored")
+  })
+
+describe("MCP: handshake and tools", () => {
+  it.scopedLive("initializes on the current protocol revision and lists the four tools with input and output schemas", () =>
+    Effect.gen(function*() {
+      const { acme, gateway } = yield* world()
+      const { client, transport } = yield* connect(gateway, acme.accountKey)
+      assert.strictEqual(transport.protocolVersion, "2025-11-25")
+      assert.strictEqual(client.getServerVersion()?.name, "wagate")
+      assert.isDefined(client.getServerCapabilities()?.tools)
+      assert.match(client.getInstructions() ?? "", /untrusted/)
+      // Stateless: no session to keep, so any api process can answer the next request.
+      assert.isUndefined(transport.sessionId)
+
+      const { tools } = yield* Effect.promise(() => client.listTools())
+      assert.deepStrictEqual(tools.map((t) => t.name), ["send_message", "get_status", "get_limits", "check_number"])
+      for (const tool of tools) {
+        assert.strictEqual(tool.inputSchema.type, "object")
+        assert.strictEqual(tool.outputSchema?.type, "object")
+        assert.isAbove(tool.description?.length ?? 0, 200, tool.name)
+        assert.notInclude(JSON.stringify(tool), "$ref")
+      }
+      const send = tools[0]
+      assert.deepStrictEqual(send.inputSchema.required, ["to"])
+      assert.deepStrictEqual(
+        Object.keys(send.inputSchema.properties ?? {}),
+        ["to", "text", "image", "document", "voice", "video", "from", "idempotency_key"]
+      )
+      assert.strictEqual((send.inputSchema.properties as any).text.maxLength, 4096)
+      assert.deepStrictEqual(tools[3].inputSchema.required, ["phone"])
+      assert.deepStrictEqual((tools[2].outputSchema as any).required, [
+        "rating", "tier", "tier_title", "enough_data", "limits", "used", "cold_blocked_until", "warmup"
+      ])
+      assert.isTrue(tools[1].annotations?.readOnlyHint)
+      assert.isFalse(tools[0].annotations?.readOnlyHint)
+    }))
+
+  it.scopedLive("an unknown tool is a protocol error (invalid params); GET and DELETE answer 405", () =>
+    Effect.gen(function*() {
+      const { acme, gateway } = yield* world()
+      const { client } = yield* connect(gateway, acme.accountKey)
+      const unknown = yield* Effect.either(Effect.tryPromise(() => client.callTool({ name: "delete_everything", arguments: {} })))
+      assert.isTrue(unknown._tag === "Left" && /Unknown tool/.test(String(unknown.left.cause)))
+      const auth = { authorization: `Bearer ${acme.accountKey}` }
+      for (const method of ["GET", "DELETE"]) {
+        const answer = yield* raw(gateway, { method, headers: auth })
+        assert.deepStrictEqual([answer.status, answer.body.code, answer.headers.allow], [405, "method_not_allowed", "POST"])
+      }
+    }))
+})
+
+describe("MCP: tools answer as the REST API does", () => {
+  it.scopedLive("send_message sends through the number's entity: source mcp, quota, the message reaches the network; idempotency_key sends once", () =>
+    Effect.gen(function*() {
+      const { acme, gateway, time } = yield* world()
+      const mcp = yield* connect(gateway, acme.accountKey)
+      const to = uniquePhone()
+      const result = yield* mcp.call("send_message", { to, text: "Your order is ready" })
+      assert.isUndefined(result.isError)
+      const sent = result.structuredContent
+      assert.deepStrictEqual(Object.keys(sent).sort(), ["from", "id", "ok", "quota", "wa_message_id"])
+      assert.deepStrictEqual(sent.from, { id: acme.numbers[0].id, phone: acme.numbers[0].phone })
+      // Warm-up: 200 messages a day, one used.
+      assert.deepStrictEqual(sent.quota, { limit: 200, remaining: 199, reset: Almaty.nextMidnight(NOON) / 1000 })
+      assert.match(result.content[0].text!, /199 of 200 messages left today/)
+      assert.deepStrictEqual(JSON.parse(result.content[1].text!), sent)
+      const network = yield* gateway.sim.sent({ to })
+      assert.deepStrictEqual(network.map((m) => [m.from, m.text, m.waMessageId]), [
+        [acme.numbers[0].phone, "Your order is ready", sent.wa_message_id]
+      ])
+      const stored = yield* rest(gateway, acme.accountKey, "GET", `/api/v1/messages/${sent.id}`)
+      assert.deepStrictEqual([stored.body.source, stored.body.direction, stored.body.text], ["mcp", "out", "Your order is ready"])
+
+      // The same key and arguments answer the first send again; nothing more reaches the network.
+      const peer = yield* peerWhoWrote(gateway, acme.numbers[0].phone, acme.accountKey)
+      time.adjust("1 second")
+      const first = yield* mcp.call("send_message", { to: peer, text: "Parcel left", idempotency_key: "order-42" })
+      time.adjust("1 second")
+      const again = yield* mcp.call("send_message", { to: peer, text: "Parcel left", idempotency_key: "order-42" })
+      assert.strictEqual(again.structuredContent.id, first.structuredContent.id)
+      assert.isUndefined(again.structuredContent.quota)
+      assert.strictEqual((yield* gateway.sim.sent({ to: peer })).length, 1)
+      // The key is the account's, whichever surface used it first.
+      const viaRest = yield* gateway.http.execute(HttpClientRequest.post("/api/v1/messages/send").pipe(
+        HttpClientRequest.setHeaders({ authorization: `Bearer ${acme.accountKey}`, "idempotency-key": "order-42" }),
+        HttpClientRequest.bodyUnsafeJson({ to: peer, text: "Parcel left" })
+      ))
+      assert.strictEqual(((yield* viaRest.json) as any).id, first.structuredContent.id)
+      const reused = refusal(yield* mcp.call("send_message", { to: peer, text: "Other text", idempotency_key: "order-42" }))
+      assert.strictEqual(reused.code, "invalid_param")
+      assert.notInclude(JSON.stringify([result, first, again, reused]), acme.accountKey)
+    }))
+
+  it.scopedLive("get_status, get_limits and check_number carry the REST answers as structured content", () =>
+    Effect.gen(function*() {
+      const { acme, gateway, time } = yield* world({ numbers: 2 })
+      const mcp = yield* connect(gateway, acme.accountKey)
+      const status = yield* mcp.call("get_status")
+      assert.deepStrictEqual(status.structuredContent, (yield* rest(gateway, acme.accountKey, "GET", "/api/v1/status")).body)
+      assert.strictEqual(status.structuredContent.numbers.length, 2)
+      assert.isDefined(status.structuredContent.balance)
+      assert.match(status.content[0].text!, new RegExp(`${acme.numbers[0].phone} \\(id ${acme.numbers[0].id}\\) WORKING`))
+
+      const limits = yield* mcp.call("get_limits", { from: acme.numbers[1].id })
+      const restLimits = yield* rest(gateway, acme.accountKey, "GET", `/api/v1/limits?from=${acme.numbers[1].id}`)
+      assert.deepStrictEqual(limits.structuredContent, restLimits.body)
+      assert.isTrue(limits.structuredContent.warmup)
+      assert.match(limits.content[0].text!, /warm-up/)
+
+      const absent = uniquePhone()
+      yield* gateway.sim.setPhone(absent, false)
+      const present = yield* mcp.call("check_number", { phone: `+${acme.numbers[1].phone}`, from: acme.numbers[0].phone })
+      assert.deepStrictEqual(present.structuredContent, {
+        phone: acme.numbers[1].phone,
+        exists: true,
+        chat_id: `${acme.numbers[1].phone}@c.us`,
+        quota: { limit: 200, remaining: 199, reset: present.structuredContent.quota.reset }
+      })
+      time.adjust("1 second")
+      const missing = yield* mcp.call("check_number", { phone: absent, from: acme.numbers[0].id })
+      assert.deepStrictEqual([missing.structuredContent.exists, missing.structuredContent.quota.remaining], [false, 198])
+      assert.match(missing.content[0].text!, /is not on WhatsApp/)
+    }))
+})
+
+describe("MCP: refusals are tool errors with the spec's code and retry time", () => {
+  it.scopedLive("bad input: the REST body rules, each with its code; unknown arguments are refused", () =>
+    Effect.gen(function*() {
+      const { acme, gateway } = yield* world({ numbers: 2 })
+      const mcp = yield* connect(gateway, acme.accountKey)
+      const to = uniquePhone()
+      const from = acme.numbers[0].id
+      const cases: Array<[string, Record<string, unknown>, string]> = [
+        ["send_message", { text: "no recipient", from }, "invalid_to"],
+        ["send_message", { to: "hello", text: "x", from }, "invalid_to"],
+        ["send_message", { to, from }, "empty_text"],
+        ["send_message", { to, text: "   ", from }, "empty_text"],
+        ["send_message", { to, text: "x".repeat(4097), from }, "text_too_long"],
+        ["send_message", { to, image: { url: "ftp://x/a.png" }, from }, "invalid_media"],
+        ["send_message", { to, image: { url: "http://x/a.png" }, video: { url: "http://x/b.mp4" }, from }, "invalid_media"],
+        ["send_message", { to, text: 5, from }, "invalid_param"],
+        ["send_message", { to, message: "typo", from }, "invalid_param"],
+        ["send_message", { to, text: "x" }, "from_required"],
+        ["send_message", { to, text: "x", from: "abc" }, "invalid_from"],
+        ["send_message", { to, text: "x", from: 999_999 }, "number_not_found"],
+        ["send_message", { to, text: "x", from, idempotency_key: "has space" }, "invalid_param"],
+        ["get_limits", {}, "from_required"],
+        ["get_limits", { from: true }, "invalid_from"],
+        ["check_number", { phone: "12", from }, "invalid_param"],
+        ["check_number", { from }, "invalid_param"]
+      ]
+      for (const [tool, args, expected] of cases) {
+        const result = yield* mcp.call(tool, args)
+        const body = refusal(result)
+        assert.strictEqual(body.code, expected, `${tool} ${JSON.stringify(args).slice(0, 60)}`)
+        assert.isString(body.error)
+        assert.isUndefined(result.structuredContent)
+        assert.match(result.content[0].text!, new RegExp(`^Refused \\(${expected}\\)`))
+      }
+      assert.strictEqual((yield* gateway.sim.sent()).length, 0)
+    }))
+
+  it.scopedLive("rate_limited (1 a second, the 5 s pause before a first message), number_paused, not_connected", () =>
+    Effect.gen(function*() {
+      const { acme, gateway, time } = yield* world({ numbers: 2 })
+      const [n1, n2] = acme.numbers
+      const mcp = yield* connect(gateway, acme.accountKey)
+      const peer = yield* peerWhoWrote(gateway, n1.phone, acme.accountKey)
+      assert.isUndefined((yield* mcp.call("send_message", { to: peer, text: "one", from: n1.id })).isError)
+      const fast = refusal(yield* mcp.call("send_message", { to: peer, text: "two", from: n1.id }))
+      assert.deepStrictEqual([fast.code, fast.retry_after_seconds], ["rate_limited", 1])
+      const retryIn = Date.parse(fast.retry_at!) - Date.now()
+      assert.isTrue(retryIn > 0 && retryIn <= 1000, `retry_at ${fast.retry_at}`)
+      time.adjust("1 second")
+      assert.isUndefined((yield* mcp.call("send_message", { to: uniquePhone(), text: "hi", from: n1.id })).isError)
+      time.adjust("1500 millis")
+      const pause = refusal(yield* mcp.call("send_message", { to: uniquePhone(), text: "hi", from: n1.id }))
+      assert.deepStrictEqual([pause.code, pause.retry_after_seconds], ["rate_limited", 4])
+
+      yield* gateway.ops.ops.pause({ path: { id: n1.id }, payload: { paused: true } })
+      const paused = refusal(yield* mcp.call("send_message", { to: peer, text: "x", from: n1.id }))
+      assert.deepStrictEqual([paused.code, paused.retry_after_seconds], ["number_paused", undefined])
+      assert.strictEqual(refusal(yield* mcp.call("check_number", { phone: peer, from: n1.id })).code, "number_paused")
+
+      yield* gateway.sim.disconnect(n2.phone, "logged_out")
+      yield* linked(gateway.ops, n2.id, "STOPPED")
+      assert.strictEqual(refusal(yield* mcp.call("send_message", { to: peer, text: "x", from: n2.id })).code, "not_connected")
+    }))
+
+  it.scopedLive("new_contacts_limit while the network restricts first messages, retry time included; replies still go", () =>
+    Effect.gen(function*() {
+      const { acme, gateway, time } = yield* world()
+      const mcp = yield* connect(gateway, acme.accountKey)
+      const peer = yield* peerWhoWrote(gateway, acme.numbers[0].phone, acme.accountKey)
+      yield* gateway.sim.restrict(acme.numbers[0].phone, { reason: "463: account restricted", until: time.now() + 2 * 3_600_000 })
+      let refused = yield* mcp.call("send_message", { to: uniquePhone(), text: "hello" })
+      for (let i = 0; i < 100 && refused.isError !== true; i++) {
+        yield* Effect.sleep("10 millis")
+        time.adjust("5 seconds")
+        refused = yield* mcp.call("send_message", { to: uniquePhone(), text: "hello" })
+      }
+      const body = refusal(refused)
+      assert.strictEqual(body.code, "new_contacts_limit")
+      assert.isAtMost(body.retry_after_seconds!, 7200)
+      assert.isAbove(body.retry_after_seconds!, 7000)
+      time.adjust("1 second")
+      assert.isUndefined((yield* mcp.call("send_message", { to: peer, text: "we are here" })).isError)
+    }))
+
+  it.scopedLive("spam_detected with retry 86400, then cold_blocked until the suspension ends", () =>
+    Effect.gen(function*() {
+      const { acme, gateway, time } = yield* world()
+      const mcp = yield* connect(gateway, acme.accountKey)
+      time.adjust("4 days")
+      for (let i = 0; i < 24; i++) {
+        const sent = yield* mcp.call("send_message", { to: uniquePhone(), text: "BIG SALE today only!" })
+        assert.isUndefined(sent.isError, `send ${i}`)
+        time.adjust("5 seconds")
+      }
+      const spam = refusal(yield* mcp.call("send_message", { to: uniquePhone(), text: "big sale, today only" }))
+      assert.deepStrictEqual([spam.code, spam.retry_after_seconds], ["spam_detected", 86_400])
+      time.adjust("10 seconds")
+      const blocked = refusal(yield* mcp.call("send_message", { to: uniquePhone(), text: "something else" }))
+      assert.deepStrictEqual([blocked.code, blocked.retry_after_seconds], ["cold_blocked", 86_400 - 10])
+      const limits = yield* mcp.call("get_limits")
+      assert.isString(limits.structuredContent.cold_blocked_until)
+      assert.match(limits.content[0].text!, /suspended until/)
+    }), { timeout: 60_000 })
+
+  it.scopedLive("daily_limit on checks: retry at midnight in Almaty", () =>
+    Effect.gen(function*() {
+      const { acme, gateway, time } = yield* world()
+      const mcp = yield* connect(gateway, acme.accountKey)
+      for (let i = 0; i < 200; i++) {
+        const checked = yield* mcp.call("check_number", { phone: uniquePhone() })
+        assert.isUndefined(checked.isError, `check ${i}`)
+        time.adjust("1 second")
+      }
+      const refused = refusal(yield* mcp.call("check_number", { phone: uniquePhone() }))
+      assert.deepStrictEqual([refused.code, refused.retry_after_seconds], ["daily_limit", Almaty.secondsToMidnight(time.now())])
+    }), { timeout: 120_000 })
+})
+
+describe("MCP: keys", () => {
+  it.scopedLive("a missing or wrong key is refused with 401 {error, code} before any MCP exchange; 30 wrong keys a minute give 429", () =>
+    Effect.gen(function*() {
+      const time = ManualClock.make(ManualClock.startOfMinute())
+      const gateway = yield* startGateway(yield* freshDatabase, { counterClock: time.clock })
+      const missing = yield* raw(gateway)
+      assert.deepStrictEqual([missing.status, missing.body], [401, { error: missing.body.error, code: "unauthorized" }])
+      assert.match(String(missing.headers["www-authenticate"]), /^Bearer/)
+      const wrong = yield* raw(gateway, { headers: { authorization: "Bearer wag_acc_wrong" } })
+      assert.deepStrictEqual([wrong.status, wrong.body.code], [401, "invalid_key"])
+      // The SDK's client cannot even initialize with a wrong key.
+      const sdk = yield* Effect.exit(Effect.scoped(connect(gateway, "wag_acc_wrong")))
+      assert.isTrue(Exit.isFailure(sdk) && /invalid_key/.test(Cause.pretty(sdk.cause)))
+      let last = wrong
+      for (let i = 0; i < 30; i++) last = yield* raw(gateway, { headers: { authorization: "Bearer wag_acc_wrong" } })
+      assert.deepStrictEqual([last.status, last.body.code, last.headers["retry-after"]], [429, "rate_limited", "60"])
+    }))
+
+  it.scopedLive("a number key sees and acts for its own number only", () =>
+    Effect.gen(function*() {
+      const { acme, gateway } = yield* world({ numbers: 2 })
+      const [n1, n2] = acme.numbers
+      const mcp = yield* connect(gateway, acme.numberKeys[0])
+      const status = yield* mcp.call("get_status")
+      assert.deepStrictEqual(status.structuredContent.numbers.map((n: any) => n.id), [n1.id])
+      assert.isUndefined(status.structuredContent.balance)
+      const limits = yield* mcp.call("get_limits")
+      assert.isUndefined(limits.isError)
+      assert.strictEqual(refusal(yield* mcp.call("get_limits", { from: n2.id })).code, "number_not_found")
+      assert.strictEqual(refusal(yield* mcp.call("send_message", { to: uniquePhone(), text: "x", from: n2.id })).code, "number_not_found")
+      assert.strictEqual(refusal(yield* mcp.call("check_number", { phone: uniquePhone(), from: n2.phone })).code, "number_not_found")
+      const sent = yield* mcp.call("send_message", { to: uniquePhone(), text: "from my number" })
+      assert.strictEqual(sent.structuredContent.from.id, n1.id)
+    }))
+
+  it.scopedLive("the key's 3000 requests a minute count MCP and REST together: a tool call over it is a tool error, other messages 429", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const prefix = redisPrefix()
+      const time = ManualClock.make(ManualClock.startOfMinute())
+      const gateway = yield* startGateway(database, { redisPrefix: prefix, counterClock: time.clock })
+      const acme = yield* provision(gateway.ops)
+      const [{ id: keyId }] = (yield* gateway.ops.ops.showAccount({ path: { id: acme.accountId } })).keys
+      // 2997 requests already counted this minute (a burst of them takes too long on a busy machine;
+      // the REST tests fire the real 3000): one REST request and the MCP handshake (initialize,
+      // initialized) make 3000, so the next request of either kind is over the limit.
+      const redis = new Redis(REDIS_URL)
+      yield* Effect.addFinalizer(() => Effect.promise(() => redis.quit()))
+      yield* Effect.promise(() => redis.set(`${prefix}:rl:key:${keyId}:${Math.floor(time.now() / 60_000)}`, 2997, "PX", 120_000))
+      const headers = { authorization: `Bearer ${acme.accountKey}` }
+      assert.strictEqual((yield* gateway.http.get("/api/v1/numbers", { headers })).status, 200)
+      const mcp = yield* connect(gateway, acme.accountKey)
+      const over = refusal(yield* mcp.call("get_status"))
+      assert.deepStrictEqual([over.code, over.retry_after_seconds], ["key_rate_limited", 60])
+      const list = yield* Effect.either(Effect.tryPromise(() => mcp.client.listTools()))
+      assert.isTrue(list._tag === "Left" && /key_rate_limited/.test(String(list.left.cause)), String(list._tag === "Left" && list.left.cause))
+      const plain = yield* raw(gateway, { headers })
+      assert.deepStrictEqual([plain.status, plain.body.code, plain.headers["retry-after"]], [429, "key_rate_limited", "60"])
+      assert.strictEqual((yield* gateway.http.get("/api/v1/numbers", { headers })).status, 429)
+      // Other keys are not affected; the next minute the key works again.
+      const other = yield* connect(gateway, acme.numberKeys[0])
+      assert.isUndefined((yield* other.call("get_status")).isError)
+      time.adjust("60 seconds")
+      assert.isUndefined((yield* mcp.call("get_status")).isError)
+    }))
+})
+
+describe("MCP: DNS rebinding protection", () => {
+  it.scopedLive("Host and Origin must name an allowed host: loopback names by default, MCP_ALLOWED_HOSTS otherwise", () =>
+    Effect.gen(function*() {
+      const { acme, gateway } = yield* world()
+      const auth = { authorization: `Bearer ${acme.accountKey}` }
+      const evilHost = yield* raw(gateway, { headers: { ...auth, host: "evil.example.com" } })
+      assert.deepStrictEqual([evilHost.status, evilHost.body.code], [403, "host_not_allowed"])
+      const evilOrigin = yield* raw(gateway, { headers: { ...auth, origin: "http://evil.example.com" } })
+      assert.deepStrictEqual([evilOrigin.status, evilOrigin.body.code], [403, "origin_not_allowed"])
+      for (const host of ["localhost:3000", "127.0.0.1", "[::1]:8080"]) {
+        const ok = yield* raw(gateway, { headers: { ...auth, host, origin: `http://${host}` } })
+        assert.strictEqual(ok.status, 200, host)
+        assert.strictEqual(ok.body.result.protocolVersion, "2025-11-25")
+      }
+      // Refused before the key is looked at: a page cannot probe keys through a rebound name.
+      const noKey = yield* raw(gateway, { headers: { host: "evil.example.com" } })
+      assert.strictEqual(noKey.status, 403)
+
+      const published = yield* startGateway(yield* freshDatabase, { settings: { mcpAllowedHosts: ["wa.example.com"] } })
+      const key = (yield* provision(published.ops, { numbers: 0 })).accountKey
+      const named = yield* raw(published, { headers: { authorization: `Bearer ${key}`, host: "wa.example.com" } })
+      assert.strictEqual(named.status, 200)
+      const local = yield* raw(published, { headers: { authorization: `Bearer ${key}` } })
+      assert.deepStrictEqual([local.status, local.body.code], [403, "host_not_allowed"])
+    }))
+})
