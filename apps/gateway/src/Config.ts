@@ -54,6 +54,7 @@ export interface GatewaySettings {
   /** Incoming files downloaded at once per number. */
   readonly incomingMediaConcurrency: number
   readonly mediaUpkeepIntervalMs: number
+  readonly incomingMediaProcessDownloads: number
   /** How often expired archives are deleted and unfinished exports handed to their entity again. */
   readonly exportJanitorIntervalMs: number
   /** Host names the MCP tool server answers for (Host and Origin headers); `*`: any. */
@@ -136,6 +137,11 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
     Config.withDefault(IncomingMedia.DEFAULT_MAX_BYTES),
     Config.validate({ message: "INCOMING_MEDIA_MAX_BYTES must be positive", validation: (n) => n > 0 }),
     Config.withDescription("Largest incoming file stored, in bytes (default 64 MiB); larger ones are marked skipped")
+  ),
+  incomingMediaProcessDownloads: Config.integer("INCOMING_MEDIA_PROCESS_DOWNLOADS").pipe(
+    Config.withDefault(IncomingMedia.DEFAULT_PROCESS_DOWNLOADS),
+    Config.validate({ message: "INCOMING_MEDIA_PROCESS_DOWNLOADS must be at least 1", validation: (n) => n >= 1 }),
+    Config.withDescription("Incoming files downloaded at once in the whole process, all numbers together")
   ),
   mediaUpkeepIntervalMs: Config.integer("MEDIA_UPKEEP_INTERVAL_MS").pipe(
     Config.withDefault(15 * 60 * 1000),
