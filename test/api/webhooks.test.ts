@@ -231,5 +231,5 @@ describe("operator CLI", () => {
       assert.deepStrictEqual(yield* cli("webhook", "show", "--account", "999999"), { error: "No account 999999", code: "not_found" })
       // The account sees what the operator set.
       assert.strictEqual((yield* call(gateway, "GET", "/api/v1/webhook", acme.accountKey)).body.url, "http://127.0.0.1:9/ops")
-    }), { timeout: 240_000 })
+    }), { timeout: 300_000 })
 })
