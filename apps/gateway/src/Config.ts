@@ -41,6 +41,8 @@ export interface GatewaySettings {
   readonly runnerListenHost: string
   /** How long an HTTP request waits for a number's entity before answering 503 capacity. */
   readonly entityTimeoutMs: number
+  /** After SIGTERM/SIGINT the process exits within this many milliseconds, stuck or not. */
+  readonly shutdownTimeoutMs: number
   /** Let webhook URLs reach loopback and private addresses (tests, closed networks). */
   readonly webhookAllowPrivateUrls: boolean
   /** How long a webhook receiver has to answer. */
@@ -114,6 +116,10 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
   ),
   runnerPort: Config.integer("RUNNER_PORT").pipe(Config.withDefault(34431)),
   runnerListenHost: Config.string("RUNNER_LISTEN_HOST").pipe(Config.withDefault("0.0.0.0")),
+  shutdownTimeoutMs: Config.integer("SHUTDOWN_TIMEOUT_MS").pipe(
+    Config.withDefault(30_000),
+    Config.withDescription("Longest graceful stop after SIGTERM/SIGINT, in milliseconds; then the process exits")
+  ),
   entityTimeoutMs: Config.integer("ENTITY_TIMEOUT_MS").pipe(
     Config.withDefault(15_000),
     Config.withDescription("Longest wait for a number's entity (a send with an attachment: six times this)")

@@ -44,6 +44,7 @@ import { NumberWaker } from "./cluster/NumberWaker.js"
 import { type GatewaySettings, Settings } from "./Config.js"
 import { Health } from "./Health.js"
 import { HttpLive } from "./http/Server.js"
+import * as IdempotencyUpkeep from "./IdempotencyUpkeep.js"
 import * as MediaUpkeep from "./MediaUpkeep.js"
 import type { RequestCounter } from "./infra/RequestCounter.js"
 
@@ -101,6 +102,7 @@ export const layer = (settings: GatewaySettings, infra: Infrastructure) => {
       WebhookLive,
       WebhookDispatcher,
       MediaUpkeep.layer(settings.mediaUpkeepIntervalMs),
+      IdempotencyUpkeep.layer,
       exportEntities(settings)
     ).pipe(
       Layer.provide(infra.fetcher),

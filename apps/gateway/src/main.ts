@@ -21,6 +21,7 @@ import * as NodeServer from "./http/NodeServer.js"
 import * as Redis from "./infra/Redis.js"
 import { RequestCounter } from "./infra/RequestCounter.js"
 import * as Network from "./Network.js"
+import * as Shutdown from "./Shutdown.js"
 
 const Main = Layer.unwrapEffect(Effect.gen(function*() {
   const settings = yield* Settings
@@ -53,7 +54,7 @@ const Main = Layer.unwrapEffect(Effect.gen(function*() {
       `wagate ${settings.role} on http://${settings.httpHost}:${settings.httpPort}, network: ${settings.waDriver}, operator token: ${token.source}`
     )
   }).pipe(Effect.provide(OperatorToken.Default), Effect.provideService(Settings, settings))
-  return Layer.merge(gateway, Layer.effectDiscard(announce))
+  return Layer.mergeAll(gateway, Layer.effectDiscard(announce), Shutdown.layer(settings.shutdownTimeoutMs))
 })).pipe(Layer.provide(Settings.layer))
 
 // No tracer is exported, so spans would only cost time: each one allocates and captures a stack.

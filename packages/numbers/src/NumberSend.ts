@@ -124,12 +124,13 @@ export const make = (ctx: NumberContext, session: Session) =>
     const replay = (payload: SendPayload, quota: () => Quota) =>
       Effect.gen(function*() {
         if (payload.idempotency === undefined) return Option.none()
-        const seen = yield* conversations.findAnswer(
-          number.accountId,
-          payload.idempotency.key,
-          new Date((yield* DomainClock.now) - IDEMPOTENCY_TTL_MS)
-        )
-        if (Option.isNone(seen)) return Option.none()
+        const since = new Date((yield* DomainClock.now) - IDEMPOTENCY_TTL_MS)
+        const seen = yield* conversations.findAnswer(number.accountId, payload.idempotency.key, since)
+        if (Option.isNone(seen)) {
+          // A key past its lifetime that the hourly sweep has not deleted yet is free again.
+          yield* conversations.forgetExpiredKey(number.accountId, payload.idempotency.key, since)
+          return Option.none()
+        }
         if (seen.value.requestHash !== payload.idempotency.requestHash) {
           return yield* new InvalidParam({ error: "This Idempotency-Key was used for another request" })
         }

@@ -130,6 +130,26 @@ describe("number entity reliability", () => {
       assert.strictEqual(Number(rows[0].n), 1)
     }).pipe(Effect.provide(Env)), { timeout: 30_000 })
 
+  it.scopedLive("an Idempotency-Key lives 24 hours; then it is a new request, and the sweep deletes it", () =>
+    Effect.gen(function*() {
+      const { client, numberId } = yield* linkedNumber
+      const idempotency = { key: "daily-1", requestHash: "h3" }
+      const first = yield* client.Send({ to: "77770000112", content: text("day one"), source: "api", idempotency })
+      time.adjust(24 * 60 * 60 * 1000 - 1)
+      const replayed = yield* client.Send({ to: "77770000112", content: text("day one"), source: "api", idempotency })
+      assert.deepStrictEqual([replayed.messageId, replayed.replayed], [first.messageId, true])
+      time.adjust(1)
+      const again = yield* client.Send({ to: "77770000112", content: text("day one"), source: "api", idempotency })
+      assert.isAbove(again.messageId, first.messageId)
+      assert.isFalse(again.replayed)
+      time.adjust(24 * 60 * 60 * 1000)
+      const conversations = yield* Conversations
+      assert.strictEqual(yield* conversations.expireKeys(new Date(time.now() - 24 * 60 * 60 * 1000), 100), 1)
+      const sql = yield* SqlClient.SqlClient
+      const keys = yield* sql`SELECT key FROM idempotency_keys WHERE message_id IN (SELECT id FROM messages WHERE number_id = ${numberId})`
+      assert.strictEqual(keys.length, 0)
+    }).pipe(Effect.provide(Env)), { timeout: 30_000 })
+
   it.scopedLive("identical concurrent sends with one Idempotency-Key all get the one message, none a 429", () =>
     Effect.gen(function*() {
       const { client } = yield* linkedNumber

@@ -74,10 +74,11 @@ export const make = Effect.gen(function*() {
                 ${r.textHash}, ${r.at}, ${r.at})
         RETURNING id
       ), claim AS (
-        INSERT INTO idempotency_keys (account_id, key, request_hash, message_id, status, response)
+        INSERT INTO idempotency_keys (account_id, key, request_hash, message_id, status, response, created_at)
         SELECT ${r.accountId}, ${r.idempotency?.key ?? null}::text, ${r.idempotency?.requestHash ?? null}::text, id,
                200, jsonb_build_object('ok', true, 'id', id, 'wa_message_id', ${r.waMessageId}::text,
-                                       'from', jsonb_build_object('id', ${r.numberId}::bigint, 'phone', ${r.phone}::text))
+                                       'from', jsonb_build_object('id', ${r.numberId}::bigint, 'phone', ${r.phone}::text)),
+               ${r.at}::timestamptz
         FROM msg WHERE ${r.idempotency?.key ?? null}::text IS NOT NULL
       ), chat AS (
         ${upsertChat(sql, {
@@ -152,7 +153,7 @@ export const make = Effect.gen(function*() {
   })
 
   /**
-   * The answer kept for an Idempotency-Key younger than `since`, if the request was seen. A key
+   * The answer kept for an Idempotency-Key created after `since`, if the request was seen. A key
    * recorded without its answer (by an older version that stored it after the send) answers
    * from its message.
    */
@@ -170,18 +171,18 @@ export const make = Effect.gen(function*() {
       FROM idempotency_keys k
       LEFT JOIN messages m ON m.id = k.message_id
       LEFT JOIN numbers n ON n.id = m.number_id
-      WHERE k.account_id = ${accountId} AND k.key = ${key} AND k.created_at >= ${since}`
+      WHERE k.account_id = ${accountId} AND k.key = ${key} AND k.created_at > ${since}`
     return Option.map(Option.fromNullable(row), (r) => ({
       requestHash: r.request_hash,
       answer: r.status === null ? null : ({ status: r.status, body: r.response } satisfies StoredAnswer)
     }))
   })
 
-  /** Forgets Idempotency-Keys created before `before`, at most `limit` of them; returns how many. */
+  /** Forgets Idempotency-Keys created at or before `before`, at most `limit` of them; returns how many. */
   const expireKeys = Effect.fn("Conversations.expireKeys")(function*(before: Date, limit: number) {
     const rows = yield* sql<{ key: string }>`
       DELETE FROM idempotency_keys WHERE ctid IN (
-        SELECT ctid FROM idempotency_keys WHERE created_at < ${before} LIMIT ${limit}
+        SELECT ctid FROM idempotency_keys WHERE created_at <= ${before} LIMIT ${limit}
       )
       RETURNING key`
     return rows.length
@@ -213,5 +214,10 @@ export const make = Effect.gen(function*() {
     return row?.send_attempts ?? 0
   })
 
-  return { contact, recordOutgoing, markRejected, findAnswer, expireKeys, pending, countAttempt } as const
+  /** Forgets one Idempotency-Key created at or before `before` (its lifetime is over). */
+  const forgetExpiredKey = Effect.fn("Conversations.forgetExpiredKey")(function*(accountId: number, key: string, before: Date) {
+    yield* sql`DELETE FROM idempotency_keys WHERE account_id = ${accountId} AND key = ${key} AND created_at <= ${before}`
+  })
+
+  return { contact, recordOutgoing, markRejected, findAnswer, expireKeys, forgetExpiredKey, pending, countAttempt } as const
 })

@@ -119,7 +119,11 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
       .handle("linkStatus", ({ path }) =>
         Effect.gen(function*() {
           yield* liveNumber(path.id)
-          return yield* linkOf(path.id, yield* numbers(String(path.id)).Connection().pipe(bounded(entityTimeout)))
+          const link = yield* linkOf(path.id, yield* numbers(String(path.id)).Connection().pipe(bounded(entityTimeout)))
+          const [row] = yield* sql<{ fault: string | null; fault_at: Date | null }>`
+            SELECT fault, fault_at FROM numbers WHERE id = ${path.id}`.pipe(Effect.orDie)
+          const fault = row?.fault == null ? null : { error: row.fault, at: new Date(row.fault_at ?? 0).toISOString() }
+          return { ...link, fault }
         }))
       .handle("link", ({ path, payload }) =>
         Effect.gen(function*() {
