@@ -13,6 +13,7 @@ import incomingMedia from "./migrations/0004_incoming_media.js"
 import mediaStorage from "./migrations/0005_media_storage.js"
 import exportsLimits from "./migrations/0006_exports.js"
 import reliability from "./migrations/0007_reliability.js"
+import baileysDriver from "./migrations/0008_baileys_driver.js"
 
 /** @since 1.0.0 */
 export const loader = Migrator.fromRecord({
@@ -22,7 +23,8 @@ export const loader = Migrator.fromRecord({
   "0004_incoming_media": incomingMedia,
   "0005_media_storage": mediaStorage,
   "0006_exports": exportsLimits,
-  "0007_reliability": reliability
+  "0007_reliability": reliability,
+  "0008_baileys_driver": baileysDriver
 })
 
 /** @since 1.0.0 */
