@@ -12,6 +12,7 @@ import webhookDelivery from "./migrations/0003_webhook_delivery.js"
 import incomingMedia from "./migrations/0004_incoming_media.js"
 import mediaStorage from "./migrations/0005_media_storage.js"
 import exportsLimits from "./migrations/0006_exports.js"
+import runnerStats from "./migrations/0007_runner_stats.js"
 
 /** @since 1.0.0 */
 export const loader = Migrator.fromRecord({
@@ -20,7 +21,8 @@ export const loader = Migrator.fromRecord({
   "0003_webhook_delivery": webhookDelivery,
   "0004_incoming_media": incomingMedia,
   "0005_media_storage": mediaStorage,
-  "0006_exports": exportsLimits
+  "0006_exports": exportsLimits,
+  "0007_runner_stats": runnerStats
 })
 
 /** @since 1.0.0 */
