@@ -170,6 +170,48 @@ describe("storage upkeep and policy", () => {
       assert.strictEqual((yield* api.messages.get({ path: { id: first.id } })).media?.deleted, true)
     }))
 
+  it.scopedLive("above the included 5 GB: packs and charges in GET /storage and /balance; unpaid storage keeps no new file", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const gateway = yield* startGateway(database)
+      const acme = yield* provision(gateway.ops, { credit: 9900 })
+      const number = acme.numbers[0]!
+      const api = yield* gateway.client(acme.accountKey)
+      const before = yield* api.account.balance()
+      // A file of 5 GB + 1 byte, counted as any other (the usage triggers run on this insert too).
+      yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql`WITH m AS (
+              INSERT INTO messages (account_id, number_id, direction, source, chat_id, peer, wa_message_id, type, text, status, media)
+              VALUES (${acme.accountId}, ${number.id}, 'in', 'network', '77010000009@c.us', '77010000009', 'BIG1', 'video', '',
+                      'received', '{"kind":"video","mime_type":"video/mp4","filename":null,"size":5368709121,"caption":null,"deleted":false}'::jsonb)
+              RETURNING id, chat_id, created_at)
+            INSERT INTO media_files (message_id, account_id, number_id, chat_id, kind, mime_type, size, blob_key, created_at)
+            SELECT id, ${acme.accountId}, ${number.id}, chat_id, 'video', 'video/mp4', 5368709121, 'media/big', created_at FROM m`).pipe(
+        Effect.provide(database),
+        Effect.orDie
+      )
+      const storage = yield* api.storage.get()
+      assert.deepStrictEqual(
+        [storage.used_bytes, storage.over_bytes, storage.packs, storage.monthly_charge, storage.daily_charge, storage.state],
+        [5368709121, 1, [{ gb: 10, kzt: 990, count: 1 }], 990, 33, "over_allowance"]
+      )
+      const balance = yield* api.account.balance()
+      assert.deepStrictEqual([balance.daily_charge, balance.days_left], [before.daily_charge + 33, Math.floor(9900 / (before.daily_charge + 33))])
+
+      // The balance no longer covers a day: storage is unpaid, and new incoming files are not kept.
+      yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql`INSERT INTO ledger (account_id, amount, kind, note) VALUES (${acme.accountId}, ${-9800 * 100}, 'adjustment', 'test')`).pipe(
+        Effect.provide(database),
+        Effect.orDie
+      )
+      assert.strictEqual((yield* api.storage.get()).state, "unpaid")
+      const skipped = yield* receive(gateway, acme.accountKey, number.phone, { size: 100 })
+      assert.strictEqual(
+        skipped.media_skip_reason,
+        "storage above the included 5 GB is not paid for: the balance does not cover the storage charge"
+      )
+    }))
+
   it.scopedLive("the operator CLI sets and shows the policy, and GET /storage shows what it set", () =>
     Effect.gen(function*() {
       const gateway = yield* startGateway(yield* freshDatabase)

@@ -13,6 +13,9 @@
  *
  * The last two change the pace of waking (the supervisor's is 16 and 250 ms), to see what the
  * entities and the driver cost without it.
+ *
+ * Target (issue 4): under 20 MiB of our own memory per connected number beyond the socket; a
+ * miss exits non-zero (`--no-fail` through run.ts turns that off).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as NumberSupervisor from "@wagate/numbers/NumberSupervisor"
@@ -34,6 +37,7 @@ import { runInNewContext } from "node:vm"
 import { FakeSocket } from "../../packages/whatsapp/test/baileys/support/FakeSocket.js"
 import { freshDatabase, simulatedNetwork, startGateway } from "../support/TestGateway.js"
 import { machine } from "./support/Processes.js"
+import * as Verdict from "./support/Verdict.js"
 
 const options = (argv: ReadonlyArray<string>) => {
   const { values } = parseArgs({
@@ -249,4 +253,22 @@ export const main = (argv: ReadonlyArray<string>) =>
         `${ids.length} numbers WORKING; heap ${(before.heap / 2 ** 20).toFixed(0)} -> ${(loaded.heap / 2 ** 20).toFixed(0)} MiB`
     )
     if (bare.length !== ids.length || sockets.length < ids.length) yield* Effect.dieMessage("sockets were not all made")
+    // The target of issue 4: under 20 MB of our own overhead per connected number, beyond the
+    // socket (the baseline: as many bare fake sockets, measured in this run).
+    yield* Verdict.verdict("baileys", [
+      {
+        what: `heap per connected number beyond the socket (${ids.length} numbers)`,
+        target: "< 20 MiB",
+        measured: kib(ours.heap),
+        baseline: `bare fake socket ${kib(socket.heap)}`,
+        met: ours.heap < 20 * 2 ** 20
+      },
+      {
+        what: `RSS per connected number beyond the socket (${ids.length} numbers)`,
+        target: "< 20 MiB",
+        measured: kib(ours.rss),
+        baseline: `bare fake socket ${kib(socket.rss)}`,
+        met: ours.rss < 20 * 2 ** 20
+      }
+    ])
   }))

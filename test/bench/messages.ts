@@ -13,6 +13,10 @@
  * drops it at the end.
  *
  * An empty list skips that part, e.g. `--memory-mixes= --embedded-connections=`.
+ *
+ * Targets (checked on the gateway with Redis, exit non-zero when one is missed; `--no-fail`
+ * through run.ts): at least 0.5 x the baseline's throughput in every closed loop, p99 under
+ * 25 ms at every open-loop rate.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Console from "effect/Console"
@@ -30,6 +34,7 @@ import * as MessageSeed from "./support/MessageSeed.js"
 import * as Mixes from "./support/Mixes.js"
 import { freePort, machine, pidsNamed, REPO, rssMiB, scopedTs, waitReady } from "./support/Processes.js"
 import * as Report from "./support/Report.js"
+import * as Verdict from "./support/Verdict.js"
 
 const list = (raw: string) => raw.split(",").map((s) => s.trim()).filter((s) => s !== "")
 
@@ -95,6 +100,34 @@ const sameAnswers = (a: Server, b: Server, paths: ReadonlyArray<string>, key: st
       deepStrictEqual(x, y, `${a.name} and ${b.name} differ on ${path}`)
     }
   })
+
+/**
+ * The targets of docs/performance.md for the production configuration (the gateway on Redis):
+ * at least 0.5 x the baseline's throughput on every closed loop, and p99 under 25 ms at every
+ * open-loop rate (in a saturated closed loop p99 measures the queue, the baseline's too).
+ */
+const checks = (rows: ReadonlyArray<Report.Row>): Array<Verdict.Check> => {
+  const baselineOf = (row: Report.Row) => rows.find((r) => r.server === "baseline" && r.mix === row.mix && r.load === row.load)
+  return rows.filter((r) => r.server === "gateway (redis)").map((row) => {
+    const base = baselineOf(row)?.result
+    const closed = row.load.endsWith("conns")
+    return closed
+      ? {
+        what: `${row.mix}, ${row.load}: throughput`,
+        target: ">= 0.5 x baseline",
+        measured: `${row.result.perSecond} req/s (${Verdict.fixed(row.ratio ?? Number.NaN, 2)} x)`,
+        baseline: base === undefined ? "" : `${base.perSecond} req/s`,
+        met: (row.ratio ?? 0) >= 0.5
+      }
+      : {
+        what: `${row.mix}, ${row.load}: latency p99`,
+        target: "< 25 ms",
+        measured: `${Verdict.fixed(row.result.p99)} ms`,
+        baseline: base === undefined ? "" : `${Verdict.fixed(base.p99)} ms`,
+        met: row.result.p99 < 25
+      }
+  })
+}
 
 export const main = (argv: ReadonlyArray<string>) =>
   Effect.gen(function*() {
@@ -210,4 +243,5 @@ export const main = (argv: ReadonlyArray<string>) =>
     }
 
     yield* Console.log(`\n${Report.table(rows)}\n\ntotal ${seconds(begun)} s; machine now: ${machine()}`)
+    yield* Verdict.verdict("messages", checks(rows))
   }).pipe(Effect.scoped)

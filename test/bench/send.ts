@@ -3,7 +3,11 @@
  * numbers each sending at its limit of one message a second, measured from a separate load
  * process; then the same sends handed straight to the simulator in one process, as the baseline.
  *
- *   npx tsx test/bench/send.ts [numbers=2000] [seconds=30]
+ *   npm run bench -- send [numbers=2000] [seconds=30] [--no-fail]
+ *   (or npx tsx test/bench/send.ts [numbers] [seconds] [--no-fail])
+ *
+ * Targets (issue 10): at least 600 accepted sends/s, p99 under 100 ms, under 1.5 ms of gateway
+ * CPU per send; each is printed beside the baseline's figure, and a miss exits non-zero.
  *
  * Needs PostgreSQL on 127.0.0.1:5432 (database `test` reachable); creates and drops its own
  * database.
@@ -11,6 +15,7 @@
 import * as SimNetwork from "@wagate/whatsapp/sim/SimNetwork"
 import * as SimulatorDriver from "@wagate/whatsapp/sim/SimulatorDriver"
 import { WhatsAppDriver } from "@wagate/whatsapp/WhatsAppDriver"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Effect from "effect/Effect"
 import { type ChildProcess, fork, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
@@ -19,9 +24,11 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
 import { cpuSeconds, freePort as freePortEffect, pidsNamed, rssMiB } from "./support/Processes.js"
+import * as Verdict from "./support/Verdict.js"
 
-const NUMBERS = Number(process.argv[2] ?? 2000)
-const SECONDS = Number(process.argv[3] ?? 30)
+// Set by main from its arguments (the load process gets what it needs over IPC).
+let NUMBERS = 2000
+let SECONDS = 30
 const ROOT = join(import.meta.dirname, "../..")
 const freePort = () => Effect.runPromise(freePortEffect)
 const postgresCpuSeconds = () => pidsNamed("postgres").reduce((sum, pid) => sum + cpuSeconds(pid), 0)
@@ -49,7 +56,9 @@ const summary = (name: string, r: Result, rssMb?: number) => {
     "p99 ms": Number(percentile(sorted, 99).toFixed(2)),
     refused: JSON.stringify(r.refused),
     "cpu ms/send": r.cpu === undefined ? "" : `${r.cpu.gateway.toFixed(2)} + pg ${r.cpu.postgres.toFixed(2)}`,
-    "rss MB": rssMb === undefined ? "" : Math.round(rssMb)
+    "rss MB": rssMb === undefined ? "" : Math.round(rssMb),
+    /** Gateway (or baseline process) CPU milliseconds per accepted send. */
+    cpu: r.cpu === undefined ? Number.NaN : r.cpu.gateway
   }
 }
 
@@ -239,24 +248,53 @@ const baselineRun = () =>
     } satisfies Result
   }).pipe(Effect.scoped, Effect.provide(SimulatorDriver.layerTest()))
 
-const main = async () => {
-  console.error(`send benchmark: ${NUMBERS} numbers at 1 message/s each, ${SECONDS} s measured`)
-  // BENCH_ONLY=gateway or BENCH_ONLY=baseline runs one side, e.g. to profile it.
-  const only = process.env.BENCH_ONLY
-  const rows = []
-  if (only !== "baseline") {
-    const gateway = await gatewayRun()
-    rows.push(summary("gateway (HTTP -> entity -> PostgreSQL -> simulator)", gateway.result, gateway.rss))
+/** The targets, each beside the baseline's figure. */
+const checks = (gateway: ReturnType<typeof summary>, baseline: ReturnType<typeof summary> | undefined): Array<Verdict.Check> => [
+  {
+    what: `accepted sends/s (${NUMBERS} numbers at 1/s)`,
+    target: ">= 600",
+    measured: String(gateway["accepted/s"]),
+    baseline: baseline === undefined ? "" : String(baseline["accepted/s"]),
+    met: gateway["accepted/s"] >= 600
+  },
+  {
+    what: "send latency p99",
+    target: "< 100 ms",
+    measured: `${gateway["p99 ms"]} ms`,
+    baseline: baseline === undefined ? "" : `${baseline["p99 ms"]} ms`,
+    met: gateway["p99 ms"] < 100
+  },
+  {
+    what: "gateway CPU per send",
+    target: "< 1.5 ms",
+    measured: `${Verdict.fixed(gateway.cpu, 2)} ms`,
+    baseline: baseline === undefined ? "" : `${Verdict.fixed(baseline.cpu, 2)} ms`,
+    met: gateway.cpu < 1.5
   }
-  if (only !== "gateway") {
-    const baseline = await Effect.runPromise(baselineRun())
-    rows.push(summary("baseline (simulator called directly)", baseline, process.memoryUsage().rss / 1024 / 1024))
-  }
-  console.table(rows)
-  console.log(JSON.stringify({ numbers: NUMBERS, seconds: SECONDS, rows }))
-}
+]
 
-main().catch((error) => {
-  console.error(error)
-  process.exit(1)
-})
+/** `[numbers] [seconds]`; BENCH_ONLY=gateway or BENCH_ONLY=baseline runs one side, e.g. to profile it. */
+export const main = (argv: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    NUMBERS = Number(argv[0] ?? 2000)
+    SECONDS = Number(argv[1] ?? 30)
+    console.error(`send benchmark: ${NUMBERS} numbers at 1 message/s each, ${SECONDS} s measured`)
+    const only = process.env.BENCH_ONLY
+    let gateway: ReturnType<typeof summary> | undefined
+    let baseline: ReturnType<typeof summary> | undefined
+    if (only !== "baseline") {
+      const run = yield* Effect.promise(gatewayRun)
+      gateway = summary("gateway (HTTP -> entity -> PostgreSQL -> simulator)", run.result, run.rss)
+    }
+    if (only !== "gateway") {
+      baseline = summary("baseline (simulator called directly)", yield* baselineRun(), process.memoryUsage().rss / 1024 / 1024)
+    }
+    const rows = [gateway, baseline].filter((r) => r !== undefined)
+    console.table(rows.map(({ cpu: _, ...row }) => row))
+    console.log(JSON.stringify({ numbers: NUMBERS, seconds: SECONDS, rows }))
+    if (gateway !== undefined) yield* Verdict.verdict("send", checks(gateway, baseline))
+  })
+
+if (import.meta.url === `file://${process.argv[1]}` && process.argv[2] !== "--load") {
+  NodeRuntime.runMain(Verdict.run(main, process.argv.slice(2)))
+}

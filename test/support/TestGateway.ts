@@ -25,7 +25,6 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import { randomBytes } from "node:crypto"
-import { createServer } from "node:http"
 import { createServer as createNetServer } from "node:net"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -34,6 +33,7 @@ import { KeyRevocations } from "../../apps/gateway/src/auth/KeyRevocations.js"
 import * as Cluster from "../../apps/gateway/src/cluster/Cluster.js"
 import { type GatewaySettings, settings } from "../../apps/gateway/src/Config.js"
 import * as Gateway from "../../apps/gateway/src/Gateway.js"
+import * as NodeServer from "../../apps/gateway/src/http/NodeServer.js"
 import * as Redis from "../../apps/gateway/src/infra/Redis.js"
 import { RequestCounter } from "../../apps/gateway/src/infra/RequestCounter.js"
 
@@ -113,7 +113,7 @@ export const startGateway = (database: DatabaseContext, options: GatewayOptions 
       ...options.settings,
       redisUrl
     }
-    const httpServer = yield* Layer.build(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 }))
+    const httpServer = yield* Layer.build(NodeHttpServer.layer(NodeServer.make(gatewaySettings), { host: "127.0.0.1", port: 0 }))
     const network = options.sim ?? (yield* simulatedNetwork)
     const publicBaseUrl = `http://127.0.0.1:${(Context.get(httpServer, HttpServer.HttpServer).address as HttpServer.TcpAddress).port}`
     const blobs = yield* Layer.build(

@@ -23,6 +23,10 @@ export interface GatewaySettings {
   readonly operatorToken: Option.Option<Redacted.Redacted>
   readonly messageRetentionDays: number
   readonly maxBodyBytes: number
+  /** Longest time to receive a whole request (headers and body), in milliseconds. */
+  readonly requestTimeoutMs: number
+  /** Longest time to receive a request's headers, in milliseconds. */
+  readonly headersTimeoutMs: number
   /** Take the client address from X-Forwarded-For (only behind a trusted proxy). */
   readonly trustProxy: boolean
   /** The WhatsApp network: the real one (Baileys) or the simulator. */
@@ -35,6 +39,8 @@ export interface GatewaySettings {
   readonly runnerListenHost: string
   /** How long an HTTP request waits for a number's entity before answering 503 capacity. */
   readonly entityTimeoutMs: number
+  /** After SIGTERM/SIGINT the process exits within this many milliseconds, stuck or not. */
+  readonly shutdownTimeoutMs: number
   /** Let webhook URLs reach loopback and private addresses (tests, closed networks). */
   readonly webhookAllowPrivateUrls: boolean
   /** How long a webhook receiver has to answer. */
@@ -48,6 +54,7 @@ export interface GatewaySettings {
   /** Incoming files downloaded at once per number. */
   readonly incomingMediaConcurrency: number
   readonly mediaUpkeepIntervalMs: number
+  readonly incomingMediaProcessDownloads: number
   /** How often expired archives are deleted and unfinished exports handed to their entity again. */
   readonly exportJanitorIntervalMs: number
   /** Host names the MCP tool server answers for (Host and Origin headers); `*`: any. */
@@ -77,6 +84,16 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
     Config.withDescription("Messages older than this are not returned")
   ),
   maxBodyBytes: Config.integer("MAX_BODY_BYTES").pipe(Config.withDefault(1024 * 1024)),
+  requestTimeoutMs: Config.integer("HTTP_REQUEST_TIMEOUT_MS").pipe(
+    Config.withDefault(30_000),
+    Config.validate({ message: "HTTP_REQUEST_TIMEOUT_MS must be positive", validation: (n) => n > 0 }),
+    Config.withDescription("Longest time to receive a whole request, headers and body (408 after it)")
+  ),
+  headersTimeoutMs: Config.integer("HTTP_HEADERS_TIMEOUT_MS").pipe(
+    Config.withDefault(10_000),
+    Config.validate({ message: "HTTP_HEADERS_TIMEOUT_MS must be positive", validation: (n) => n > 0 }),
+    Config.withDescription("Longest time to receive a request's headers (408 after it)")
+  ),
   trustProxy: Config.boolean("TRUST_PROXY").pipe(Config.withDefault(false)),
   waDriver: Config.literal("baileys", "simulator")("WA_DRIVER").pipe(
     Config.withDefault("baileys" as const),
@@ -91,6 +108,10 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
   ),
   runnerPort: Config.integer("RUNNER_PORT").pipe(Config.withDefault(34431)),
   runnerListenHost: Config.string("RUNNER_LISTEN_HOST").pipe(Config.withDefault("0.0.0.0")),
+  shutdownTimeoutMs: Config.integer("SHUTDOWN_TIMEOUT_MS").pipe(
+    Config.withDefault(30_000),
+    Config.withDescription("Longest graceful stop after SIGTERM/SIGINT, in milliseconds; then the process exits")
+  ),
   entityTimeoutMs: Config.integer("ENTITY_TIMEOUT_MS").pipe(
     Config.withDefault(15_000),
     Config.withDescription("Longest wait for a number's entity (a send with an attachment: six times this)")
@@ -114,6 +135,11 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
     Config.withDefault(IncomingMedia.DEFAULT_MAX_BYTES),
     Config.validate({ message: "INCOMING_MEDIA_MAX_BYTES must be positive", validation: (n) => n > 0 }),
     Config.withDescription("Largest incoming file stored, in bytes (default 64 MiB); larger ones are marked skipped")
+  ),
+  incomingMediaProcessDownloads: Config.integer("INCOMING_MEDIA_PROCESS_DOWNLOADS").pipe(
+    Config.withDefault(IncomingMedia.DEFAULT_PROCESS_DOWNLOADS),
+    Config.validate({ message: "INCOMING_MEDIA_PROCESS_DOWNLOADS must be at least 1", validation: (n) => n >= 1 }),
+    Config.withDescription("Incoming files downloaded at once in the whole process, all numbers together")
   ),
   mediaUpkeepIntervalMs: Config.integer("MEDIA_UPKEEP_INTERVAL_MS").pipe(
     Config.withDefault(15 * 60 * 1000),

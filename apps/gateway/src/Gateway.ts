@@ -16,7 +16,7 @@ import { HistoryRows } from "@wagate/exports/HistoryRows"
 import { ExportEvents } from "@wagate/store/ExportEvents"
 import { AccountLive } from "@wagate/numbers/AccountLive"
 import { DomainClock } from "@wagate/numbers/DomainClock"
-import { IncomingMediaSettings } from "@wagate/numbers/IncomingMedia"
+import { IncomingDownloadSlots, IncomingMediaSettings } from "@wagate/numbers/IncomingMedia"
 import { NumberLive } from "@wagate/numbers/NumberLive"
 import { NumberSupervisor } from "@wagate/numbers/NumberSupervisor"
 import { Accounts } from "@wagate/store/Accounts"
@@ -34,6 +34,7 @@ import { WebhookStore } from "@wagate/webhooks/WebhookStore"
 import type { WhatsAppDriver } from "@wagate/whatsapp/WhatsAppDriver"
 import type * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { KeyRevocations } from "./auth/KeyRevocations.js"
@@ -44,6 +45,7 @@ import { RunnerStats } from "./cluster/RunnerStats.js"
 import { type GatewaySettings, Settings } from "./Config.js"
 import { Health } from "./Health.js"
 import { HttpLive } from "./http/Server.js"
+import * as IdempotencyUpkeep from "./IdempotencyUpkeep.js"
 import * as MediaUpkeep from "./MediaUpkeep.js"
 import type { RequestCounter } from "./infra/RequestCounter.js"
 
@@ -102,11 +104,13 @@ export const layer = (settings: GatewaySettings, infra: Infrastructure) => {
       WebhookLive,
       WebhookDispatcher,
       MediaUpkeep.layer(settings.mediaUpkeepIntervalMs),
+      IdempotencyUpkeep.layer,
       exportEntities(settings)
     ).pipe(
       Layer.provide(infra.fetcher),
       // Incoming files go into the same store the HTTP surface reads (one store: the same layer).
       Layer.provide(infra.blobs),
+      Layer.provide(Layer.succeed(IncomingDownloadSlots, Effect.unsafeMakeSemaphore(settings.incomingMediaProcessDownloads))),
       Layer.provide(Layer.succeed(IncomingMediaSettings, {
         maxBytes: settings.incomingMediaMaxBytes,
         concurrency: settings.incomingMediaConcurrency

@@ -10,35 +10,17 @@ import * as Database from "@wagate/store/Database"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { join } from "node:path"
 import { KeyRevocations } from "./auth/KeyRevocations.js"
 import { OperatorToken } from "./auth/OperatorToken.js"
 import * as Cluster from "./cluster/Cluster.js"
 import { Settings } from "./Config.js"
 import * as Gateway from "./Gateway.js"
+import * as NodeServer from "./http/NodeServer.js"
 import * as Redis from "./infra/Redis.js"
 import { RequestCounter } from "./infra/RequestCounter.js"
 import * as Network from "./Network.js"
-
-/**
- * The HTTP server listens before the API's routes are built; a request arriving in between would
- * get no answer at all (a load balancer's first health check, a CLI started at once). This
- * server holds such requests and hands them to the gateway's handler as soon as it is attached.
- */
-const holdingServer = () => {
-  const server = createServer()
-  const held: Array<readonly [IncomingMessage, ServerResponse]> = []
-  const hold = (request: IncomingMessage, response: ServerResponse) => void held.push([request, response])
-  server.on("request", hold)
-  server.on("newListener", (event, listener) => {
-    if (event !== "request" || listener === hold) return
-    server.off("request", hold)
-    // Emitted before the listener is added: hand the held requests over once it is.
-    queueMicrotask(() => held.splice(0).forEach(([request, response]) => listener(request, response)))
-  })
-  return server
-}
+import * as Shutdown from "./Shutdown.js"
 
 const Main = Layer.unwrapEffect(Effect.gen(function*() {
   const settings = yield* Settings
@@ -62,7 +44,7 @@ const Main = Layer.unwrapEffect(Effect.gen(function*() {
     blobs: BlobStore.layerConfig({ dataDir: settings.dataDir, publicBaseUrl: `http://127.0.0.1:${settings.httpPort}` }),
     network: Network.layer(settings),
     fetcher: MediaFetcher.layerConfig,
-    httpServer: NodeHttpServer.layer(holdingServer, { host: settings.httpHost, port: settings.httpPort })
+    httpServer: NodeHttpServer.layer(NodeServer.make(settings), { host: settings.httpHost, port: settings.httpPort })
   })
   const announce = Effect.gen(function*() {
     const token = yield* OperatorToken
@@ -70,7 +52,7 @@ const Main = Layer.unwrapEffect(Effect.gen(function*() {
       `wagate ${settings.role} on http://${settings.httpHost}:${settings.httpPort}, network: ${settings.waDriver}, operator token: ${token.source}`
     )
   }).pipe(Effect.provide(OperatorToken.Default), Effect.provideService(Settings, settings))
-  return Layer.merge(gateway, Layer.effectDiscard(announce))
+  return Layer.mergeAll(gateway, Layer.effectDiscard(announce), Shutdown.layer(settings.shutdownTimeoutMs))
 })).pipe(Layer.provide(Settings.layer))
 
 // No tracer is exported, so spans would only cost time: each one allocates and captures a stack.

@@ -22,6 +22,7 @@ import { createServer } from "node:http"
 import { OperatorToken } from "./auth/OperatorToken.js"
 import { Settings } from "./Config.js"
 import { SimAuthLive, SimHttp, SimHttpApi } from "./http/handlers/SimHttp.js"
+import { RequestCounter } from "./infra/RequestCounter.js"
 
 const listen = Config.all({
   host: Config.string("SIM_HOST").pipe(Config.withDefault("127.0.0.1")),
@@ -35,7 +36,8 @@ const Routes = Layer.mergeAll(
   HttpLayerRouter.addHttpApi(SimHttpApi).pipe(
     Layer.provide(SimHttp),
     Layer.provide(SimAuthLive),
-    Layer.provide(OperatorToken.Default)
+    // Wrong tokens are throttled per address, counted in this process.
+    Layer.provide([OperatorToken.Default, RequestCounter.layerMemory])
   ),
   RpcServer.layerHttpRouter({ group: SimRpcs, path: RPC_PATH, protocol: "websocket", disableTracing: true }).pipe(
     Layer.provide(SimServer.layerHandlers),

@@ -18,6 +18,7 @@ import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as SimNetwork from "@wagate/whatsapp/sim/SimNetwork"
 import type { DriverEvent } from "@wagate/whatsapp/WhatsAppDriver"
+import { RequestCounter } from "../src/infra/RequestCounter.js"
 
 const TOKEN = "wag_op_test-token"
 const A = "77010000001"
@@ -30,7 +31,7 @@ const setup = Effect.gen(function*() {
     Layer.provide(SimHttp),
     Layer.provide(SimAuthLive),
     Layer.provide(Layer.succeed(SimNetwork.SimNetwork, network)),
-    Layer.provide(OperatorToken.Default),
+    Layer.provide([OperatorToken.Default, RequestCounter.layerMemory]),
     Layer.provide(Settings.make({ operatorToken: Option.some(Redacted.make(TOKEN)) })),
     Layer.merge(HttpServer.layerContext)
   )

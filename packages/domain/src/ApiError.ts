@@ -261,6 +261,27 @@ export class MethodNotAllowed extends make<MethodNotAllowed>()(
   "Method not allowed on this path"
 ) {}
 /** @since 1.0.0 */
+export class BadRequest extends make<BadRequest>()(
+  "BadRequest",
+  "bad_request",
+  400,
+  "The request is not valid HTTP"
+) {}
+/** @since 1.0.0 */
+export class RequestTimeout extends make<RequestTimeout>()(
+  "RequestTimeout",
+  "request_timeout",
+  408,
+  "The request was not received in time"
+) {}
+/** @since 1.0.0 */
+export class HeadersTooLarge extends make<HeadersTooLarge>()(
+  "HeadersTooLarge",
+  "headers_too_large",
+  431,
+  "The request line and headers are too large"
+) {}
+/** @since 1.0.0 */
 export class PayloadTooLarge extends make<PayloadTooLarge>()(
   "PayloadTooLarge",
   "payload_too_large",

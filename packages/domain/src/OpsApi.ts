@@ -22,7 +22,7 @@ import { SetWebhookRequest, Webhook } from "./Webhook.js"
 
 /** @since 1.0.0 */
 export class OperatorAuth extends HttpApiMiddleware.Tag<OperatorAuth>()("OperatorAuth", {
-  failure: Schema.Union(E.wire(E.Unauthorized), E.wire(E.InvalidKey)),
+  failure: Schema.Union(E.wire(E.Unauthorized), E.wire(E.InvalidKey), E.wire(E.RateLimited)),
   security: { operator: HttpApiSecurity.bearer }
 }) {}
 
@@ -66,7 +66,9 @@ export const NumberLink = Schema.Struct({
   qr: Schema.NullOr(Schema.String),
   qr_image: Schema.NullOr(Schema.String).annotations({ description: "The QR as a data:image/png;base64 URL" }),
   pairing_code: Schema.NullOr(Schema.String),
-  reason: Schema.NullOr(Schema.String)
+  reason: Schema.NullOr(Schema.String),
+  /** The last fault inside the number's entity (a request that failed on it), on the link view. */
+  fault: Schema.optional(Schema.NullOr(Schema.Struct({ error: Schema.String, at: Schema.String })))
 })
 /** @since 1.0.0 */
 export type NumberLink = typeof NumberLink.Type

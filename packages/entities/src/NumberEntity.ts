@@ -45,7 +45,9 @@ export const Sent = Schema.Struct({
   messageId: Schema.Int,
   waMessageId: Schema.String,
   phone: Schema.String,
-  quota: E.Quota
+  quota: E.Quota,
+  /** The answer of an earlier request with the same Idempotency-Key. */
+  replayed: Schema.optional(Schema.Boolean)
 })
 /** @since 1.0.0 */
 export type Sent = typeof Sent.Type
@@ -66,8 +68,12 @@ export const SendError = Schema.Union(
   E.Busy,
   E.SendFailed,
   E.InvalidParam,
-  E.Capacity
+  E.Capacity,
+  E.InternalError
 )
+
+/** Why a request that reads or changes the number's state can fail. @since 1.0.0 */
+export const StateError = Schema.Union(E.InvalidParam, E.Capacity, E.InternalError)
 
 /** @since 1.0.0 */
 export const Checked = Schema.Struct({
@@ -89,19 +95,19 @@ export type ConnectionState = typeof ConnectionState.Type
 /** @since 1.0.0 */
 export const NumberEntity = Entity.make("Number", [
   Rpc.make("Send", { payload: SendPayload, success: Sent, error: SendError }),
-  Rpc.make("Limits", { success: Limits }),
+  Rpc.make("Limits", { success: Limits, error: Schema.Union(E.Capacity, E.InternalError) }),
   Rpc.make("Check", {
     payload: { phone: Schema.String },
     success: Checked,
-    error: Schema.Union(E.NumberPaused, E.NotConnected, E.RateLimited, E.DailyLimit, E.Capacity)
+    error: Schema.Union(E.NumberPaused, E.NotConnected, E.RateLimited, E.DailyLimit, StateError)
   }),
   Rpc.make("Connection", { success: ConnectionState }),
   Rpc.make("Link", {
     payload: { method: Schema.Literal("qr", "code") },
     success: ConnectionState,
-    error: E.Capacity
+    error: StateError
   }),
-  Rpc.make("SetPaused", { payload: { paused: Schema.Boolean } }),
+  Rpc.make("SetPaused", { payload: { paused: Schema.Boolean }, error: StateError }),
   /** Activates the entity (its connection comes up) and tells its state. */
   Rpc.make("Wake", { success: ConnectionState })
 ])

@@ -6,7 +6,7 @@
  * @since 1.0.0
  */
 import { stringify } from "csv-stringify/sync"
-import type { HistoryRow } from "./HistoryRows.js"
+import type { CsvRow } from "./HistoryRows.js"
 
 /** The columns, in the spec's order. @since 1.0.0 */
 export const COLUMNS = [
@@ -46,9 +46,9 @@ const OPTIONS = {
 export const header: string = stringify([COLUMNS as unknown as Array<string>], OPTIONS)
 
 /** One record per row, in the order of `COLUMNS`. @since 1.0.0 */
-export const record = (row: HistoryRow): Array<string | null> => [
+export const record = (row: CsvRow): Array<string | null> => [
   row.id,
-  row.created_at.toISOString(),
+  row.created_at,
   row.number_id,
   row.number_phone,
   row.direction,
@@ -63,5 +63,5 @@ export const record = (row: HistoryRow): Array<string | null> => [
 ]
 
 /** The records of a batch of rows, as CSV text. @since 1.0.0 */
-export const records = (rows: ReadonlyArray<HistoryRow>): string =>
+export const records = (rows: ReadonlyArray<CsvRow>): string =>
   rows.length === 0 ? "" : stringify(rows.map(record), OPTIONS)

@@ -7,7 +7,7 @@
 import * as Chunk from "effect/Chunk"
 import * as Stream from "effect/Stream"
 import * as HistoryCsv from "./HistoryCsv.js"
-import { type HistoryRow, toExportedMessage } from "./HistoryRows.js"
+import { type CsvRow, type HistoryRow, toExportedMessage } from "./HistoryRows.js"
 
 const encoder = new TextEncoder()
 
@@ -21,7 +21,7 @@ export const MAX_MESSAGES = 100_000
 export const contentType = (format: Format) => format === "csv" ? "text/csv; charset=utf-8" : "application/json"
 
 /** The header record, then the records of each batch. @since 1.0.0 */
-export const csv = <E, R>(rows: Stream.Stream<HistoryRow, E, R>): Stream.Stream<Uint8Array, E, R> =>
+export const csv = <E, R>(rows: Stream.Stream<CsvRow, E, R>): Stream.Stream<Uint8Array, E, R> =>
   Stream.concat(
     Stream.succeed(encoder.encode(HistoryCsv.header)),
     Stream.mapChunks(rows, (chunk) =>
@@ -50,6 +50,3 @@ export const json = <E, R>(rows: Stream.Stream<HistoryRow, E, R>): Stream.Stream
     )
   })
 
-/** @since 1.0.0 */
-export const render = <E, R>(format: Format, rows: Stream.Stream<HistoryRow, E, R>) =>
-  format === "csv" ? csv(rows) : json(rows)

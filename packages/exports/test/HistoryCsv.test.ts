@@ -1,9 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { parse } from "csv-parse/sync"
 import * as HistoryCsv from "../src/HistoryCsv.js"
-import type { HistoryRow } from "../src/HistoryRows.js"
+import type { CsvRow } from "../src/HistoryRows.js"
 
-const row = (text: string, extra: Partial<HistoryRow> = {}): HistoryRow => ({
+const row = (text: string, extra: Partial<CsvRow> = {}): CsvRow => ({
   id: "7",
   number_id: "3",
   number_phone: "77010000001",
@@ -11,22 +11,12 @@ const row = (text: string, extra: Partial<HistoryRow> = {}): HistoryRow => ({
   source: "network",
   chat_id: "77010000002@c.us",
   peer: "77010000002",
-  peer_lid: null,
-  name: null,
-  is_group: false,
-  group_subject: null,
-  author: null,
   wa_message_id: "WA1",
   type: "text",
   text,
   status: "received",
   error: null,
-  created_at: new Date("2026-11-21T10:00:00.000Z"),
-  updated_at: new Date("2026-11-21T10:00:00.000Z"),
-  media: null,
-  media_skipped: false,
-  media_skip_reason: null,
-  media_pending: false,
+  created_at: "2026-11-21T10:00:00.000Z",
   ...extra
 })
 

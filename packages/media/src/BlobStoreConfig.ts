@@ -8,14 +8,13 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
-import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import { randomBytes } from "node:crypto"
 import { join } from "node:path"
-import type { BlobStore } from "./BlobStore.js"
+import type { BlobStoreService } from "./BlobPort.js"
 import { BlobStoreError } from "./BlobStoreError.js"
 import * as FilesystemBlobStore from "./FilesystemBlobStore.js"
 
@@ -99,7 +98,7 @@ export const persistedSecret = (
 export const make = (
   defaults: Defaults
 ): Effect.Effect<
-  Context.Tag.Service<BlobStore>,
+  BlobStoreService,
   ConfigError.ConfigError | BlobStoreError,
   FileSystem.FileSystem | Scope.Scope
 > =>

@@ -11,7 +11,6 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import type { PlatformError } from "@effect/platform/Error"
-import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -21,7 +20,7 @@ import { randomUUID } from "node:crypto"
 import { rmdir } from "node:fs/promises"
 import { dirname, join, resolve, sep } from "node:path"
 import * as BlobKey from "./BlobKey.js"
-import type { BlobBody, BlobStore, ByteRange, PutOptions } from "./BlobStore.js"
+import type { BlobBody, BlobStoreService, ByteRange, PutOptions } from "./BlobPort.js"
 import { BlobNotFound, BlobStoreError, describe } from "./BlobStoreError.js"
 import * as GatewayLinks from "./GatewayLinks.js"
 import * as MeasuredBody from "./MeasuredBody.js"
@@ -51,7 +50,7 @@ const isAbsent = (error: PlatformError) =>
 /** @since 1.0.0 */
 export const make = (
   options: Options
-): Effect.Effect<Context.Tag.Service<BlobStore>, BlobStoreError, FileSystem.FileSystem> =>
+): Effect.Effect<BlobStoreService, BlobStoreError, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const root = resolve(options.dir)
@@ -209,7 +208,7 @@ export const make = (
     return {
       kind: "filesystem",
       // Effect.fn cannot keep the body's error type parameter; the body's errors do pass through as is.
-      put: put as Context.Tag.Service<BlobStore>["put"],
+      put: put as BlobStoreService["put"],
       get,
       head,
       delete: delete_,

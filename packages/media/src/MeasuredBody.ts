@@ -7,7 +7,7 @@
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
-import type { BlobBody } from "./BlobStore.js"
+import type { BlobBody } from "./BlobPort.js"
 import { BlobStoreError } from "./BlobStoreError.js"
 
 /** @since 1.0.0 */

@@ -4,12 +4,11 @@
  *
  * @since 1.0.0
  */
-import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as BlobKey from "./BlobKey.js"
-import type { BlobBody, BlobStore, ByteRange, PutOptions } from "./BlobStore.js"
+import type { BlobBody, BlobStoreService, ByteRange, PutOptions } from "./BlobPort.js"
 import { BlobNotFound } from "./BlobStoreError.js"
 import * as GatewayLinks from "./GatewayLinks.js"
 import * as MeasuredBody from "./MeasuredBody.js"
@@ -23,7 +22,7 @@ interface Stored {
 }
 
 /** @since 1.0.0 */
-export const make = (options: Options): Effect.Effect<Context.Tag.Service<BlobStore>> =>
+export const make = (options: Options): Effect.Effect<BlobStoreService> =>
   Effect.sync(() => {
     const blobs = new Map<string, Stored>()
 
@@ -75,7 +74,7 @@ export const make = (options: Options): Effect.Effect<Context.Tag.Service<BlobSt
     return {
       kind: "memory",
       // Effect.fn cannot keep the body's error type parameter; the body's errors do pass through as is.
-      put: put as Context.Tag.Service<BlobStore>["put"],
+      put: put as BlobStoreService["put"],
       get,
       head,
       delete: delete_,

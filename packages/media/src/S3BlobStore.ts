@@ -17,7 +17,6 @@ import { Upload } from "@aws-sdk/lib-storage"
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as Clock from "effect/Clock"
-import type * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -27,7 +26,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { Readable } from "node:stream"
 import * as BlobKey from "./BlobKey.js"
-import type { BlobBody, BlobStore, ByteRange, PutOptions, SignedUrlOptions } from "./BlobStore.js"
+import type { BlobBody, BlobStoreService, ByteRange, PutOptions, SignedUrlOptions } from "./BlobPort.js"
 import { BlobLinkInvalid, BlobNotFound, BlobStoreError, describe } from "./BlobStoreError.js"
 import * as ContentDisposition from "./ContentDisposition.js"
 import * as LinkLifetime from "./LinkLifetime.js"
@@ -65,7 +64,7 @@ const isMissing = (error: unknown) => {
 }
 
 /** @since 1.0.0 */
-export const make = (options: Options): Effect.Effect<Context.Tag.Service<BlobStore>, never, Scope.Scope> =>
+export const make = (options: Options): Effect.Effect<BlobStoreService, never, Scope.Scope> =>
   Effect.gen(function*() {
     const Bucket = options.bucket
     const client = (endpoint: string | undefined, overrides: Partial<S3ClientConfig> = {}) =>
@@ -219,7 +218,7 @@ export const make = (options: Options): Effect.Effect<Context.Tag.Service<BlobSt
     return {
       kind: "s3",
       // Effect.fn cannot keep the body's error type parameter; the body's errors do pass through as is.
-      put: put as Context.Tag.Service<BlobStore>["put"],
+      put: put as BlobStoreService["put"],
       get,
       head,
       delete: delete_,

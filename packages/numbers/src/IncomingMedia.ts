@@ -35,6 +35,18 @@ export class IncomingMediaSettings extends Context.Reference<IncomingMediaSettin
   { defaultValue: (): Settings => ({ maxBytes: DEFAULT_MAX_BYTES, concurrency: DEFAULT_CONCURRENCY }) }
 ) {}
 
+/** Downloads at once in the whole process, all numbers together (each file is held in memory). */
+export const DEFAULT_PROCESS_DOWNLOADS = 8
+
+/**
+ * The process-wide download slots: whatever the number of numbers on a runner, at most this
+ * many incoming files are being downloaded at once; the rest wait their turn.
+ */
+export class IncomingDownloadSlots extends Context.Reference<IncomingDownloadSlots>()(
+  "@wagate/numbers/IncomingDownloadSlots",
+  { defaultValue: () => Effect.unsafeMakeSemaphore(DEFAULT_PROCESS_DOWNLOADS) }
+) {}
+
 /** Why a file pending when its number's entity started was not stored. */
 export const INTERRUPTED = "the download was interrupted by a gateway restart"
 
@@ -115,7 +127,8 @@ export const download = (r: {
       if (r.media.size !== null && r.media.size > r.maxBytes) return yield* tooLarge(r.media.size)
       const before = yield* keepReason(r.accountId, r.messageId, r.media.size ?? 0)
       if (before !== null) return yield* skip(before)
-      const bytes = yield* Effect.either(r.media.download)
+      const slots = yield* IncomingDownloadSlots
+      const bytes = yield* slots.withPermits(1)(Effect.either(r.media.download))
       if (bytes._tag === "Left") return yield* skip(`the file could not be downloaded: ${bytes.left.reason}`)
       if (bytes.right.byteLength > r.maxBytes) return yield* tooLarge(bytes.right.byteLength)
       // The size announced may be missing or wrong: the rules again with the bytes in hand.

@@ -13,14 +13,22 @@ import { Accounts } from "@wagate/store/Accounts"
 import { Conversations } from "@wagate/store/Conversations"
 import { MediaFiles } from "@wagate/store/MediaFiles"
 import { NumberStates } from "@wagate/store/NumberStates"
-import { type DriverEvent, type Session, WhatsAppDriver } from "@wagate/whatsapp/WhatsAppDriver"
+import { type DriverEvent, type IncomingMessage, type Session, WhatsAppDriver } from "@wagate/whatsapp/WhatsAppDriver"
+import * as Cause from "effect/Cause"
+import * as Metric from "effect/Metric"
+import * as Schedule from "effect/Schedule"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as DomainClock from "./DomainClock.js"
+import * as IncomingFailures from "./IncomingFailures.js"
 import * as IncomingMedia from "./IncomingMedia.js"
+import * as IncomingText from "./IncomingText.js"
 import type { NumberContext } from "./NumberContext.js"
+
+/** A pending message the network did not take after this many hand-overs fails. */
+export const MAX_SEND_ATTEMPTS = 5
 
 /** Opens the number's session; its events are applied from now on. */
 export const open = (ctx: NumberContext) =>
@@ -33,6 +41,7 @@ export const open = (ctx: NumberContext) =>
     // Files of incoming messages: a few downloads at a time, in the entity's scope. Those pending
     // from an earlier run died with it.
     const mediaSettings = yield* IncomingMedia.IncomingMediaSettings
+    const retrySettings = yield* IncomingFailures.IncomingRetrySettings
     const downloads = yield* Effect.makeSemaphore(Math.max(1, mediaSettings.concurrency))
     const abandoned = yield* conversations.abandonPendingMedia(numberId, IncomingMedia.INTERRUPTED, new Date(yield* DomainClock.now))
     if (abandoned > 0) yield* Effect.logWarning(`${abandoned} incoming files of number ${numberId} were not stored`)
@@ -41,6 +50,9 @@ export const open = (ctx: NumberContext) =>
     const entityContext = yield* Effect.context<
       Sharding | Entity.CurrentAddress | Scope.Scope | BlobStore | Conversations | Accounts | MediaFiles
     >()
+
+    /** One sweep of pending messages at a time. */
+    const resending = yield* Effect.makeSemaphore(1)
 
     /** Callers of Link waiting for the connection to change. */
     let changed = yield* Deferred.make<void>()
@@ -71,12 +83,93 @@ export const open = (ctx: NumberContext) =>
           number.connectedAt ??= at
           // Stay up when idle, and come back on whichever runner owns the shard after a move.
           yield* Entity.keepAlive(true)
-          yield* Effect.forkScoped(serialized(resendPending))
+          yield* Effect.forkScoped(resendPending)
         } else if (next.status === "STOPPED") {
           number.linked = false
           yield* Entity.keepAlive(false)
         }
       })
+
+    /** Stores an incoming message; its file (if any) follows in the background. */
+    const recordIncoming = (m: IncomingMessage, mediaSkipReason: string | null) =>
+      Effect.gen(function*() {
+        const described = m.media === null ? null : IncomingMedia.describe(m.type, m.text, m.media)
+        const skipped = described !== null && mediaSkipReason !== null
+        const recorded = yield* conversations.recordIncoming({
+          accountId: number.accountId,
+          numberId,
+          waMessageId: m.waMessageId,
+          fromMe: m.fromMe,
+          chatId: m.chatId,
+          peer: m.peer,
+          peerLid: m.peerLid,
+          name: m.name,
+          isGroup: m.isGroup,
+          groupSubject: m.groupSubject,
+          author: m.author,
+          type: m.type,
+          text: m.text,
+          at: new Date(m.timestamp),
+          // Recorded now, the file follows: the next event never waits for a download.
+          media: described,
+          mediaPending: described !== null && !skipped,
+          mediaSkipped: skipped,
+          mediaSkipReason: skipped ? mediaSkipReason : null
+        })
+        // A replay (None) is a message stored before, with its file already settled.
+        if (m.media !== null && described !== null && !skipped && Option.isSome(recorded)) {
+          yield* Effect.forkScoped(downloads.withPermits(1)(IncomingMedia.download({
+            messageId: recorded.value,
+            accountId: number.accountId,
+            numberId,
+            described,
+            media: m.media,
+            maxBytes: mediaSettings.maxBytes
+          })))
+        }
+      })
+
+    /**
+     * Stores an incoming message, or keeps it as the network gave it when storing fails (for any
+     * reason): it is stored by a later retry, never only logged. Keeping it is itself retried
+     * until the database takes it.
+     */
+    const storeIncoming = (m: IncomingMessage) =>
+      Effect.gen(function*() {
+        if (!m.isGroup) ctx.contacts.remember(m.peer)
+        const stored = yield* Effect.exit(recordIncoming(m, null))
+        if (stored._tag === "Success") return
+        yield* Metric.increment(IncomingFailures.failures)
+        yield* Effect.logError(`incoming message ${m.waMessageId} of number ${numberId} not stored; kept for a retry`, stored.cause)
+        const event = IncomingFailures.serialize(m)
+        const error = Cause.pretty(stored.cause).slice(0, 500)
+        const keep = Effect.flatMap(DomainClock.now, (now) =>
+          conversations.keepFailedIncoming(numberId, event, error, new Date(now + IncomingFailures.retryDelayMs(retrySettings.baseDelayMs, 1))))
+        yield* keep.pipe(
+          Effect.retry(IncomingFailures.keepSchedule),
+          Effect.catchAllCause((cause) => Effect.logError("keeping a failed incoming message failed", cause)),
+          Effect.forkScoped
+        )
+      })
+
+    /** Kept incoming messages whose retry is due are stored now (their files cannot follow). */
+    const retryFailedIncoming = Effect.gen(function*() {
+      const now = yield* DomainClock.now
+      for (const kept of yield* conversations.dueFailedIncoming(numberId, new Date(now))) {
+        const m = IncomingText.sanitize(IncomingFailures.deserialize(kept.event))
+        const stored = yield* Effect.exit(serialized(recordIncoming(m, IncomingFailures.FILE_LOST)))
+        if (stored._tag === "Success") {
+          yield* conversations.forgetFailedIncoming(kept.id)
+        } else {
+          yield* Metric.increment(IncomingFailures.failures)
+          yield* conversations.retryFailedIncomingLater(
+            kept.id,
+            Cause.pretty(stored.cause).slice(0, 500),
+            new Date(now + IncomingFailures.retryDelayMs(retrySettings.baseDelayMs, kept.attempts + 1))
+          )
+        }
+      }
+    }).pipe(Effect.catchAllCause((cause) => Effect.logError("retrying kept incoming messages failed", cause)))
 
     const onEvent = (event: DriverEvent): Effect.Effect<void> =>
       serialized(Effect.gen(function*() {
@@ -102,82 +195,63 @@ export const open = (ctx: NumberContext) =>
               error: event.error,
               at: new Date(yield* DomainClock.now)
             })
-          case "Incoming": {
-            const m = event.message
-            if (!m.isGroup) ctx.contacts.remember(m.peer)
-            const described = m.media === null ? null : IncomingMedia.describe(m.type, m.text, m.media)
-            const recorded = yield* conversations.recordIncoming({
-              accountId: number.accountId,
-              numberId,
-              waMessageId: m.waMessageId,
-              fromMe: m.fromMe,
-              chatId: m.chatId,
-              peer: m.peer,
-              peerLid: m.peerLid,
-              name: m.name,
-              isGroup: m.isGroup,
-              groupSubject: m.groupSubject,
-              author: m.author,
-              type: m.type,
-              text: m.text,
-              at: new Date(m.timestamp),
-              // Recorded now, the file follows: the next event never waits for a download.
-              media: described,
-              mediaPending: described !== null,
-              mediaSkipped: false,
-              mediaSkipReason: null
-            })
-            // A replay (None) is a message stored before, with its file already settled.
-            if (m.media !== null && described !== null && Option.isSome(recorded)) {
-              yield* Effect.forkScoped(downloads.withPermits(1)(IncomingMedia.download({
-                messageId: recorded.value,
-                accountId: number.accountId,
-                numberId,
-                described,
-                media: m.media,
-                maxBytes: mediaSettings.maxBytes
-              })))
-            }
-            return
-          }
+          case "Incoming":
+            return yield* storeIncoming(IncomingText.sanitize(event.message))
         }
       })).pipe(
         Effect.catchAllCause((cause) => Effect.logError("number event failed", cause)),
         Effect.provide(entityContext)
       )
 
-    /** Text messages recorded before a crash but never handed to the network go out now. */
-    const resendPending = Effect.gen(function*() {
+    /**
+     * Messages recorded but not taken by the network (a crash in between, or the connection was
+     * down) go out now, in order, each at most MAX_SEND_ATTEMPTS times: one that keeps failing
+     * (a recipient whose session cannot be encrypted) is failed alone and never holds up those
+     * behind it. Runs beside the number's other work, never inside its serialized section.
+     */
+    const resendPending = resending.withPermits(1)(Effect.gen(function*() {
       if (ctx.connection.current.status !== "WORKING" || session === undefined) return
       for (const p of yield* conversations.pending(numberId)) {
+        if (ctx.inFlight.has(p.wa_message_id)) continue
+        if (ctx.connection.current.status !== "WORKING") return
         const at = new Date(yield* DomainClock.now)
-        if (p.type !== "text") {
-          yield* conversations.markRejected({
+        const reject = (error: string) =>
+          conversations.markRejected({
             accountId: number.accountId,
             numberId,
             messageId: p.id,
             waMessageId: p.wa_message_id,
             to: p.peer,
-            error: "the attachment was lost in a restart before it was sent",
+            error,
             firstContact: false,
             day: Almaty.dateOf(at.getTime()),
             at
           })
+        if (p.type !== "text") {
+          yield* reject("the attachment was lost in a restart before it was sent")
           continue
         }
+        const attempts = yield* conversations.countAttempt(p.id)
         const sent = yield* Effect.either(
           session.send({ waMessageId: p.wa_message_id, to: p.peer, content: { kind: "text", text: p.text } })
         )
         if (sent._tag === "Right") {
           yield* conversations.applyAck({ numberId, waMessageId: p.wa_message_id, ack: "sent", at })
-        } else if (sent.left._tag === "DriverUnavailable") {
-          return
+        } else if (sent.left._tag === "SendRejected") {
+          yield* reject(sent.left.reason)
+        } else if (attempts >= MAX_SEND_ATTEMPTS) {
+          yield* reject(`not taken by the network after ${attempts} attempts: ${sent.left.reason}`)
         }
+        // Otherwise it stays pending for the next sweep; the messages behind it go on.
       }
-    }).pipe(Effect.catchAllCause((cause) => Effect.logError("re-sending pending messages failed", cause)))
+    })).pipe(Effect.catchAllCause((cause) => Effect.logError("re-sending pending messages failed", cause)))
 
     session = yield* driver.open({ id: numberId, phone: number.phone, linked: number.linked }, onEvent)
     if (number.linked) yield* Entity.keepAlive(true)
+    yield* retryFailedIncoming.pipe(
+      Effect.repeat(Schedule.spaced(retrySettings.sweepInterval)),
+      Effect.forkScoped
+    )
 
     return {
       session,

@@ -3,6 +3,7 @@
  * its live connection, its counters, the people it talked with, and the section in which its
  * state changes run one at a time.
  */
+import type { SqlError } from "@effect/sql/SqlError"
 import type { ConnectionState } from "@wagate/entities/NumberEntity"
 import type { Conversations } from "@wagate/store/Conversations"
 import type { NumberSnapshot } from "@wagate/store/NumberStates"
@@ -20,10 +21,12 @@ export interface NumberContext {
   /** Runs `effect` alone among the number's state changes. */
   readonly serialized: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   readonly contacts: KnownContacts
+  /** Network ids of recorded messages a send is handing to the network right now. */
+  readonly inFlight: Set<string>
 }
 
 export interface KnownContacts {
-  readonly isKnown: (phone: string) => Effect.Effect<boolean>
+  readonly isKnown: (phone: string) => Effect.Effect<boolean, SqlError>
   readonly remember: (phone: string) => void
 }
 

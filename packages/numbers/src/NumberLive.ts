@@ -20,6 +20,7 @@ import * as NumberConnection from "./NumberConnection.js"
 import { knownContacts, type NumberContext } from "./NumberContext.js"
 import * as NumberCounters from "./NumberCounters.js"
 import * as NumberSend from "./NumberSend.js"
+import * as RequestGuard from "./RequestGuard.js"
 
 export { newWaMessageId } from "./NumberSend.js"
 
@@ -65,7 +66,8 @@ export const NumberLive = NumberEntity.toLayer(
         current: { status: number.linked ? "STARTING" : number.status, qr: null, pairingCode: null, reason: null }
       },
       serialized: mutex.withPermits(1),
-      contacts: knownContacts(conversations, numberId)
+      contacts: knownContacts(conversations, numberId),
+      inFlight: new Set()
     }
     const { serialized } = ctx
 
@@ -81,10 +83,23 @@ export const NumberLive = NumberEntity.toLayer(
       step: () => {}
     }).pipe(Effect.timeout(STARTING_GRACE), Effect.ignore)
 
+    /** One request: storage errors and defects fail it alone, typed; the entity stays up. */
+    const guarded = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      RequestGuard.guarded(effect, (fault) =>
+        Effect.zipRight(
+          Effect.logError(`number ${numberId}: ${fault}`),
+          states.setFault(numberId, fault, new Date())
+        ))
+
     return NumberEntity.of({
-      Send: ({ payload }) => Effect.zipRight(connected, serialized(send(payload))),
-      Limits: () => Effect.flatMap(DomainClock.now, counters.limitsView),
-      Check: ({ payload }) => Effect.zipRight(connected, serialized(check(payload.phone))),
+      // The send takes the number's section itself, for its decision and record only.
+      Send: ({ payload }) => guarded(Effect.zipRight(connected, send(payload))),
+      Limits: () =>
+        Effect.flatMap(DomainClock.now, counters.limitsView).pipe(
+          guarded,
+          Effect.catchTag("InvalidParam", (e) => new Capacity({ error: e.error, retryAfter: 5 }))
+        ),
+      Check: ({ payload }) => guarded(Effect.zipRight(connected, serialized(check(payload.phone)))),
       Connection: () => Effect.sync(() => ctx.connection.current),
       Link: ({ payload }) =>
         Effect.gen(function*() {
@@ -99,12 +114,12 @@ export const NumberLive = NumberEntity.toLayer(
             step: () => {}
           }).pipe(Effect.timeout("5 seconds"), Effect.ignore)
           return ctx.connection.current
-        }),
+        }).pipe(guarded),
       SetPaused: ({ payload }) =>
         serialized(Effect.gen(function*() {
-          number.paused = payload.paused
           yield* states.setPaused(numberId, payload.paused)
-        })),
+          number.paused = payload.paused
+        })).pipe(guarded),
       Wake: () => Effect.sync(() => ctx.connection.current)
     })
   }),

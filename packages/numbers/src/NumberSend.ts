@@ -13,12 +13,18 @@ import { Conversations } from "@wagate/store/Conversations"
 import { NumberStates } from "@wagate/store/NumberStates"
 import type { OutgoingContent, Session } from "@wagate/whatsapp/WhatsAppDriver"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { randomBytes, randomUUID } from "node:crypto"
 import * as DomainClock from "./DomainClock.js"
 import * as OutgoingMedia from "./OutgoingMedia.js"
 import type { NumberContext } from "./NumberContext.js"
+import { NumberHooks } from "./NumberHooks.js"
+import { typedStorage } from "./RequestGuard.js"
 import * as AntiMailing from "./policy/AntiMailing.js"
 import * as SendPolicy from "./policy/SendPolicy.js"
+
+/** How long an Idempotency-Key is remembered (docs/api-decisions.md); older keys are deleted. */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
 
 /** An attachment slot is released by then even if its runner is lost. */
 const ATTACHMENT_LEASE_MS = 2 * 60 * 1000
@@ -37,6 +43,21 @@ const typeOf = (content: SendContent): MessageType => content._tag
 
 const mediaKind = (content: Exclude<SendContent, { _tag: "text" }>): MessageMedia["kind"] =>
   content._tag === "image" ? "photo" : content._tag
+
+interface Prepared {
+  readonly outgoing: OutgoingContent
+  readonly media: MessageMedia | null
+}
+
+interface Recorded {
+  readonly messageId: number
+  readonly waMessageId: string
+  readonly at: Date
+  readonly day: string
+  readonly now: number
+  readonly firstContact: boolean
+  readonly quota: () => Quota
+}
 
 export const make = (ctx: NumberContext, session: Session) =>
   Effect.gen(function*() {
@@ -66,7 +87,7 @@ export const make = (ctx: NumberContext, session: Session) =>
       Effect.gen(function*() {
         switch (content._tag) {
           case "text":
-            return { outgoing: { kind: "text", text: content.text } as OutgoingContent, media: null }
+            return { outgoing: { kind: "text", text: content.text } as OutgoingContent, media: null } as Prepared
           case "image":
           case "video":
           case "voice":
@@ -90,18 +111,54 @@ export const make = (ctx: NumberContext, session: Session) =>
               : content._tag === "voice"
               ? { kind: "voice", media: bytes }
               : { kind: content._tag, media: bytes, caption }
-            return { outgoing, media }
+            return { outgoing, media } as Prepared
           }
         }
       })
 
-    const send = (payload: SendPayload) =>
+    /**
+     * The answer kept for the request's Idempotency-Key: checked inside the number's section,
+     * before the limits, so a retry that waited for its first request gets that request's answer
+     * (never a 429 for a message that was sent).
+     */
+    const replay = (payload: SendPayload, quota: () => Quota) =>
       Effect.gen(function*() {
+        if (payload.idempotency === undefined) return Option.none()
+        const since = new Date((yield* DomainClock.now) - IDEMPOTENCY_TTL_MS)
+        const seen = yield* conversations.findAnswer(number.accountId, payload.idempotency.key, since)
+        if (Option.isNone(seen)) {
+          // A key past its lifetime that the hourly sweep has not deleted yet is free again.
+          yield* conversations.forgetExpiredKey(number.accountId, payload.idempotency.key, since)
+          return Option.none()
+        }
+        if (seen.value.requestHash !== payload.idempotency.requestHash) {
+          return yield* new InvalidParam({ error: "This Idempotency-Key was used for another request" })
+        }
+        const answer = seen.value.answer
+        if (answer === null) return yield* new Capacity({ error: "The first request with this Idempotency-Key is still in progress", retryAfter: 1 })
+        if (answer.status !== 200) {
+          const body = answer.body as { readonly error?: string }
+          return yield* new SendFailed({ error: body.error ?? "The network did not accept the message" })
+        }
+        const body = answer.body as { readonly id: number; readonly wa_message_id: string; readonly from: { readonly phone: string } }
+        return Option.some({ messageId: body.id, waMessageId: body.wa_message_id, phone: body.from.phone, quota: quota(), replayed: true })
+      })
+
+    /**
+     * The decision and the record, in the number's section. The attachment was fetched before
+     * and the hand-over to the network follows after, both outside it: a slow URL or upload never
+     * holds up the number's other sends, its incoming messages, acks or connection changes.
+     */
+    const decideAndRecord = (payload: SendPayload, prepared: Prepared) =>
+      ctx.serialized(Effect.gen(function*() {
+        yield* (yield* NumberHooks).onSend({ text: textOf(payload.content) })
         const now = yield* DomainClock.now
         const used = counters.today(now)
         yield* counters.refreshTrust(now)
         const limits = counters.limitsAt(now)
         const quota = () => counters.quotaAt(now, limits.messagesPerDay, counters.today(now).messages)
+        const replayed = yield* replay(payload, quota)
+        if (Option.isSome(replayed)) return { _tag: "Replayed", sent: replayed.value } as const
         if (number.paused) return yield* new NumberPaused()
         if (ctx.connection.current.status !== "WORKING") {
           return yield* new NotConnected({ error: `The number is not connected (${ctx.connection.current.status})` })
@@ -127,74 +184,86 @@ export const make = (ctx: NumberContext, session: Session) =>
           }
           return yield* Effect.fail(withQuota(decision.error, quota()))
         }
+        const waMessageId = newWaMessageId()
+        const at = new Date(yield* DomainClock.now)
+        const day = Almaty.dateOf(now)
+        const messageId = yield* conversations.recordOutgoing({
+          accountId: number.accountId,
+          numberId,
+          phone: number.phone,
+          to: payload.to,
+          type: typeOf(payload.content),
+          text,
+          media: prepared.media,
+          waMessageId,
+          source: payload.source,
+          firstContact,
+          textHash,
+          day,
+          at,
+          idempotency: payload.idempotency
+        }).pipe(
+          Effect.catchTag("IdempotencyConflict", () =>
+            new InvalidParam({ error: "This Idempotency-Key was used for another request" }))
+        )
+        ctx.contacts.remember(payload.to)
+        counters.countSend(now, firstContact, textHash)
+        // Not re-sent by the pending sweep while this send hands it over itself.
+        ctx.inFlight.add(waMessageId)
+        return { _tag: "Recorded", messageId, waMessageId, at, day, now, firstContact, quota } as const
+      }))
 
-        const deliver = Effect.gen(function*() {
-          const { media, outgoing } = yield* toOutgoing(payload.content)
-          const waMessageId = newWaMessageId()
-          const at = new Date(yield* DomainClock.now)
-          const day = Almaty.dateOf(now)
-          const messageId = yield* conversations.recordOutgoing({
+    /** The recorded message goes to the network; a refusal fails it and gives its place back. */
+    const handOver = (payload: SendPayload, prepared: Prepared, r: Recorded) =>
+      Effect.gen(function*() {
+        const hooks = yield* NumberHooks
+        yield* hooks.afterRecord({ messageId: r.messageId, text: textOf(payload.content) })
+        const handed = yield* Effect.either(session.send({ waMessageId: r.waMessageId, to: payload.to, content: prepared.outgoing }))
+        if (handed._tag === "Left" && handed.left._tag === "SendRejected") {
+          const failure = new SendFailed({ error: `The network did not accept the message: ${handed.left.reason}` })
+          yield* conversations.markRejected({
             accountId: number.accountId,
             numberId,
+            messageId: r.messageId,
+            waMessageId: r.waMessageId,
             to: payload.to,
-            type: typeOf(payload.content),
-            text,
-            media,
-            waMessageId,
-            source: payload.source,
-            firstContact,
-            textHash,
-            day,
-            at,
-            idempotency: payload.idempotency
-          }).pipe(
-            Effect.catchTag("IdempotencyConflict", () =>
-              new InvalidParam({ error: "This Idempotency-Key was used for another request" }))
-          )
-          ctx.contacts.remember(payload.to)
-          counters.countSend(now, firstContact, textHash)
-          const handed = yield* Effect.either(session.send({ waMessageId, to: payload.to, content: outgoing }))
-          const storeAnswer = (status: number, body: unknown) =>
-            payload.idempotency === undefined
-              ? Effect.void
-              : conversations.storeAnswer(number.accountId, payload.idempotency.key, { status, body })
-          if (handed._tag === "Left" && handed.left._tag === "SendRejected") {
-            yield* conversations.markRejected({
-              accountId: number.accountId,
-              numberId,
-              messageId,
-              waMessageId,
-              to: payload.to,
-              error: handed.left.reason,
-              firstContact,
-              day,
-              at
-            })
-            counters.uncountSend(now, firstContact)
-            const failure = new SendFailed({ error: `The network did not accept the message: ${handed.left.reason}` })
-            yield* storeAnswer(failure.status, { error: failure.error, code: failure.code })
-            return yield* failure
-          }
-          // Unavailable: the message stays pending and goes out when the connection is back.
-          if (handed._tag === "Right") {
-            yield* conversations.applyAck({ numberId, waMessageId, ack: "sent", at })
-          }
-          if (media !== null && outgoing.kind !== "text") {
-            yield* keepFile({
-              messageId,
-              accountId: number.accountId,
-              numberId,
-              chatId: `${payload.to}@c.us`,
-              media,
-              bytes: outgoing.media.bytes,
-              at
-            })
-          }
-          yield* storeAnswer(200, { ok: true, id: messageId, wa_message_id: waMessageId, from: { id: numberId, phone: number.phone } })
-          return { messageId, waMessageId, phone: number.phone, quota: quota() }
+            error: handed.left.reason,
+            firstContact: r.firstContact,
+            day: r.day,
+            at: r.at,
+            answer: { status: failure.status, body: { error: failure.error, code: failure.code } }
+          })
+          counters.uncountSend(r.now, r.firstContact)
+          return yield* failure
+        }
+        // Unavailable: the message stays pending and goes out when the connection is back.
+        if (handed._tag === "Right") {
+          yield* conversations.applyAck({ numberId, waMessageId: r.waMessageId, ack: "sent", at: r.at })
+        }
+        if (prepared.media !== null && prepared.outgoing.kind !== "text") {
+          yield* keepFile({
+            messageId: r.messageId,
+            accountId: number.accountId,
+            numberId,
+            chatId: `${payload.to}@c.us`,
+            media: prepared.media,
+            bytes: prepared.outgoing.media.bytes,
+            at: r.at
+          })
+        }
+        return { messageId: r.messageId, waMessageId: r.waMessageId, phone: number.phone, quota: r.quota(), replayed: false }
+      }).pipe(Effect.ensuring(Effect.sync(() => ctx.inFlight.delete(r.waMessageId))))
+
+    const send = (payload: SendPayload) =>
+      Effect.gen(function*() {
+        const deliver = Effect.gen(function*() {
+          const prepared = yield* toOutgoing(payload.content)
+          const decided = yield* decideAndRecord(payload, prepared)
+          if (decided._tag === "Replayed") return decided.sent
+          return yield* handOver(payload, prepared, decided)
         })
         return yield* (payload.content._tag === "text" ? deliver : withAttachmentSlot(deliver))
-      })
+      }).pipe(typedStorage)
 
     return send
   })

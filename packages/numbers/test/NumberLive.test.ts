@@ -21,6 +21,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import { eventually } from "../../../test/support/Fixtures.js"
 import * as ManualClock from "../../../test/support/ManualClock.js"
 import { AccountLive } from "../src/AccountLive.js"
 import { DomainClock } from "../src/DomainClock.js"
@@ -47,9 +48,6 @@ const Env = Layer.mergeAll(NumberLive, AccountLive).pipe(
   Layer.provideMerge(Database.layerTest)
 )
 
-/** Lets the cluster and the simulated network run what is due now (they keep real time). */
-const settle = Effect.sleep("20 millis")
-
 /** A linked number at NOON, with its entity client. */
 const linkedNumber = Effect.gen(function*() {
   yield* clock.setTime(NOON)
@@ -58,20 +56,18 @@ const linkedNumber = Effect.gen(function*() {
   const number = yield* accounts.addNumber(account.id, PHONE)
   const client = (yield* NumberEntity.client)(String(number.id))
   yield* Effect.fork(client.Link({ method: "qr" }))
-  for (let i = 0; i < 50; i++) {
-    yield* settle
-    if ((yield* client.Connection()).status === "WORKING") break
-  }
-  assert.strictEqual((yield* client.Connection()).status, "WORKING")
+  yield* eventually(client.Connection(), (c) => c.status === "WORKING")
   return { client, numberId: number.id }
 })
 
-/** Someone who wrote first: messages to them are replies. */
+/** Someone who wrote first (stored as such): messages to them are replies. */
 const customer = (phone: string) =>
   Effect.gen(function*() {
     const sim = yield* SimNetwork
+    const conversations = yield* Conversations
     yield* sim.inbound({ to: PHONE, from: phone, text: "hello?" })
-    yield* settle
+    const numberId = (yield* (yield* NumberStates).live())[0]
+    yield* eventually(conversations.contact(numberId, phone), (c) => c._tag === "Some" && c.value.wroteFirst)
   })
 
 const refusal = <A, E, R>(effect: Effect.Effect<A, E, R>) =>

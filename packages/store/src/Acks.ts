@@ -85,7 +85,7 @@ export const make = Effect.gen(function*() {
       error
     }))
     yield* writeAck({ numberId: a.numberId, waMessageId: a.waMessageId, ack: a.ack, error, at: a.at, payload })
-  }, Effect.orDie)
+  })
 
   return { applyAck } as const
 })

@@ -146,5 +146,49 @@ export const make = Effect.gen(function*() {
     Effect.orDie
   )
 
-  return { recordIncoming, storeIncomingMedia, skipIncomingMedia, abandonPendingMedia } as const
+  /**
+   * Keeps an incoming event whose storing failed (as JSON text, which holds any string), to be
+   * stored by a retry at `nextAttemptAt`.
+   */
+  const keepFailedIncoming = Effect.fn("Conversations.keepFailedIncoming")(
+    function*(numberId: number, event: string, error: string, nextAttemptAt: Date) {
+      yield* sql`
+        INSERT INTO incoming_failures (number_id, event, error, next_attempt_at)
+        VALUES (${numberId}, ${event}, ${error}, ${nextAttemptAt})`
+    }
+  )
+
+  /** Kept incoming events of the number due for a retry at `now`, oldest first. */
+  const dueFailedIncoming = Effect.fn("Conversations.dueFailedIncoming")(function*(numberId: number, now: Date) {
+    const rows = yield* sql<{ id: string; event: string; attempts: number }>`
+      SELECT id, event, attempts FROM incoming_failures
+      WHERE number_id = ${numberId} AND next_attempt_at <= ${now}
+      ORDER BY id LIMIT 100`
+    return rows.map((r) => ({ id: int(r.id), event: r.event, attempts: r.attempts }))
+  })
+
+  /** A kept incoming event was stored: it is no longer kept. */
+  const forgetFailedIncoming = Effect.fn("Conversations.forgetFailedIncoming")(function*(id: number) {
+    yield* sql`DELETE FROM incoming_failures WHERE id = ${id}`
+  })
+
+  /** A retry of a kept incoming event failed again: the next one is at `nextAttemptAt`. */
+  const retryFailedIncomingLater = Effect.fn("Conversations.retryFailedIncomingLater")(
+    function*(id: number, error: string, nextAttemptAt: Date) {
+      yield* sql`
+        UPDATE incoming_failures SET attempts = attempts + 1, error = ${error}, next_attempt_at = ${nextAttemptAt}
+        WHERE id = ${id}`
+    }
+  )
+
+  return {
+    recordIncoming,
+    storeIncomingMedia,
+    skipIncomingMedia,
+    abandonPendingMedia,
+    keepFailedIncoming,
+    dueFailedIncoming,
+    forgetFailedIncoming,
+    retryFailedIncomingLater
+  } as const
 })

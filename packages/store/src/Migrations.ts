@@ -12,7 +12,8 @@ import webhookDelivery from "./migrations/0003_webhook_delivery.js"
 import incomingMedia from "./migrations/0004_incoming_media.js"
 import mediaStorage from "./migrations/0005_media_storage.js"
 import exportsLimits from "./migrations/0006_exports.js"
-import runnerStats from "./migrations/0007_runner_stats.js"
+import reliability from "./migrations/0007_reliability.js"
+import runnerStats from "./migrations/0008_runner_stats.js"
 
 /** @since 1.0.0 */
 export const loader = Migrator.fromRecord({
@@ -22,7 +23,8 @@ export const loader = Migrator.fromRecord({
   "0004_incoming_media": incomingMedia,
   "0005_media_storage": mediaStorage,
   "0006_exports": exportsLimits,
-  "0007_runner_stats": runnerStats
+  "0007_reliability": reliability,
+  "0008_runner_stats": runnerStats
 })
 
 /** @since 1.0.0 */

@@ -127,8 +127,7 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
           failed: int(messages.failed),
           daysConnected
         }
-      },
-      Effect.orDie
+      }
     )
 
     /**
@@ -168,7 +167,7 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
 
     const setColdBlock = Effect.fn("NumberStates.setColdBlock")(function*(numberId: number, until: Date | null) {
       yield* sql`UPDATE numbers SET cold_blocked_until = ${until} WHERE id = ${numberId}`
-    }, Effect.orDie)
+    })
 
     const setRestricted = Effect.fn("NumberStates.setRestricted")(function*(numberId: number, until: Date | null, reason: string) {
       yield* sql`
@@ -178,18 +177,23 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
 
     const setPaused = Effect.fn("NumberStates.setPaused")(function*(numberId: number, paused: boolean) {
       yield* sql`UPDATE numbers SET paused = ${paused} WHERE id = ${numberId}`
-    }, Effect.orDie)
+    })
 
     const setRating = Effect.fn("NumberStates.setRating")(function*(numberId: number, rating: number) {
       yield* sql`UPDATE numbers SET trust_rating = ${rating} WHERE id = ${numberId}`
-    }, Effect.orDie)
+    })
 
     /** Counts one contact check on the Almaty day of `now`. */
+    /** The number's entity dropped a request after failing on it twice: operators see why. */
+    const setFault = Effect.fn("NumberStates.setFault")(function*(numberId: number, fault: string, at: Date) {
+      yield* sql`UPDATE numbers SET fault = ${fault}, fault_at = ${at} WHERE id = ${numberId}`
+    }, Effect.orDie)
+
     const countCheck = Effect.fn("NumberStates.countCheck")(function*(numberId: number, day: string) {
       yield* sql`
         INSERT INTO daily_usage (number_id, day, checks) VALUES (${numberId}, ${day}, 1)
         ON CONFLICT (number_id, day) DO UPDATE SET checks = daily_usage.checks + 1`
-    }, Effect.orDie)
+    })
 
     /** Numbers whose entities should be running: linked devices, or numbers being linked. */
     const live = Effect.fn("NumberStates.live")(function*() {
@@ -210,6 +214,7 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
       setPaused,
       setRating,
       countCheck,
+      setFault,
       live
     } as const
   })

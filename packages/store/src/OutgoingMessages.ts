@@ -34,6 +34,8 @@ export interface OutgoingRecord {
   readonly day: string
   readonly at: Date
   readonly idempotency?: { readonly key: string; readonly requestHash: string } | undefined
+  /** The sending number's phone, for the answer kept with the Idempotency-Key. */
+  readonly phone: string
 }
 
 /** The answer given to a request with an Idempotency-Key, replayed to its retries. @since 1.0.0 */
@@ -51,11 +53,13 @@ export const make = Effect.gen(function*() {
     const [row] = yield* sql<{ wrote_first: boolean }>`
       SELECT wrote_first FROM contacts WHERE number_id = ${numberId} AND phone = ${phone}`
     return Option.map(Option.fromNullable(row), (r) => ({ wroteFirst: r.wrote_first }))
-  }, Effect.orDie)
+  })
 
   /**
    * Records an accepted outgoing message as `pending`, before it is handed to the network,
-   * with its chat, contact, daily usage and Idempotency-Key. Returns the message id.
+   * with its chat, contact, daily usage and Idempotency-Key. The key keeps the answer at once
+   * (the message id is known here), so a retry gets it even if the process dies before the send
+   * returns; a refusal by the network replaces it (`markRejected`). Returns the message id.
    */
   const recordOutgoing = Effect.fn("Conversations.recordOutgoing")(function*(r: OutgoingRecord) {
     const chatId = `${r.to}@c.us`
@@ -70,8 +74,11 @@ export const make = Effect.gen(function*() {
                 ${r.textHash}, ${r.at}, ${r.at})
         RETURNING id
       ), claim AS (
-        INSERT INTO idempotency_keys (account_id, key, request_hash, message_id)
-        SELECT ${r.accountId}, ${r.idempotency?.key ?? null}::text, ${r.idempotency?.requestHash ?? null}::text, id
+        INSERT INTO idempotency_keys (account_id, key, request_hash, message_id, status, response, created_at)
+        SELECT ${r.accountId}, ${r.idempotency?.key ?? null}::text, ${r.idempotency?.requestHash ?? null}::text, id,
+               200, jsonb_build_object('ok', true, 'id', id, 'wa_message_id', ${r.waMessageId}::text,
+                                       'from', jsonb_build_object('id', ${r.numberId}::bigint, 'phone', ${r.phone}::text)),
+               ${r.at}::timestamptz
         FROM msg WHERE ${r.idempotency?.key ?? null}::text IS NOT NULL
       ), chat AS (
         ${upsertChat(sql, {
@@ -103,15 +110,15 @@ export const make = Effect.gen(function*() {
       Effect.catchIf(
         (e) => (e.cause as { constraint?: string } | undefined)?.constraint === "idempotency_keys_pkey",
         () => new IdempotencyConflict({ key: r.idempotency?.key ?? "" })
-      ),
-      Effect.catchTag("SqlError", Effect.die)
+      )
     )
     return int(rows[0].id)
   })
 
   /**
    * The network refused the message: `failed` with the reason, the ack event, and the send no
-   * longer counts against today's limits.
+   * longer counts against today's limits; the answer kept for its Idempotency-Key becomes
+   * `answer`, in the same transaction.
    */
   const markRejected = Effect.fn("Conversations.markRejected")(function*(m: {
     readonly accountId: number
@@ -123,10 +130,16 @@ export const make = Effect.gen(function*() {
     readonly firstContact: boolean
     readonly day: string
     readonly at: Date
+    readonly answer?: StoredAnswer | undefined
   }) {
     yield* Effect.gen(function*() {
       yield* sql`
         UPDATE messages SET status = 'failed', error = ${m.error}, updated_at = ${m.at} WHERE id = ${m.messageId}`
+      if (m.answer !== undefined) {
+        yield* sql`
+          UPDATE idempotency_keys SET status = ${m.answer.status}, response = ${sql.json(m.answer.body)}
+          WHERE message_id = ${m.messageId}`
+      }
       yield* sql`
         UPDATE daily_usage SET messages = greatest(messages - 1, 0),
           new_contacts = greatest(new_contacts - ${m.firstContact ? 1 : 0}, 0)
@@ -136,36 +149,75 @@ export const make = Effect.gen(function*() {
         m.accountId,
         Outbox.envelope("message.ack", m.at.getTime(), Outbox.ackEvent({ ...m, ack: "failed" }))
       )
-    }).pipe(sql.withTransaction, Effect.orDie)
+    }).pipe(sql.withTransaction)
   })
 
-  /** Keeps the answer of a request with an Idempotency-Key for its retries. */
-  const storeAnswer = Effect.fn("Conversations.storeAnswer")(
-    function*(accountId: number, key: string, answer: StoredAnswer) {
-      yield* sql`
-        UPDATE idempotency_keys SET status = ${answer.status}, response = ${sql.json(answer.body)}
-        WHERE account_id = ${accountId} AND key = ${key}`
-    },
-    Effect.orDie
-  )
-
-  /** The answer kept for an Idempotency-Key, if the request was seen. */
-  const findAnswer = Effect.fn("Conversations.findAnswer")(function*(accountId: number, key: string) {
+  /**
+   * The answer kept for an Idempotency-Key created after `since`, if the request was seen. A key
+   * recorded without its answer (by an older version that stored it after the send) answers
+   * from its message.
+   */
+  const findAnswer = Effect.fn("Conversations.findAnswer")(function*(accountId: number, key: string, since: Date) {
     const [row] = yield* sql<{ request_hash: string; status: number | null; response: unknown }>`
-      SELECT request_hash, status, response FROM idempotency_keys WHERE account_id = ${accountId} AND key = ${key}`
+      SELECT k.request_hash,
+             coalesce(k.status, CASE WHEN m.status = 'failed' THEN 502 WHEN m.id IS NOT NULL THEN 200 END) AS status,
+             coalesce(k.response, CASE
+               WHEN m.status = 'failed' THEN jsonb_build_object(
+                 'error', 'The network did not accept the message: ' || coalesce(m.error, 'failed'), 'code', 'send_failed')
+               WHEN m.id IS NOT NULL THEN jsonb_build_object(
+                 'ok', true, 'id', m.id, 'wa_message_id', m.wa_message_id,
+                 'from', jsonb_build_object('id', m.number_id, 'phone', n.phone))
+             END) AS response
+      FROM idempotency_keys k
+      LEFT JOIN messages m ON m.id = k.message_id
+      LEFT JOIN numbers n ON n.id = m.number_id
+      WHERE k.account_id = ${accountId} AND k.key = ${key} AND k.created_at > ${since}`
     return Option.map(Option.fromNullable(row), (r) => ({
       requestHash: r.request_hash,
       answer: r.status === null ? null : ({ status: r.status, body: r.response } satisfies StoredAnswer)
     }))
-  }, Effect.orDie)
+  })
 
-  /** Outgoing messages recorded but not handed to the network (a runner died in between). */
+  /** Forgets Idempotency-Keys created at or before `before`, at most `limit` of them; returns how many. */
+  const expireKeys = Effect.fn("Conversations.expireKeys")(function*(before: Date, limit: number) {
+    const rows = yield* sql<{ key: string }>`
+      DELETE FROM idempotency_keys WHERE ctid IN (
+        SELECT ctid FROM idempotency_keys WHERE created_at <= ${before} LIMIT ${limit}
+      )
+      RETURNING key`
+    return rows.length
+  })
+
+  /**
+   * Outgoing messages recorded but not taken by the network (a runner died in between, or the
+   * connection was down), with how often they were handed to it.
+   */
   const pending = Effect.fn("Conversations.pending")(function*(numberId: number) {
-    const rows = yield* sql<{ id: string; peer: string; wa_message_id: string; type: string; text: string; media: MessageMedia | null }>`
-      SELECT id, peer, wa_message_id, type, text, media FROM messages
+    const rows = yield* sql<{
+      id: string
+      peer: string
+      wa_message_id: string
+      type: string
+      text: string
+      media: MessageMedia | null
+      send_attempts: number
+    }>`
+      SELECT id, peer, wa_message_id, type, text, media, send_attempts FROM messages
       WHERE number_id = ${numberId} AND status = 'pending' ORDER BY id`
     return rows.map((r) => ({ ...r, id: int(r.id) }))
   }, Effect.orDie)
 
-  return { contact, recordOutgoing, markRejected, storeAnswer, findAnswer, pending } as const
+  /** One more hand-over of an outgoing message to the network; returns the count. */
+  const countAttempt = Effect.fn("Conversations.countAttempt")(function*(messageId: number) {
+    const [row] = yield* sql<{ send_attempts: number }>`
+      UPDATE messages SET send_attempts = send_attempts + 1 WHERE id = ${messageId} RETURNING send_attempts`
+    return row?.send_attempts ?? 0
+  })
+
+  /** Forgets one Idempotency-Key created at or before `before` (its lifetime is over). */
+  const forgetExpiredKey = Effect.fn("Conversations.forgetExpiredKey")(function*(accountId: number, key: string, before: Date) {
+    yield* sql`DELETE FROM idempotency_keys WHERE account_id = ${accountId} AND key = ${key} AND created_at <= ${before}`
+  })
+
+  return { contact, recordOutgoing, markRejected, findAnswer, expireKeys, forgetExpiredKey, pending, countAttempt } as const
 })

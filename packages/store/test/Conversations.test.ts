@@ -72,7 +72,8 @@ layer(Env, { excludeTestServices: true, timeout: 60_000 })("conversations", (it)
       const record = (waMessageId: string) =>
         conversations.recordOutgoing({
           accountId, numberId, to: "77770000002", type: "text", text: "x", media: null, waMessageId,
-          source: "api", firstContact: true, textHash: "h", day: "2026-11-21", at
+          source: "api",
+        phone: "77010000000", firstContact: true, textHash: "h", day: "2026-11-21", at
         })
       const status = (id: number) => Effect.map(sql<{ status: string }>`SELECT status FROM messages WHERE id = ${id}`, (r) => r[0].status)
       const id = yield* record("OUT1")
@@ -98,7 +99,8 @@ layer(Env, { excludeTestServices: true, timeout: 60_000 })("conversations", (it)
       const record = (waMessageId: string) =>
         Effect.either(conversations.recordOutgoing({
           accountId, numberId, to: "77770000003", type: "text", text: "x", media: null, waMessageId,
-          source: "api", firstContact: false, textHash: "h", day: "2026-11-21", at,
+          source: "api",
+        phone: "77010000000", firstContact: false, textHash: "h", day: "2026-11-21", at,
           idempotency: { key: "k1", requestHash: "r1" }
         }))
       assert.strictEqual((yield* record("A1"))._tag, "Right")

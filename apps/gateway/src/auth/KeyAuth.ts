@@ -6,6 +6,7 @@ import { InvalidKey, KeyRateLimited, RateLimited, Unauthorized } from "@wagate/d
 import type { Principal } from "@wagate/domain/Auth"
 import * as ApiKeys from "@wagate/store/ApiKeys"
 import * as Clock from "effect/Clock"
+import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { RequestCounter } from "../infra/RequestCounter.js"
@@ -16,6 +17,18 @@ export const WRONG_KEYS_PER_MINUTE = 30
 const MINUTE = 60_000
 /** A cached valid key is re-read from the database at least this often. */
 const CACHE_TTL_MS = 5 * MINUTE
+
+/**
+ * A wrong credential (API key or operator token) from `ip`: `invalid`, or from the 30th in a
+ * minute 429 rate_limited.
+ */
+export const wrongCredential = <E>(counter: Context.Tag.Service<RequestCounter>, ip: string, invalid: E) =>
+  Effect.flatMap(counter.hit(`ip:${ip}`, MINUTE), (wrong) =>
+    Effect.fail(
+      wrong.count >= WRONG_KEYS_PER_MINUTE
+        ? new RateLimited({ error: "Too many requests with a wrong key from this address", retryAfter: 60 })
+        : invalid
+    ))
 
 export class KeyAuth extends Effect.Service<KeyAuth>()("@wagate/gateway/KeyAuth", {
   scoped: Effect.gen(function*() {
@@ -47,15 +60,7 @@ export class KeyAuth extends Effect.Service<KeyAuth>()("@wagate/gateway/KeyAuth"
     const authenticate = Effect.fn("KeyAuth.authenticate")(function*(key: string | undefined, ip: string) {
       if (key === undefined || key === "") return yield* new Unauthorized()
       const principal = ApiKeys.isWellFormed(key) ? yield* lookup(key) : Option.none<Principal>()
-      if (Option.isNone(principal)) {
-        const wrong = yield* counter.hit(`ip:${ip}`, MINUTE)
-        return yield* wrong.count >= WRONG_KEYS_PER_MINUTE
-          ? new RateLimited({
-            error: "Too many requests with a wrong key from this address",
-            retryAfter: 60
-          })
-          : new InvalidKey()
-      }
+      if (Option.isNone(principal)) return yield* wrongCredential(counter, ip, new InvalidKey())
       const used = yield* counter.hit(`key:${principal.value.keyId}`, MINUTE)
       if (used.count > KEY_REQUESTS_PER_MINUTE) return yield* new KeyRateLimited({ retryAfter: 60 })
       return principal.value

@@ -6,7 +6,6 @@
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
-import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
@@ -25,6 +24,7 @@ import {
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as RequestBody from "./RequestBody.js"
 import type { RouteTable } from "./RouteTable.js"
 
 /** The X-RateLimit-* headers of a number's daily allowance. */
@@ -44,16 +44,23 @@ export const errorResponse = (error: ApiError): HttpServerResponse.HttpServerRes
     {
       status: error.status,
       headers: {
+        // The rest of a body over the limit is never read: the connection cannot be reused.
+        ...(error instanceof PayloadTooLarge ? { connection: "close" } : {}),
         ...(error.quota === undefined ? {} : quotaHeaders(error.quota)),
         ...(error.retryAfter === undefined ? {} : { "retry-after": String(Math.ceil(error.retryAfter)) })
       }
     }
   )
 
+/** Longest description of a decode failure: it may quote the value, which can be 1 MiB. */
+export const MAX_DETAIL = 200
+
+const clip = (text: string) => text.length <= MAX_DETAIL ? text : `${text.slice(0, MAX_DETAIL - 1)}…`
+
 const fromDecodeError = (error: HttpApiDecodeError): ApiError => {
   const issue = error.issues[0]
   const field = issue?.path[0]
-  const detail = issue === undefined ? error.message : `${issue.path.join(".")}: ${issue.message}`
+  const detail = clip(issue === undefined ? error.message : `${issue.path.join(".")}: ${issue.message}`)
   return field === "from"
     ? new InvalidFrom({ error: `from must be a number id or a phone number of the account (${detail})` })
     : new InvalidParam({ error: detail })
@@ -87,19 +94,11 @@ export const layer = (routes: RouteTable, options: { readonly maxBodyBytes: numb
   HttpApiBuilder.middleware((app) =>
     Effect.gen(function*() {
       const original = yield* HttpServerRequest.HttpServerRequest
-      const length = Number(original.headers["content-length"] ?? 0)
-      if (length > options.maxBodyBytes) return errorResponse(new PayloadTooLarge())
-      // Bodies are JSON whatever the client labelled them (curl -d sends form encoding).
-      const contentType = original.headers["content-type"] ?? ""
-      const request = contentType.startsWith("multipart/") || contentType.startsWith("application/json")
-        ? original
-        : original.modify({ headers: { ...original.headers, "content-type": "application/json" } })
-      const toError = toApiError(routes, request)
-      return yield* app.pipe(
-        Effect.provideService(HttpServerRequest.HttpServerRequest, request),
-        HttpIncomingMessage.withMaxBodySize(Option.some(options.maxBodyBytes)),
+      const toError = toApiError(routes, original)
+      return yield* RequestBody.prepare(original, options.maxBodyBytes).pipe(
+        Effect.flatMap((request) => Effect.provideService(app, HttpServerRequest.HttpServerRequest, request)),
         Effect.catchAllCause((cause) => {
-          if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+          if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
           const failure = Cause.squash(cause)
           return Option.match(toError(failure), {
             onSome: (error) => Effect.succeed(errorResponse(error)),

@@ -1,14 +1,16 @@
 /**
  * Calling a number's or an account's entity from an HTTP handler: never waiting forever (a
  * shard without a runner would retry for ever), and answering 503 `capacity` when the entity
- * cannot take the call: timed out, mailbox full, or storage trouble.
+ * cannot take the call: timed out, mailbox full, or storage trouble. A request the entity
+ * dropped after dying on it twice (`internal_error`) answers 500 with the entity's message; the
+ * endpoints do not declare it, since it is never the client's doing.
  */
 import type { AlreadyProcessingMessage, MailboxFull, PersistenceError } from "@effect/cluster/ClusterError"
-import { Capacity } from "@wagate/domain/ApiError"
+import { Capacity, type InternalError } from "@wagate/domain/ApiError"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 
-type ClusterFailure = MailboxFull | AlreadyProcessingMessage | PersistenceError
+type ClusterFailure = MailboxFull | AlreadyProcessingMessage | PersistenceError | InternalError
 
 export const bounded = (timeout: Duration.DurationInput) =>
 <A, E, R>(call: Effect.Effect<A, E | ClusterFailure, R>): Effect.Effect<A, Exclude<E, ClusterFailure> | Capacity, R> =>
@@ -17,6 +19,7 @@ export const bounded = (timeout: Duration.DurationInput) =>
       duration: timeout,
       onTimeout: () => new Capacity({ error: "The number did not answer in time; try again", retryAfter: 5 })
     }),
+    Effect.catchIf((e: any) => e?._tag === "InternalError", Effect.die),
     Effect.catchIf(
       (e: any) => e?._tag === "MailboxFull" || e?._tag === "AlreadyProcessingMessage" || e?._tag === "PersistenceError",
       (e: any) =>

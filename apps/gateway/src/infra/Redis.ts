@@ -20,14 +20,18 @@ export class Redis extends Context.Tag("@wagate/gateway/Redis")<Redis, {
 
 const open = (url: string) =>
   Effect.acquireRelease(
-    Effect.sync(() =>
-      new IORedis(url, {
+    Effect.sync(() => {
+      const client = new IORedis(url, {
         maxRetriesPerRequest: 1,
         enableOfflineQueue: false,
         connectTimeout: 2000,
         retryStrategy: (times) => Math.min(times * 200, 2000)
       })
-    ),
+      // Without a listener ioredis prints every failed reconnect; the commands that fail while
+      // Redis is down are reported by their callers, once per outage.
+      client.on("error", () => undefined)
+      return client
+    }),
     (client) => Effect.promise(() => client.quit().catch(() => client.disconnect()))
   )
 

@@ -23,7 +23,7 @@ import * as Schema from "effect/Schema"
  * @since 1.0.0
  */
 export class SimAuth extends HttpApiMiddleware.Tag<SimAuth>()("SimAuth", {
-  failure: Schema.Union(E.wire(E.Unauthorized), E.wire(E.InvalidKey)),
+  failure: Schema.Union(E.wire(E.Unauthorized), E.wire(E.InvalidKey), E.wire(E.RateLimited)),
   security: { operator: HttpApiSecurity.bearer }
 }) {}
 

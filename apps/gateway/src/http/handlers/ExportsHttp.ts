@@ -48,17 +48,20 @@ export const HistoryHttp = HttpApiBuilder.group(WagateApi, "history", (handlers)
             retryAfter: wait.value
           })
         }
-        const rows = history.stream({
+        const filter = {
           accountId: principal.accountId,
           numberId: number?.id ?? null,
           since,
           until,
           retainedSince: yield* retainedSince
-        }, HistoryFile.MAX_MESSAGES)
+        }
+        const body = format === "csv"
+          ? HistoryFile.csv(history.csvStream(filter, HistoryFile.MAX_MESSAGES))
+          : HistoryFile.json(history.stream(filter, HistoryFile.MAX_MESSAGES))
         const filename = `wagate-history${number ? `-${number.phone}` : ""}-${stamp(now)}.${format}`
         // The stream is pulled as the client reads: a client that goes away interrupts it, and
         // with it the next query.
-        return HttpServerResponse.stream(HistoryFile.render(format, rows), {
+        return HttpServerResponse.stream(body, {
           contentType: HistoryFile.contentType(format),
           headers: { "content-disposition": ContentDisposition.format("attachment", filename) }
         })

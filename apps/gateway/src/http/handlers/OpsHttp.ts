@@ -1,13 +1,11 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import {
   EmailTaken,
-  InvalidKey,
   InvalidParam,
   NotFound,
   NumberNotFound,
   NumbersLimit,
-  PhoneTaken,
-  Unauthorized
+  PhoneTaken
 } from "@wagate/domain/ApiError"
 import { AccountId, ApiKeyId, NumberId } from "@wagate/domain/Ids"
 import type { ConnectionState } from "@wagate/entities/NumberEntity"
@@ -21,11 +19,10 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import { KeyAuth } from "../../auth/KeyAuth.js"
 import * as Prometheus from "../../infra/Prometheus.js"
 import { Settings } from "../../Config.js"
-import { OperatorToken } from "../../auth/OperatorToken.js"
+import { makeOperatorCheck } from "../../auth/OperatorCheck.js"
 import { bounded } from "../EntityCalls.js"
 import { normalizePhone } from "../Params.js"
 import { GatewayApi } from "../GatewayApi.js"
@@ -33,14 +30,7 @@ import { ClusterView } from "../../ops/ClusterView.js"
 
 export const OperatorAuthLive = Layer.effect(
   OperatorAuth,
-  Effect.map(OperatorToken, (token) =>
-    OperatorAuth.of({
-      operator: (bearer) => {
-        const value = Redacted.value(bearer)
-        if (value === "") return Effect.fail(new Unauthorized({ error: "Operator token required" }))
-        return token.matches(value) ? Effect.void : Effect.fail(new InvalidKey({ error: "Operator token is not valid" }))
-      }
-    }))
+  Effect.map(makeOperatorCheck, (check) => OperatorAuth.of({ operator: check }))
 )
 
 export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
@@ -131,7 +121,11 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
       .handle("linkStatus", ({ path }) =>
         Effect.gen(function*() {
           yield* liveNumber(path.id)
-          return yield* linkOf(path.id, yield* numbers(String(path.id)).Connection().pipe(bounded(entityTimeout)))
+          const link = yield* linkOf(path.id, yield* numbers(String(path.id)).Connection().pipe(bounded(entityTimeout)))
+          const [row] = yield* sql<{ fault: string | null; fault_at: Date | null }>`
+            SELECT fault, fault_at FROM numbers WHERE id = ${path.id}`.pipe(Effect.orDie)
+          const fault = row?.fault == null ? null : { error: row.fault, at: new Date(row.fault_at ?? 0).toISOString() }
+          return { ...link, fault }
         }))
       .handle("link", ({ path, payload }) =>
         Effect.gen(function*() {

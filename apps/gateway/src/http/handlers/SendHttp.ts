@@ -11,6 +11,8 @@ import type { MessageSource } from "@wagate/domain/Message"
 import { NumberEntity, type Sent } from "@wagate/entities/NumberEntity"
 import type { NumberRow } from "@wagate/store/Accounts"
 import { Conversations } from "@wagate/store/Conversations"
+import { IDEMPOTENCY_TTL_MS } from "@wagate/numbers/NumberSend"
+import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -49,7 +51,8 @@ export const makeSendMessage = Effect.gen(function*() {
         const requestHash = createHash("sha256")
           .update(JSON.stringify({ number: number.id, to: send.to, content: send.content }))
           .digest("base64url")
-        const seen = yield* conversations.findAnswer(principal.accountId, key)
+        const since = new Date((yield* Clock.currentTimeMillis) - IDEMPOTENCY_TTL_MS)
+        const seen = yield* conversations.findAnswer(principal.accountId, key, since).pipe(Effect.orDie)
         if (Option.isSome(seen)) {
           if (seen.value.requestHash !== requestHash) {
             return yield* new InvalidParam({ error: "This Idempotency-Key was used for another request" })
@@ -84,7 +87,7 @@ export const makeSend = Effect.gen(function*() {
       const { number, sent } = answer
       return HttpServerResponse.unsafeJson(
         { ok: true, id: sent.messageId, wa_message_id: sent.waMessageId, from: { id: number.id, phone: sent.phone } },
-        { headers: quotaHeaders(sent.quota) }
+        { headers: sent.replayed === true ? { ...quotaHeaders(sent.quota), "idempotent-replayed": "true" } : quotaHeaders(sent.quota) }
       )
     })
 })

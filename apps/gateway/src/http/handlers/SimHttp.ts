@@ -7,7 +7,7 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiTag from "@effect/platform/HttpApi"
-import { InvalidKey, InvalidParam, NotConnected, NotFound, Unauthorized } from "@wagate/domain/ApiError"
+import { InvalidParam, NotConnected, NotFound } from "@wagate/domain/ApiError"
 import { SimAuth, SimGroup } from "@wagate/whatsapp/sim/SimApi"
 import type { SimConfig } from "@wagate/whatsapp/sim/SimConfig"
 import type { SimNumberState } from "@wagate/whatsapp/sim/SimDevice"
@@ -16,20 +16,12 @@ import { SimNetwork } from "@wagate/whatsapp/sim/SimNetwork"
 import type { SimSentMessage } from "@wagate/whatsapp/sim/SimSentMessage"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Redacted from "effect/Redacted"
-import { OperatorToken } from "../../auth/OperatorToken.js"
+import { makeOperatorCheck } from "../../auth/OperatorCheck.js"
 
 /** The control API checks the bearer token against the operator token, like /ops/v1. */
 export const SimAuthLive = Layer.effect(
   SimAuth,
-  Effect.map(OperatorToken, (token) =>
-    SimAuth.of({
-      operator: (bearer) => {
-        const value = Redacted.value(bearer)
-        if (value === "") return Effect.fail(new Unauthorized({ error: "Operator token required" }))
-        return token.matches(value) ? Effect.void : Effect.fail(new InvalidKey({ error: "Operator token is not valid" }))
-      }
-    }))
+  Effect.map(makeOperatorCheck, (check) => SimAuth.of({ operator: check }))
 )
 
 /** An API holding only the control group, to serve or test it on its own. */

@@ -1,0 +1,33 @@
+/**
+ * A bounded stop. SIGTERM or SIGINT start the graceful stop (HTTP closes, entities hand their
+ * shards over, pools close); if that has not ended after `timeoutMs` (SHUTDOWN_TIMEOUT_MS,
+ * 30 s by default), because an entity or a connection is stuck, the process exits anyway with
+ * status 1. Exiting releases the runner port, the HTTP port and the database connections (the
+ * shard locks are advisory locks of those connections), so a replacement on the same ports starts
+ * cleanly.
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+
+export const DEFAULT_TIMEOUT_MS = 30_000
+
+/** Arms the hard exit on the first SIGTERM or SIGINT; a second signal exits at once. */
+export const bound = (timeoutMs: number) =>
+  Effect.sync(() => {
+    let stopping = false
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        process.exit(1)
+      }
+      stopping = true
+      setTimeout(() => {
+        process.stderr.write(`wagate: still stopping ${timeoutMs} ms after ${signal}; exiting\n`)
+        process.exit(1)
+      }, timeoutMs).unref()
+    }
+    process.on("SIGTERM", onSignal)
+    process.on("SIGINT", onSignal)
+  })
+
+/** The bound as a layer of the composition root. */
+export const layer = (timeoutMs: number) => Layer.effectDiscard(bound(timeoutMs))

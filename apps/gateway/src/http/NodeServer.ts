@@ -1,0 +1,73 @@
+/**
+ * The Node HTTP server under the gateway. Two things Node would otherwise do on its own:
+ * - answer in plain text when it refuses a request before the gateway sees it (a malformed
+ *   request, headers over 16 KiB, a request not received in time): here those answers are JSON
+ *   `{error, code}` like every other;
+ * - wait 300 s for a slow request body: here a request must arrive whole within
+ *   `HTTP_REQUEST_TIMEOUT_MS` and its headers within `HTTP_HEADERS_TIMEOUT_MS`.
+ * It also holds requests that arrive before the API's routes are built (see {@link make}).
+ */
+import { type ApiError, BadRequest, HeadersTooLarge, RequestTimeout } from "@wagate/domain/ApiError"
+import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from "node:http"
+import type { Duplex } from "node:stream"
+
+export interface Options {
+  /** Longest time to receive a whole request, headers and body. */
+  readonly requestTimeoutMs: number
+  /** Longest time to receive the request line and headers. */
+  readonly headersTimeoutMs: number
+}
+
+const refusal = (error: NodeJS.ErrnoException): ApiError => {
+  switch (error.code) {
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return new RequestTimeout()
+    case "HPE_HEADER_OVERFLOW":
+      return new HeadersTooLarge()
+    default:
+      return new BadRequest()
+  }
+}
+
+/** Answers a request Node's parser refused, as JSON, and closes the connection. */
+const onClientError = (error: NodeJS.ErrnoException, socket: Duplex) => {
+  const response = (socket as Duplex & { readonly _httpMessage?: ServerResponse })._httpMessage
+  if (error.code === "ECONNRESET" || !socket.writable || response?.headersSent) {
+    socket.destroy()
+    return
+  }
+  const refused = refusal(error)
+  const body = JSON.stringify({ error: refused.error, code: refused.code })
+  socket.end(
+    `HTTP/1.1 ${refused.status} ${STATUS_CODES[refused.status]}\r\n` +
+      "content-type: application/json\r\n" +
+      `content-length: ${Buffer.byteLength(body)}\r\n` +
+      "connection: close\r\n\r\n" + body
+  )
+}
+
+/**
+ * A server factory for `NodeHttpServer.layer`. The server listens before the API's routes are
+ * built; a request arriving in between would get no answer at all (a load balancer's first
+ * health check, a CLI started at once). So it holds such requests and hands them to the
+ * gateway's handler as soon as that is attached.
+ */
+export const make = (options: Options) => (): Server => {
+  const server = createServer({
+    requestTimeout: options.requestTimeoutMs,
+    headersTimeout: Math.min(options.headersTimeoutMs, options.requestTimeoutMs),
+    // Node looks for requests past their time this often (30 s by default).
+    connectionsCheckingInterval: Math.min(1000, options.requestTimeoutMs)
+  })
+  server.on("clientError", onClientError)
+  const held: Array<readonly [IncomingMessage, ServerResponse]> = []
+  const hold = (request: IncomingMessage, response: ServerResponse) => void held.push([request, response])
+  server.on("request", hold)
+  server.on("newListener", (event, listener) => {
+    if (event !== "request" || listener === hold) return
+    server.off("request", hold)
+    // Emitted before the listener is added: hand the held requests over once it is.
+    queueMicrotask(() => held.splice(0).forEach(([request, response]) => listener(request, response)))
+  })
+  return server
+}

@@ -1,0 +1,178 @@
+/**
+ * Every request body is read and checked here, once, before any handler sees it: at most
+ * `MAX_BODY_BYTES` (413 with a JSON answer, chunked or not), JSON whatever its label (multipart
+ * and form labels included), nested at most {@link MAX_DEPTH} levels, and no text in it (or in
+ * the query) holding U+0000 or an unpaired UTF-16 surrogate, which PostgreSQL cannot store and
+ * no client means to send. See docs/api-decisions.md, "Text the API accepts".
+ */
+import * as HttpMethod from "@effect/platform/HttpMethod"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
+import { type ApiError, InvalidFrom, InvalidJson, InvalidParam, PayloadTooLarge } from "@wagate/domain/ApiError"
+import * as Effect from "effect/Effect"
+
+/** Deepest nesting of arrays and objects a body may have; no endpoint needs more than four. */
+export const MAX_DEPTH = 32
+
+const SUSPECT = /[\u0000\ud800-\udfff]/
+const BROKEN = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+
+/** Whether `s` can be stored as text: no U+0000 and no unpaired surrogate. */
+export const isStorableText = (s: string): boolean => !SUSPECT.test(s) || !BROKEN.test(s)
+
+interface Step {
+  readonly key: string | number
+  readonly parent: Step | undefined
+}
+
+const render = (step: Step | undefined): string => {
+  const keys: Array<string | number> = []
+  for (let s = step; s !== undefined; s = s.parent) keys.unshift(s.key)
+  return keys.reduce<string>(
+    (path, key) => typeof key === "number" ? `${path}[${key}]` : path === "" ? key : `${path}.${key}`,
+    ""
+  )
+}
+
+const badText = (path: string): ApiError => {
+  const error = `${path === "" ? "The body" : path} holds U+0000 or an unpaired UTF-16 surrogate, which cannot be stored`
+  return path === "from" ? new InvalidFrom({ error }) : new InvalidParam({ error })
+}
+
+/**
+ * The first problem of a parsed body: nesting too deep, or a string (value or key) that cannot
+ * be stored. Walks with its own stack, so no nesting can overflow the call stack.
+ */
+export const inspect = (root: unknown, checkText = true): ApiError | undefined => {
+  const stack: Array<readonly [unknown, Step | undefined, number]> = [[root, undefined, 0]]
+  while (stack.length > 0) {
+    const [value, at, depth] = stack.pop()!
+    if (typeof value === "string") {
+      if (checkText && !isStorableText(value)) return badText(render(at))
+      continue
+    }
+    if (typeof value !== "object" || value === null) continue
+    if (depth >= MAX_DEPTH) return new InvalidJson({ error: `The body nests deeper than ${MAX_DEPTH} levels` })
+    if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push([value[i], { key: i, parent: at }, depth + 1])
+    } else {
+      for (const [key, item] of Object.entries(value)) {
+        const step = { key, parent: at }
+        if (checkText && !isStorableText(key)) return badText(render(step))
+        stack.push([item, step, depth + 1])
+      }
+    }
+  }
+  return undefined
+}
+
+/** The first query parameter (name or value) that cannot be stored. */
+export const inspectQuery = (url: string): ApiError | undefined => {
+  const mark = url.indexOf("?")
+  if (mark < 0) return undefined
+  for (const [key, value] of new URLSearchParams(url.slice(mark + 1))) {
+    if (!isStorableText(key)) return new InvalidParam({ error: "A query parameter's name holds U+0000" })
+    if (!isStorableText(value)) return badText(key)
+  }
+  return undefined
+}
+
+/**
+ * Reads the whole body, at most `maxBytes`. Past the limit it stops reading and fails with
+ * 413; the answer then closes the connection, so the rest is never read. (Node's own stream
+ * helpers destroy the socket instead, and the client gets no answer at all.)
+ */
+const readText = (request: HttpServerRequest.HttpServerRequest, maxBytes: number) =>
+  Effect.async<string, PayloadTooLarge>((resume) => {
+    const source = NodeHttpServerRequest.toIncomingMessage(request)
+    const chunks: Array<Buffer> = []
+    let bytes = 0
+    const detach = () => {
+      source.off("data", onData)
+      source.off("end", onEnd)
+      source.off("error", onGone)
+      source.off("aborted", onGone)
+    }
+    const onData = (chunk: Buffer) => {
+      bytes += chunk.length
+      if (bytes > maxBytes) {
+        detach()
+        source.pause()
+        return resume(Effect.fail(new PayloadTooLarge()))
+      }
+      chunks.push(chunk)
+    }
+    const onEnd = () => {
+      detach()
+      resume(Effect.succeed(Buffer.concat(chunks).toString("utf8")))
+    }
+    // The client went away: nobody is left to answer.
+    const onGone = () => {
+      detach()
+      resume(Effect.interrupt)
+    }
+    source.on("data", onData)
+    source.once("end", onEnd)
+    source.once("error", onGone)
+    source.once("aborted", onGone)
+    return Effect.sync(detach)
+  })
+
+/**
+ * The simulator's inbound messages stand for what the network delivers, which the gateway does
+ * not choose: they may carry any text, so that its handling of such messages can be tried.
+ */
+const carriesNetworkText = (url: string) => url.split("?")[0] === "/sim/v1/inbound"
+
+/** The MCP endpoint answers a body that is not JSON with JSON-RPC's own parse error. */
+const answersParseErrors = (url: string) => url.split("?")[0] === "/api/mcp"
+
+const parse = (text: string, url: string) =>
+  Effect.suspend(() => {
+    if (text === "") return Effect.succeed<unknown>(null)
+    let value: unknown
+    try {
+      value = JSON.parse(text)
+    } catch {
+      // A syntax error, or nesting so deep that the parser itself gave up.
+      return answersParseErrors(url) ? Effect.succeed<unknown>(undefined) : Effect.fail(new InvalidJson())
+    }
+    const checkText = !carriesNetworkText(url)
+    const problem = inspect(value, checkText)
+    return problem === undefined ? Effect.succeed(value) : Effect.fail(problem)
+  })
+
+/** `request` with its body already read: `text` and `json` answer from memory. */
+const withBody = (
+  request: HttpServerRequest.HttpServerRequest,
+  text: string,
+  json: unknown
+): HttpServerRequest.HttpServerRequest =>
+  Object.create(request, {
+    text: { value: Effect.succeed(text) },
+    json: { value: Effect.succeed(json) },
+    modify: {
+      value: (options: Parameters<HttpServerRequest.HttpServerRequest["modify"]>[0]) =>
+        withBody(request.modify(options), text, json)
+    }
+  })
+
+/**
+ * The request as handlers should see it: labelled JSON, its body read, parsed and checked; or
+ * the API error its client gets instead.
+ */
+export const prepare = (original: HttpServerRequest.HttpServerRequest, maxBytes: number) =>
+  Effect.gen(function*() {
+    const query = inspectQuery(original.url)
+    if (query !== undefined) return yield* Effect.fail(query)
+    if (!HttpMethod.hasBody(original.method)) return original
+    // A body announced too large is refused before it is read.
+    if (Number(original.headers["content-length"] ?? 0) > maxBytes) return yield* new PayloadTooLarge()
+    // Bodies are JSON whatever the client labelled them (curl -d sends form encoding, and no
+    // endpoint takes multipart).
+    const request = original.headers["content-type"]?.startsWith("application/json")
+      ? original
+      : original.modify({ headers: { ...original.headers, "content-type": "application/json" } })
+    const text = yield* readText(request, maxBytes)
+    return withBody(request, text, yield* parse(text, original.url))
+  })

@@ -1,0 +1,281 @@
+/**
+ * The edge of the HTTP surface, where clients can send anything: text that cannot be stored
+ * (U+0000, unpaired surrogates) is refused with 400 invalid_param on every API, deep nesting and
+ * multipart labels never reach a handler, bodies over the limit get 413 JSON even when chunked,
+ * error descriptions stay short, Node's own refusals (malformed requests, oversized headers,
+ * slow requests) answer JSON `{error, code}`, and a slow body times out in seconds.
+ */
+import { assert, describe, it, layer } from "@effect/vitest"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as Effect from "effect/Effect"
+import { connect } from "node:net"
+import { OPERATOR_TOKEN } from "../support/TestGateway.js"
+import { provision, uniquePhone } from "../support/Fixtures.js"
+import { freshDatabase, type RunningGateway, startGateway, TestGateway } from "../support/TestGateway.js"
+
+interface Answer {
+  readonly status: number
+  readonly json: any
+  readonly length: number
+}
+
+const call = (method: string, path: string, key: string, body?: unknown, contentType = "application/json") =>
+  Effect.gen(function*() {
+    const { http } = yield* TestGateway
+    const request = HttpClientRequest.make(method as "POST")(path).pipe(
+      HttpClientRequest.setHeaders({ authorization: `Bearer ${key}` }),
+      body === undefined
+        ? (r) => r
+        : HttpClientRequest.bodyText(typeof body === "string" ? body : JSON.stringify(body), contentType)
+    )
+    const response = yield* http.execute(request)
+    const text = yield* response.text
+    let json: any
+    try {
+      json = JSON.parse(text)
+    } catch {
+      json = undefined
+    }
+    return { status: response.status, json, length: text.length } satisfies Answer
+  })
+
+const codeOf = (a: Answer) => `${a.status} ${a.json?.code ?? "ok"}`
+
+const isErrorBody = (json: unknown) =>
+  typeof json === "object" && json !== null && Object.keys(json).sort().join(",") === "code,error"
+
+interface RawAnswer {
+  readonly status: number
+  readonly headers: string
+  readonly json: any
+}
+
+/**
+ * Writes `parts` to a fresh connection (each after `gapMs`), stops writing once an answer
+ * starts, and reads until the server closes.
+ */
+const raw = (url: string, parts: ReadonlyArray<string | Buffer>, gapMs = 0) =>
+  Effect.async<RawAnswer>((resume) => {
+    const socket = connect(Number(new URL(url).port), "127.0.0.1")
+    let data = ""
+    let answered = false
+    const finish = () => {
+      const [head, ...rest] = data.split("\r\n\r\n")
+      let json: any
+      try {
+        json = JSON.parse(rest.join("\r\n\r\n"))
+      } catch {
+        json = undefined
+      }
+      resume(Effect.succeed({ status: Number(head.split(" ")[1] ?? 0), headers: head.toLowerCase(), json }))
+    }
+    socket.on("data", (chunk) => {
+      answered = true
+      data += chunk.toString("utf8")
+    })
+    socket.on("close", finish)
+    socket.on("error", () => undefined)
+    const write = async () => {
+      for (const part of parts) {
+        if (answered || socket.destroyed) return
+        await new Promise<void>((resolve) => socket.write(part, () => resolve()))
+        if (gapMs > 0) await new Promise((resolve) => setTimeout(resolve, gapMs))
+      }
+    }
+    socket.on("connect", () => void write().catch(() => undefined))
+    return Effect.sync(() => socket.destroy())
+  })
+
+const nested = (depth: number, inner = "1") => "[".repeat(depth) + inner + "]".repeat(depth)
+
+layer(TestGateway.layer(), { excludeTestServices: true })("the HTTP edge", (it) => {
+  it.effect("a text with U+0000 or an unpaired surrogate is refused 400 invalid_param; the number keeps sending", () =>
+    Effect.gen(function*() {
+      const { ops } = yield* TestGateway
+      const acme = yield* provision(ops)
+      const key = acme.numberKeys[0]
+      const to = uniquePhone()
+      const url = "https://files.example.com/a.png"
+      for (
+        const body of [
+          { to, text: "a\u0000b" },
+          { to, text: "broken \ud83d" },
+          { to, text: "broken \ude00 too" },
+          { to, image: { url, caption: "cap\u0000tion" } },
+          { to, document: { url, filename: "a\u0000.pdf" } },
+          { to: "7701\u00001234567", text: "hi" }
+        ]
+      ) {
+        const answer = yield* call("POST", "/api/v1/messages/send", key, body)
+        assert.strictEqual(codeOf(answer), "400 invalid_param", JSON.stringify(body))
+        assert.match(answer.json.error, /U\+0000 or an unpaired UTF-16 surrogate/)
+      }
+      // The same number sends at once: nothing of the refused requests reached it.
+      const sent = yield* call("POST", "/api/v1/messages/send", key, { to, text: "a normal message" })
+      assert.strictEqual(codeOf(sent), "200 ok")
+      // A well-formed pair (an emoji) is of course fine.
+      const emoji = yield* call("POST", "/api/v1/contacts/check", acme.accountKey, { phone: "77010000000\ud83d\ude00" })
+      assert.notStrictEqual(emoji.json?.error?.includes("surrogate"), true)
+    }))
+
+  it.effect("every API refuses such text: webhook URL, operator note and account, simulator, query", () =>
+    Effect.gen(function*() {
+      const { ops } = yield* TestGateway
+      const acme = yield* provision(ops)
+      const cases: Array<readonly [string, string, string, unknown]> = [
+        ["PUT", "/api/v1/webhook", acme.accountKey, { url: "https://hooks.example.com/\u0000" }],
+        ["POST", "/api/v1/contacts/check", acme.accountKey, { phone: "\ud800" }],
+        ["POST", "/api/v1/webhook/resend", acme.accountKey, { event_id: "evt\u0000" }],
+        ["POST", `/ops/v1/accounts/${acme.accountId}/credit`, OPERATOR_TOKEN, { amount: 1, note: "a\u0000b" }],
+        ["POST", "/ops/v1/accounts", OPERATOR_TOKEN, { email: "x@example.kz", company: "Bad \udfff LLP" }],
+        ["PUT", `/ops/v1/accounts/${acme.accountId}/webhook`, OPERATOR_TOKEN, { url: "https://h.example.com/\ud83d" }],
+        ["POST", `/sim/v1/peers/${uniquePhone()}/auto-reply`, OPERATOR_TOKEN, { text: "a\u0000", delay_ms: 0 }],
+        ["GET", "/api/v1/messages?chat=%00", acme.accountKey, undefined],
+        ["POST", "/api/v1/contacts/check", acme.accountKey, { "ke\u0000y": "77010000000" }]
+      ]
+      for (const [method, path, key, body] of cases) {
+        const answer = yield* call(method, path, key, body)
+        assert.strictEqual(codeOf(answer), "400 invalid_param", `${method} ${path}`)
+      }
+      const from = yield* call("POST", "/api/v1/contacts/check", acme.accountKey, { phone: "77010000000", from: "1\u0000" })
+      assert.strictEqual(codeOf(from), "400 invalid_from")
+      // The note was refused as a whole: no money moved.
+      const shown = yield* ops.ops.showAccount({ path: { id: acme.accountId } })
+      assert.strictEqual(shown.balance.balance, 9900)
+      // The simulator's inbound messages stand for the network, which may deliver anything.
+      const inbound = yield* call("POST", "/sim/v1/inbound", OPERATOR_TOKEN, {
+        to: acme.numbers[0].phone,
+        from: uniquePhone(),
+        text: "from the network \u0000"
+      })
+      assert.strictEqual(inbound.status, 201)
+    }))
+
+  it.effect("JSON nested 10,000 levels, in the body or in a field, answers 400 invalid_json", () =>
+    Effect.gen(function*() {
+      const { ops } = yield* TestGateway
+      const acme = yield* provision(ops)
+      const bodies = [
+        nested(10_000),
+        `{"event_id": ${nested(10_000, "\"x\"")}}`,
+        `{"a":`.repeat(10_000) + "1" + "}".repeat(10_000),
+        nested(100_000)
+      ]
+      const targets: Array<readonly [string, string, string]> = [
+        ["POST", "/api/v1/webhook/resend", acme.accountKey],
+        ["POST", "/api/v1/contacts/check", acme.accountKey],
+        ["POST", "/api/v1/messages/send", acme.accountKey],
+        ["PUT", "/api/v1/webhook", acme.accountKey],
+        ["POST", `/ops/v1/accounts/${acme.accountId}/credit`, OPERATOR_TOKEN],
+        ["PUT", "/sim/v1/config", OPERATOR_TOKEN]
+      ]
+      for (const [method, path, key] of targets) {
+        for (const body of bodies) {
+          const answer = yield* call(method, path, key, body)
+          assert.strictEqual(codeOf(answer), "400 invalid_json", `${method} ${path} ${body.slice(0, 12)}`)
+        }
+      }
+    }), { timeout: 60_000 })
+
+  it.effect("multipart and other labels are read as JSON: never a 500", () =>
+    Effect.gen(function*() {
+      const { ops } = yield* TestGateway
+      const acme = yield* provision(ops)
+      const json = JSON.stringify({ phone: "77010000000" })
+      const form = "--xyz\r\nContent-Disposition: form-data; name=\"phone\"\r\n\r\n77010000000\r\n--xyz--\r\n"
+      for (const type of ["multipart/form-data; boundary=xyz", "multipart/form-data", "multipart/mixed", "text/plain"]) {
+        for (const [method, path, key] of [
+          ["POST", "/api/v1/contacts/check", acme.accountKey],
+          ["POST", "/api/v1/webhook/resend", acme.accountKey],
+          ["POST", "/api/v1/media/delete", acme.accountKey],
+          ["POST", "/ops/v1/accounts", OPERATOR_TOKEN]
+        ] as const) {
+          const asJson = yield* call(method, path, key, json, type)
+          assert.isBelow(asJson.status, 500, `${type} ${path}`)
+          if (asJson.status >= 400) assert.isTrue(isErrorBody(asJson.json), `${type} ${path}`)
+          const asForm = yield* call(method, path, key, form, type)
+          assert.strictEqual(codeOf(asForm), "400 invalid_json", `${type} ${path}`)
+        }
+      }
+    }))
+
+  it.effect("a body over the limit gets 413 payload_too_large as JSON, chunked or not", () =>
+    Effect.gen(function*() {
+      const { ops, url } = yield* TestGateway
+      const acme = yield* provision(ops)
+      const chunk = Buffer.alloc(64 * 1024, "7")
+      const frame = Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from("\r\n")])
+      for (const path of ["/api/v1/contacts/check", "/api/v1/messages/send", "/api/v1/webhook/resend"]) {
+        const answer = yield* raw(url, [
+          `POST ${path} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${acme.accountKey}\r\n` +
+          "content-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n",
+          ...Array.from({ length: 40 }, () => frame),
+          "0\r\n\r\n"
+        ])
+        assert.strictEqual(answer.status, 413, path)
+        assert.strictEqual(answer.json?.code, "payload_too_large", path)
+      }
+    }))
+
+  it.effect("an error quotes at most a short prefix of the value it refuses", () =>
+    Effect.gen(function*() {
+      const { ops } = yield* TestGateway
+      const acme = yield* provision(ops)
+      const long = yield* call("POST", "/api/v1/webhook/resend", acme.accountKey, { event_id: 1, since: "9".repeat(1_000_000) })
+      assert.strictEqual(long.status, 400)
+      assert.isBelow(long.length, 1000)
+      const many = yield* call("POST", "/api/v1/contacts/check", acme.accountKey, { phone: Array(9000).fill("abcdefghij") })
+      assert.strictEqual(codeOf(many), "400 invalid_param")
+      assert.isBelow(many.length, 1000)
+    }))
+
+  it.effect("Node's own refusals are JSON {error, code}: headers or URL over 16 KiB, malformed requests", () =>
+    Effect.gen(function*() {
+      const { url } = yield* TestGateway
+      const bigHeader = yield* raw(url, [`GET /api/status HTTP/1.1\r\nhost: x\r\nx-big: ${"a".repeat(17 * 1024)}\r\n\r\n`])
+      assert.deepStrictEqual([bigHeader.status, bigHeader.json?.code], [431, "headers_too_large"])
+      assert.include(bigHeader.headers, "content-type: application/json")
+      const longUrl = yield* raw(url, [`GET /api/v1/messages?chat=${"7".repeat(17 * 1024)} HTTP/1.1\r\nhost: x\r\n\r\n`])
+      assert.deepStrictEqual([longUrl.status, longUrl.json?.code], [431, "headers_too_large"])
+      for (
+        const request of [
+          "HELLO THERE\r\n\r\n",
+          "GET /api/status HTTP/1.1\r\nhost: x\r\nx-nul: a\u0000b\r\n\r\n",
+          "POST /api/v1/contacts/check HTTP/1.1\r\nhost: x\r\ncontent-length: 3\r\ntransfer-encoding: chunked\r\n\r\nabc",
+          "POST /api/v1/contacts/check HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\nzz\r\nabc\r\n"
+        ]
+      ) {
+        const answer = yield* raw(url, [request])
+        assert.deepStrictEqual([answer.status, answer.json?.code], [400, "bad_request"], JSON.stringify(request))
+      }
+    }))
+})
+
+describe("slow requests", () => {
+  const slowGateway = Effect.flatMap(freshDatabase, (database) =>
+    startGateway(database, { settings: { requestTimeoutMs: 1000, headersTimeoutMs: 1000 } }))
+
+  const timedOut = (gateway: RunningGateway, parts: ReadonlyArray<string>, gapMs: number) =>
+    Effect.gen(function*() {
+      const started = Date.now()
+      const answer = yield* raw(gateway.url, parts, gapMs)
+      return { ...answer, seconds: (Date.now() - started) / 1000 }
+    })
+
+  it.scopedLive("a body or headers trickling in answer 408 request_timeout as JSON after HTTP_REQUEST_TIMEOUT_MS", () =>
+    Effect.gen(function*() {
+      const gateway = yield* slowGateway
+      const acme = yield* provision(gateway.ops)
+      const body = yield* timedOut(gateway, [
+        `POST /api/v1/contacts/check HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${acme.accountKey}\r\n` +
+        "content-type: application/json\r\ncontent-length: 1000\r\n\r\n{",
+        ...Array.from({ length: 60 }, () => " ")
+      ], 500)
+      assert.deepStrictEqual([body.status, body.json?.code], [408, "request_timeout"])
+      // Well before Node's 300 s; generous for a busy machine (the check runs every second).
+      assert.isBelow(body.seconds, 20)
+      const headers = yield* timedOut(gateway, ["GET /api/status HTTP/1.1\r\n", ...Array.from({ length: 60 }, () => "x-a: b\r\n")], 500)
+      assert.deepStrictEqual([headers.status, headers.json?.code], [408, "request_timeout"])
+      assert.isBelow(headers.seconds, 20)
+    }), { timeout: 60_000 })
+})
