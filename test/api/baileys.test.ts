@@ -3,8 +3,9 @@
  * one with its auth state in the gateway's PostgreSQL; only the socket is a fake emitting
  * Baileys' events. Linking by QR (every refresh as text and PNG) and by pairing code through the
  * operator API, credentials in PostgreSQL, `session.status` events, a message WhatsApp replays
- * after a reconnect stored once, server error 463 closing new chats in the number's limits and
- * shown on its connection, incoming files in the blob store.
+ * after a reconnect stored once, server error 463 closing new chats (only while WhatsApp's
+ * reach-out time lock is active) in the number's limits and shown on its connection, incoming
+ * files in the blob store.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -142,32 +143,46 @@ describe("the gateway on the Baileys driver", () => {
       assert.deepStrictEqual(events.slice(-2).map((e) => e.status), ["STARTING", "WORKING"])
       assert.match(events.at(-2)!.reason ?? "", /connection lost/)
 
-      // WhatsApp answers a send with 463: the message failed, and the number may not start new chats.
+      // WhatsApp answers a send with 463: the message failed; WhatsApp is asked whether the account
+      // is restricted. First it is not (a contact without a trusted-contact token): limits unchanged.
       const before = yield* api.limits.get({ urlParams: { from: phone } })
       assert.isAbove(before.limits.new_contacts_per_day, 0)
       const connection = api.numbers.connection({ path: { id } })
       assert.isFalse("restriction" in (yield* connection))
-      fake.latest().emit("messages.update", [{
-        key: { remoteJid: `${peer}@s.whatsapp.net`, id: "3EB0RESTRICTED", fromMe: true },
-        update: { status: 0, messageStubParameters: ["463"] }
-      }])
+      const refused = (waId: string) =>
+        fake.latest().emit("messages.update", [{
+          key: { remoteJid: `${peer}@s.whatsapp.net`, id: waId, fromMe: true },
+          update: { status: 0, messageStubParameters: ["463"] }
+        }])
+      fake.latest().timelock = { isActive: false }
+      refused("3EB0NOTOKEN")
+      yield* eventually(Effect.sync(() => fake.latest().timelockQueries), (n) => n === 1)
+      assert.strictEqual((yield* api.limits.get({ urlParams: { from: phone } })).limits.new_contacts_per_day, before.limits.new_contacts_per_day)
+      // Then it is, for six hours: the number may not start new chats until then.
+      const ends = new Date(Math.floor(Date.now() / 1000) * 1000 + 6 * 3600_000)
+      fake.latest().timelock = { isActive: true, timeEnforcementEnds: ends, enforcementType: "BIZ_QUALITY" }
+      refused("3EB0RESTRICTED")
       const after = yield* eventually(api.limits.get({ urlParams: { from: phone } }), (l) => l.limits.new_contacts_per_day === 0)
       assert.strictEqual(after.limits.messages_per_day, before.limits.messages_per_day)
       const [row] = yield* query<{ restricted: boolean; reason: string }>(gateway.database, (sql) =>
         sql`SELECT restricted_until > now() AS restricted, status_reason AS reason FROM numbers WHERE id = ${id}`)
-      assert.deepStrictEqual([row!.restricted, /463/.test(row!.reason)], [true, true])
+      assert.deepStrictEqual([row!.restricted, /BIZ_QUALITY/.test(row!.reason)], [true, true])
 
       // The number's connection says so, with when it ends, and still does after a reconnect.
       const restricted = yield* connection
       assert.strictEqual(restricted.status, "WORKING")
-      assert.match(restricted.restriction?.reason ?? "", /restricted the account.*463/)
-      const until = Date.parse(restricted.restriction?.until ?? "")
-      assert.isTrue(until > Date.now() + 23 * 3600_000 && until <= Date.now() + 24 * 3600_000)
+      assert.match(restricted.restriction?.reason ?? "", /restricted the account from reaching out \(BIZ_QUALITY\)/)
+      assert.strictEqual(Date.parse(restricted.restriction?.until ?? ""), ends.getTime())
       fake.latest().close(428)
       yield* eventually(Effect.sync(() => fake.sockets.length), (n) => n === 4)
       fake.latest().open()
       yield* eventually(gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.status === "WORKING")
       assert.deepStrictEqual((yield* connection).restriction, restricted.restriction)
+
+      // WhatsApp lifts it: new chats open again.
+      fake.latest().emit("connection.update", { reachoutTimeLock: { isActive: false } })
+      yield* eventually(api.limits.get({ urlParams: { from: phone } }), (l) => l.limits.new_contacts_per_day > 0)
+      assert.isFalse("restriction" in (yield* connection))
     }))
 })
 

@@ -169,7 +169,8 @@ export const main = (argv: ReadonlyArray<string>) =>
         ]).then(() => socket.open())
         return socket
       },
-      download: () => Promise.resolve(new Uint8Array())
+      download: () => Promise.resolve(new Uint8Array()),
+      latestVersion: () => Promise.resolve({ version: [2, 3000, 1] as const, isLatest: true })
     })
     const driver = yield* Layer.build(
       BaileysDriver.layerTest({ logLevel: "silent" }).pipe(

@@ -19,7 +19,7 @@ export const remoteSimulator = (url: string) => SimulatorDriver.layer.pipe(Layer
 
 /**
  * Real WhatsApp through Baileys; each number's auth state in the gateway's PostgreSQL, its
- * connection settings from the environment (`WA_CONNECT_CONCURRENCY`, `WA_RESTART_BUDGET`...).
+ * connection settings from the environment (`WA_CONNECT_CONCURRENCY`, `WA_LINK_RETRIES`...).
  */
 export const baileys: Layer.Layer<WhatsAppDriver, unknown, Database.Database> = BaileysDriver.layerConfig
 

@@ -187,6 +187,9 @@ export const open = (ctx: NumberContext) =>
             number.restrictedUntil = until
             return yield* states.setRestricted(numberId, new Date(until), event.reason)
           }
+          case "Unrestricted":
+            number.restrictedUntil = null
+            return yield* states.setRestricted(numberId, null, "WhatsApp lifted the restriction")
           case "Ack":
             return yield* conversations.applyAck({
               numberId,

@@ -13,7 +13,8 @@ import incomingMedia from "./migrations/0004_incoming_media.js"
 import mediaStorage from "./migrations/0005_media_storage.js"
 import exportsLimits from "./migrations/0006_exports.js"
 import reliability from "./migrations/0007_reliability.js"
-import runnerStats from "./migrations/0008_runner_stats.js"
+import baileysDriver from "./migrations/0008_baileys_driver.js"
+import runnerStats from "./migrations/0009_runner_stats.js"
 
 /** @since 1.0.0 */
 export const loader = Migrator.fromRecord({
@@ -24,7 +25,8 @@ export const loader = Migrator.fromRecord({
   "0005_media_storage": mediaStorage,
   "0006_exports": exportsLimits,
   "0007_reliability": reliability,
-  "0008_runner_stats": runnerStats
+  "0008_baileys_driver": baileysDriver,
+  "0009_runner_stats": runnerStats
 })
 
 /** @since 1.0.0 */

@@ -88,10 +88,12 @@ export type DriverEvent =
   | { readonly _tag: "Incoming"; readonly message: IncomingMessage }
   | { readonly _tag: "Ack"; readonly waMessageId: string; readonly ack: Ack; readonly error?: string | undefined }
   /**
-   * The network restricted the account (server error 463 and the like): until `until` (epoch ms,
-   * null when unknown) it refuses messages to people the number has not talked with.
+   * The network restricted the account (a reach-out time lock): until `until` (epoch ms, null
+   * when unknown) it refuses messages to people the number has not talked with.
    */
   | { readonly _tag: "Restricted"; readonly reason: string; readonly until: number | null }
+  /** The network lifted the restriction. */
+  | { readonly _tag: "Unrestricted" }
 
 /** The network refused the message (it will not be delivered). @since 1.0.0 */
 export class SendRejected extends Data.TaggedError("SendRejected")<{ readonly reason: string }> {}

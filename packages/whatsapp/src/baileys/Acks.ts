@@ -1,7 +1,9 @@
 /**
  * Delivery reports of the number's own messages, from Baileys' `messages.update` (one-to-one:
  * status codes) and `message-receipt.update` (groups: a receipt per member), as the port's Ack
- * events; server error 463 in a failed ack also reports the account restricted. Pure.
+ * events. Pure. Server error 463 fails the message only: whether the account is restricted is
+ * WhatsApp's answer to a reach-out time lock query (the session asks; 463 also means a missing
+ * trusted-contact token for that one contact).
  *
  * @since 1.0.0
  */
@@ -14,14 +16,17 @@ const STATUS_ACK: Record<number, Ack | undefined> = { 0: "failed", 2: "sent", 3:
 /** Server error code of a message refused because the account is restricted. @since 1.0.0 */
 export const RESTRICTED_CODE = "463"
 
-const failure = (params: unknown): { readonly error: string; readonly restricted: boolean } => {
-  const list = Array.isArray(params) ? params.map(String) : []
-  const code = list[0]
-  if (code === RESTRICTED_CODE) {
-    return { error: `account restricted by WhatsApp (${RESTRICTED_CODE})`, restricted: true }
-  }
-  return { error: code === undefined ? "delivery failed" : `delivery failed (${code})`, restricted: false }
+const codeOf = (params: unknown): string | undefined => Array.isArray(params) && params.length > 0 ? String(params[0]) : undefined
+
+const failure = (params: unknown): string => {
+  const code = codeOf(params)
+  if (code === RESTRICTED_CODE) return `refused by WhatsApp: account restricted or no trusted-contact token (${RESTRICTED_CODE})`
+  return code === undefined ? "delivery failed" : `delivery failed (${code})`
 }
+
+/** Whether any of the updates is a send refused with 463. @since 1.0.0 */
+export const hasRestrictedFailure = (updates: ReadonlyArray<WAMessageUpdate>): boolean =>
+  updates.some((u) => u.key.fromMe === true && u.update.status === 0 && codeOf(u.update.messageStubParameters) === RESTRICTED_CODE)
 
 /** @since 1.0.0 */
 export const fromUpdates = (updates: ReadonlyArray<WAMessageUpdate>): Array<DriverEvent> =>
@@ -32,11 +37,7 @@ export const fromUpdates = (updates: ReadonlyArray<WAMessageUpdate>): Array<Driv
     const ack = STATUS_ACK[status]
     if (ack === undefined) return []
     if (ack !== "failed") return [{ _tag: "Ack", waMessageId: u.key.id, ack }]
-    const { error, restricted } = failure(u.update.messageStubParameters)
-    const acked: DriverEvent = { _tag: "Ack", waMessageId: u.key.id, ack, error }
-    return restricted
-      ? [acked, { _tag: "Restricted", reason: "WhatsApp restricted the account: it may not start new chats (463)", until: null }]
-      : [acked]
+    return [{ _tag: "Ack", waMessageId: u.key.id, ack, error: failure(u.update.messageStubParameters) }]
   })
 
 /** @since 1.0.0 */

@@ -11,6 +11,8 @@
  *
  * @since 1.0.0
  */
+import NodeCache from "@cacheable/node-cache"
+import type { CacheStore } from "@whiskeysockets/baileys"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
@@ -20,34 +22,45 @@ import * as BaileysLogger from "./BaileysLogger.js"
 import type { BaileysSocket } from "./BaileysSocket.js"
 import * as GroupSubjects from "./GroupSubjects.js"
 import * as Inbound from "./Inbound.js"
-import * as Jids from "./Jids.js"
 import * as LidMap from "./LidMap.js"
 import * as Linking from "./Linking.js"
-import * as Outgoing from "./Outgoing.js"
 import * as Reconnect from "./Reconnect.js"
+import * as Sending from "./Sending.js"
 import {
   type Deps,
   initialState,
-  messageOf,
   type NumberRef,
   report,
   type SessionContext,
-  type Signal,
-  timed
+  type Signal
 } from "./SessionContext.js"
 import type { SocketSignal } from "./SocketEvents.js"
 
 export type { Deps } from "./SessionContext.js"
 
+/** Baileys' per-message re-send counts, for an hour (no timer: entries expire when read). */
+const retryCounter = (): CacheStore => {
+  const cache = new NodeCache<number>({ stdTTL: 3600, checkperiod: 0, useClones: false })
+  return {
+    get: <T>(key: string) => cache.get(key) as T | undefined,
+    set: (key, value) => cache.set(key, Number(value)),
+    del: (key) => cache.del(key),
+    flushAll: () => cache.flushAll()
+  }
+}
+
 const onUpdate = (ctx: SessionContext, update: Extract<SocketSignal, { _tag: "Update" }>["update"]) =>
   Effect.gen(function*() {
-    if (update.reachoutTimeLock?.isActive === true) {
-      const ends = update.reachoutTimeLock.timeEnforcementEnds
+    const lock = update.reachoutTimeLock
+    if (lock?.isActive === true) {
+      const ends = lock.timeEnforcementEnds
       yield* ctx.onEvent({
         _tag: "Restricted",
-        reason: `WhatsApp restricted the account from reaching out (${update.reachoutTimeLock.enforcementType ?? "unknown"})`,
+        reason: `WhatsApp restricted the account from reaching out (${lock.enforcementType ?? "unknown"})`,
         until: ends === undefined ? null : ends.getTime()
       })
+    } else if (lock?.isActive === false) {
+      yield* ctx.onEvent({ _tag: "Unrestricted" })
     }
     if (typeof update.qr === "string" && update.qr !== "") yield* Linking.qr(ctx, update.qr)
     if (update.connection === "open") yield* Reconnect.opened(ctx)
@@ -64,8 +77,6 @@ const handle = (ctx: SessionContext, s: Signal): Effect.Effect<void> => {
         : report(ctx, "none")
     case "Update":
       return onUpdate(ctx, s.update)
-    case "Creds":
-      return ctx.auth.saveCreds
     case "Upsert":
       return Inbound.upsert(ctx, s.messages)
     case "Updates":
@@ -74,7 +85,10 @@ const handle = (ctx: SessionContext, s: Signal): Effect.Effect<void> => {
     case "Groups":
       return Inbound.other(ctx, s)
     case "Connect":
+    case "VersionRefreshed":
       return Reconnect.connect(ctx)
+    case "IqError":
+      return Linking.iqError(ctx, s.code, s.text)
     case "Zombie":
       return Reconnect.zombie(ctx, s.why)
     case "PairingCode":
@@ -115,6 +129,7 @@ export const open = (
       state: initialState(),
       lids: LidMap.make(() => auth.state.keys),
       groups: GroupSubjects.make({ ttlMs: settings.groupSubjectTtlMs, timeoutMs: settings.queryTimeoutMs }),
+      retryCounter: retryCounter(),
       onEvent,
       signal: (s) => void Queue.unsafeOffer(inbox, s)
     }
@@ -160,21 +175,12 @@ export const open = (
       send: (message) =>
         Effect.suspend(() => {
           const s = connected()
-          if (s instanceof DriverUnavailable) return Effect.fail(s)
-          const timeout = message.content.kind === "text" ? settings.sendTimeoutMs : settings.mediaSendTimeoutMs
-          return timed(
-            () => s.sendMessage(Jids.phoneJid(message.to), Outgoing.content(message.content), { messageId: message.waMessageId }),
-            timeout
-          ).pipe(Effect.mapError((e) => Outgoing.sendFailure(e)), Effect.asVoid)
+          return s instanceof DriverUnavailable ? Effect.fail(s) : Sending.send(ctx, s, message)
         }).pipe(Effect.withSpan("BaileysSession.send", { attributes: { numberId: number.id, kind: message.content.kind } })),
       exists: (phone) =>
         Effect.suspend(() => {
           const s = connected()
-          if (s instanceof DriverUnavailable) return Effect.fail(s)
-          return timed(() => s.onWhatsApp(phone), settings.queryTimeoutMs).pipe(
-            Effect.map((found) => ({ exists: found?.some((r) => r.exists) ?? false, chatId: Jids.chatOf(phone) })),
-            Effect.mapError((e) => new DriverUnavailable({ reason: `contact check failed: ${messageOf(e)}` }))
-          )
+          return s instanceof DriverUnavailable ? Effect.fail(s) : Sending.exists(ctx, s, phone)
         }).pipe(Effect.withSpan("BaileysSession.exists", { attributes: { numberId: number.id } })),
       logout: Effect.suspend(() => state.closed ? Effect.void : command((done) => ({ _tag: "Logout", done })))
     }

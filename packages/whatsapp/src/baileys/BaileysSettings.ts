@@ -16,10 +16,12 @@ export interface BaileysSettings {
   /** First reconnect delay; each further attempt doubles it, up to `backoffMaxMs`. */
   readonly backoffBaseMs: number
   readonly backoffMaxMs: number
-  /** Reconnects in a row (without a connection that stayed up `stableMs`) before FAILED. */
-  readonly restartBudget: number
-  /** A connection up at least this long resets the restart budget. */
+  /** Attempts a linking connection gets when WhatsApp cannot be reached, before FAILED. */
+  readonly linkRetries: number
+  /** A connection up at least this long starts the backoff from the first wait again. */
   readonly stableMs: number
+  /** After this many reconnects in a row, each further one is logged as a warning. */
+  readonly reconnectWarnAfter: number
   /** How often the watchdog looks at a WORKING connection. */
   readonly watchdogIntervalMs: number
   /** Without a received frame for this long, the watchdog sends a ping. */
@@ -37,17 +39,25 @@ export interface BaileysSettings {
   readonly groupSubjectTtlMs: number
   /** WhatsApp's WebSocket endpoint (tests point it at a local server). */
   readonly webSocketUrl: string
-  /** WhatsApp Web version to announce; null: Baileys' built-in one. */
+  /** WhatsApp Web version to announce (`WA_VERSION`); null: the current one, fetched (see `WaVersion`). */
   readonly version: readonly [number, number, number] | null
-  /** The linked device's name in the phone's "Linked devices" list. */
+  /** How often the current WhatsApp Web version is fetched, and how long a fetch may take. */
+  readonly versionRefreshMs: number
+  readonly versionFetchTimeoutMs: number
+  /**
+   * The linked device's name in the phone's "Linked devices" list, for devices linked by QR.
+   * Linking by code needs an operating system's name there (WhatsApp refuses the code otherwise).
+   */
   readonly deviceName: string
+  /** Sent messages kept for WhatsApp's retry requests (`getMessage`) this long. */
+  readonly sentRetentionMs: number
   /** Baileys' own log lines at this level and above reach the Effect logger. */
   readonly logLevel: "trace" | "debug" | "info" | "warn" | "error" | "silent"
 }
 
 /**
- * Defaults: 8 handshakes at once; reconnects after 1, 2, 4 ... 60 s (with jitter), 10 in a row
- * before FAILED; the watchdog looks every 15 s and pings after 45 s of silence, expecting an
+ * Defaults: 8 handshakes at once; reconnects after 1, 2, 4 ... 300 s (with jitter), for as long
+ * as it takes (5 attempts for a linking connection); the watchdog looks every 15 s and pings after 45 s of silence, expecting an
  * answer within 10 s.
  *
  * @since 1.0.0
@@ -56,9 +66,10 @@ export const defaults: BaileysSettings = {
   connectConcurrency: 8,
   connectSlotMs: 20_000,
   backoffBaseMs: 1_000,
-  backoffMaxMs: 60_000,
-  restartBudget: 10,
+  backoffMaxMs: 300_000,
+  linkRetries: 5,
   stableMs: 60_000,
+  reconnectWarnAfter: 10,
   watchdogIntervalMs: 15_000,
   idleMs: 45_000,
   pingTimeoutMs: 10_000,
@@ -69,7 +80,10 @@ export const defaults: BaileysSettings = {
   groupSubjectTtlMs: 10 * 60_000,
   webSocketUrl: "wss://web.whatsapp.com/ws/chat",
   version: null,
+  versionRefreshMs: 24 * 3_600_000,
+  versionFetchTimeoutMs: 5_000,
   deviceName: "wagate",
+  sentRetentionMs: 14 * 24 * 3_600_000,
   logLevel: "warn"
 }
 
@@ -77,7 +91,7 @@ export const defaults: BaileysSettings = {
 export const make = (overrides: Partial<BaileysSettings> = {}): BaileysSettings => ({ ...defaults, ...overrides })
 
 /**
- * The settings from the environment: `WA_CONNECT_CONCURRENCY`, `WA_RESTART_BUDGET`,
+ * The settings from the environment: `WA_CONNECT_CONCURRENCY`, `WA_LINK_RETRIES`,
  * `WA_WATCHDOG_IDLE_SECONDS`, `WA_DEVICE_NAME`, `WA_LOG_LEVEL`, `WA_VERSION` (like `2.3000.1023`).
  *
  * @since 1.0.0
@@ -87,9 +101,9 @@ export const config: Config.Config<BaileysSettings> = Config.all({
     Config.withDefault(defaults.connectConcurrency),
     Config.withDescription("WhatsApp handshakes in flight per process")
   ),
-  restartBudget: Config.integer("WA_RESTART_BUDGET").pipe(
-    Config.withDefault(defaults.restartBudget),
-    Config.withDescription("Reconnects in a row before a number goes FAILED")
+  linkRetries: Config.integer("WA_LINK_RETRIES").pipe(
+    Config.withDefault(defaults.linkRetries),
+    Config.withDescription("Attempts a linking connection gets when WhatsApp cannot be reached")
   ),
   idleSeconds: Config.integer("WA_WATCHDOG_IDLE_SECONDS").pipe(
     Config.withDefault(defaults.idleMs / 1000),
@@ -97,14 +111,14 @@ export const config: Config.Config<BaileysSettings> = Config.all({
   ),
   deviceName: Config.string("WA_DEVICE_NAME").pipe(
     Config.withDefault(defaults.deviceName),
-    Config.withDescription("Name of the linked device shown on the phone")
+    Config.withDescription("Name of the linked device shown on the phone (QR linking)")
   ),
   logLevel: Config.literal("trace", "debug", "info", "warn", "error", "silent")("WA_LOG_LEVEL").pipe(
     Config.withDefault(defaults.logLevel),
     Config.withDescription("Level of Baileys' own log lines")
   ),
   version: Config.option(Config.string("WA_VERSION")).pipe(
-    Config.withDescription("WhatsApp Web version to announce, like 2.3000.1023 (default: Baileys' own)")
+    Config.withDescription("WhatsApp Web version to announce, like 2.3000.1023 (default: the current one, fetched daily)")
   )
 }).pipe(Config.map(({ idleSeconds, version, ...rest }) =>
   make({

@@ -10,11 +10,14 @@ import type {
   AuthenticationState,
   BaileysEventMap,
   BinaryNode,
+  CacheStore,
   Contact,
   GroupMetadata,
   MiscMessageGenerationOptions,
+  proto,
   SocketConfig,
-  WAMessage
+  WAMessage,
+  WAMessageKey
 } from "@whiskeysockets/baileys"
 import * as Context from "effect/Context"
 
@@ -29,11 +32,23 @@ export interface SocketEvents {
   isBuffering?: () => boolean
 }
 
-/** The WebSocket under the socket: every decoded frame is emitted as "frame". @since 1.0.0 */
+/**
+ * The WebSocket under the socket: every decoded frame is emitted as "frame", and again under
+ * Baileys' callback names (`CB:ack,class:message`, `CB:iq,type:error`...).
+ *
+ * @since 1.0.0
+ */
 export interface SocketWire {
-  on(event: "frame", listener: (frame: unknown) => void): unknown
-  off(event: "frame", listener: (frame: unknown) => void): unknown
+  on(event: string, listener: (frame: BinaryNode) => void): unknown
+  off(event: string, listener: (frame: BinaryNode) => void): unknown
   readonly isOpen: boolean
+}
+
+/** What WhatsApp says about the account's reach-out restriction. @since 1.0.0 */
+export interface ReachoutTimelock {
+  readonly isActive?: boolean | undefined
+  readonly timeEnforcementEnds?: Date | undefined
+  readonly enforcementType?: string | undefined
 }
 
 /**
@@ -56,6 +71,10 @@ export interface BaileysSocket {
   readonly query: (node: BinaryNode, timeoutMs?: number) => Promise<unknown>
   readonly logout: (msg?: string) => Promise<void>
   readonly end: (error: Error | undefined) => Promise<void> | void
+  /** Asks WhatsApp whether the account may reach out to new people (also emitted as `reachoutTimeLock`). */
+  readonly fetchAccountReachoutTimelock: () => Promise<ReachoutTimelock>
+  /** Every group the account is in, in one query. */
+  readonly groupFetchAllParticipating: () => Promise<{ [jid: string]: GroupMetadata }>
 }
 
 /** What a socket is made with. @since 1.0.0 */
@@ -64,10 +83,22 @@ export interface SocketOptions {
   readonly logger: BaileysLogger
   readonly webSocketUrl: string
   readonly version: readonly [number, number, number] | null
-  readonly deviceName: string
-  /** Group subjects the driver already knows, so Baileys does not ask again when sending. */
+  /** Baileys' `browser`: [operating system or device name, browser, version]. */
+  readonly browser: readonly [string, string, string]
+  /** Group metadata the driver already knows, so Baileys does not ask again when sending. */
   readonly cachedGroupMetadata: (jid: string) => Promise<GroupMetadata | undefined>
+  /** A message this number sent, for a recipient that asks for it again (retry receipt). */
+  readonly getMessage: (key: WAMessageKey) => Promise<proto.IMessage | undefined>
+  /** How often each message was re-sent on request; one per number, so it outlives sockets. */
+  readonly msgRetryCounterCache: CacheStore
 }
+
+/** The current WhatsApp Web version, as Baileys' `fetchLatestWaWebVersion` answers. @since 1.0.0 */
+export type LatestVersion = (signal: AbortSignal) => Promise<{
+  readonly version: readonly [number, number, number]
+  readonly isLatest: boolean
+  readonly error?: unknown
+}>
 
 /** @since 1.0.0 */
 export interface SocketFactoryService {
@@ -75,6 +106,8 @@ export interface SocketFactoryService {
   readonly make: (options: SocketOptions) => BaileysSocket
   /** The bytes of an incoming message's file (asking the phone to re-upload an expired one). */
   readonly download: (socket: BaileysSocket, message: WAMessage) => Promise<Uint8Array>
+  /** The current WhatsApp Web version (fetched from WhatsApp; never throws). */
+  readonly latestVersion: LatestVersion
 }
 
 /** @since 1.0.0 */

@@ -1,18 +1,28 @@
 /**
- * What a closed Baileys connection leads to, by its `DisconnectReason` (the status code of the
- * Boom error in `lastDisconnect`), and how long to wait before reconnecting. Pure functions;
- * `docs/baileys.md` has the same table.
+ * What a closed Baileys connection leads to, from the Boom error in `lastDisconnect` (its status
+ * code, message and `data`, as Baileys 7.0.0-rc14 builds them), and how long to wait before
+ * reconnecting. Pure functions; `docs/baileys.md` has the same table.
+ *
+ * Transient failures (the network, WhatsApp's own incidents, a restart it asks for) never strand
+ * a linked number: it reconnects with a capped, jittered backoff for as long as it takes. Only
+ * an answer about the account (logged out, banned, outdated client, replaced) ends the
+ * connection for good, each with its own reason.
  *
  * @since 1.0.0
  */
-import { DisconnectReason } from "@whiskeysockets/baileys"
 
 /** @since 1.0.0 */
 export type Decision =
-  /** Reconnect at once, without counting it (WhatsApp asked for a restart, e.g. right after linking). */
+  /** Reconnect at once (WhatsApp asked for a restart, e.g. right after linking). */
   | { readonly _tag: "RestartNow" }
-  /** Reconnect after a backoff; counts against the restart budget. */
-  | { readonly _tag: "Reconnect"; readonly reason: string }
+  /** Reconnect after the backoff of `attempt` (1, 2, ...); the number says STARTING with `reason`. */
+  | { readonly _tag: "Reconnect"; readonly reason: string; readonly attempt: number }
+  /** WhatsApp refused the announced version (405): fetch the current one, then reconnect. */
+  | { readonly _tag: "RefreshVersion"; readonly reason: string }
+  /** Try once more after `delayMs` (another connection replaced this one: 440). */
+  | { readonly _tag: "RetryLater"; readonly reason: string; readonly delayMs: number }
+  /** Logged out (401): STOPPED; the credentials are kept until a second 401 confirms it. */
+  | { readonly _tag: "LoggedOut"; readonly reason: string }
   /** The device is no longer linked: its credentials are deleted; linking again is needed. */
   | { readonly _tag: "Stopped"; readonly reason: string }
   /** Given up; stays FAILED until an operator links or restarts the number. */
@@ -23,12 +33,32 @@ export interface Closed {
   /** Status code of the error that closed the connection (undefined: none given). */
   readonly code: number | undefined
   readonly message: string
+  /** The system error code under a WebSocket error (`ENOTFOUND`, `ECONNREFUSED`...), from `Boom.data.code`. */
+  readonly cause: string | undefined
+  /** `Boom.data` as Baileys set it (the attributes of a `<failure>` node, for instance). */
+  readonly data: Readonly<Record<string, unknown>> | undefined
   /** The connection was made to link the number (QR or pairing code), not yet linked. */
   readonly linking: "qr" | "code" | null
-  /** Reconnects already made in a row, before this close. */
+  /** A QR or a pairing code was shown during this linking. */
+  readonly shown: boolean
+  /** Reconnects already made in a row (without a stable connection), before this close. */
   readonly failures: number
-  readonly restartBudget: number
+  /** Restarts (515) in a row without the connection opening. */
+  readonly restarts: number
+  /** Attempts a linking connection gets when WhatsApp cannot be reached. */
+  readonly linkRetries: number
+  /** The version was refreshed after a 405 already. */
+  readonly versionRefreshed: boolean
+  /** A 440 was already retried. */
+  readonly replacedBefore: boolean
+  /** A 401 was already seen: this one confirms the logout. */
+  readonly loggedOutBefore: boolean
 }
+
+/** @since 1.0.0 */
+export const RESTART_REQUIRED = 515
+/** Seconds before a connection replaced by another one (440) is tried once more. @since 1.0.0 */
+export const REPLACED_RETRY_MS = 30_000
 
 /** The status code a Baileys close error carries (a Boom), if any. @since 1.0.0 */
 export const codeOf = (error: unknown): number | undefined => {
@@ -36,33 +66,110 @@ export const codeOf = (error: unknown): number | undefined => {
   return typeof output?.statusCode === "number" ? output.statusCode : undefined
 }
 
-const described = (closed: Closed) => `${closed.message || "connection closed"}${closed.code === undefined ? "" : ` (${closed.code})`}`
+/** `Boom.data` of a Baileys close error, when it is an object. @since 1.0.0 */
+export const dataOf = (error: unknown): Readonly<Record<string, unknown>> | undefined => {
+  const data = (error as { data?: unknown } | undefined)?.data
+  return typeof data === "object" && data !== null ? data as Record<string, unknown> : undefined
+}
+
+/** The system error code under a WebSocket error (`Boom.data` is the `ws` error). @since 1.0.0 */
+export const causeOf = (error: unknown): string | undefined => {
+  const code = dataOf(error)?.code
+  return typeof code === "string" && /^E[A-Z_]+$/.test(code) ? code : undefined
+}
+
+/** What Baileys ends a linking connection with when the last QR (or the pairing code) expired. */
+const QR_REFS_ENDED = /^QR refs attempts ended/
+
+const isNetwork = (c: Closed) =>
+  c.cause !== undefined || c.message.startsWith("WebSocket Error") || c.code === undefined
+
+/** For people: what happened, in a few words. @since 1.0.0 */
+export const describe = (c: Closed): string => {
+  if (c.cause !== undefined || c.message.startsWith("WebSocket Error")) {
+    return `cannot reach WhatsApp (${c.message.replace(/^WebSocket Error \((.*)\)$/, "$1") || c.cause})`
+  }
+  if (c.message === "Timed Out") return `WhatsApp did not answer in time (${c.code ?? 408})`
+  if (c.message === "Connection was lost") return `connection lost: no answer to keep-alives (${c.code ?? 408})`
+  return `${c.message || "connection closed"}${c.code === undefined ? "" : ` (${c.code})`}`
+}
+
+const expiry = (data: Closed["data"]): string => {
+  const raw = data?.expire ?? data?.expires ?? data?.until
+  const n = Number(raw)
+  if (raw === undefined || raw === null || !Number.isFinite(n) || n <= 0) return ""
+  // WhatsApp gives either an epoch (seconds) or a duration in seconds.
+  const at = n > 1_000_000_000 ? n * 1000 : null
+  return at === null ? `, for ${Math.round(n)} s` : ` until ${new Date(at).toISOString()}`
+}
+
+/** What an account-level answer means; null for a transient one. */
+const accountLevel = (c: Closed): Decision | null => {
+  switch (c.code) {
+    case 401:
+      return c.linking !== null
+        ? { _tag: "Failed", reason: "WhatsApp refused the linking (401)" }
+        : c.loggedOutBefore
+        ? { _tag: "Stopped", reason: "logged out from the phone (401)" }
+        : { _tag: "LoggedOut", reason: "logged out from the phone (401)" }
+    case 402:
+      return { _tag: "Failed", reason: `temporarily banned by WhatsApp (402)${expiry(c.data)}` }
+    case 403:
+      return { _tag: "Failed", reason: "refused by WhatsApp (403): the account may be banned" }
+    case 405:
+      return c.versionRefreshed
+        ? { _tag: "Failed", reason: "WhatsApp rejected the client version (405) even after fetching the current one" }
+        : { _tag: "RefreshVersion", reason: "WhatsApp rejected the client version (405): fetching the current one" }
+    case 406:
+      return { _tag: "Failed", reason: "banned by WhatsApp (406)" }
+    case 409:
+      return { _tag: "Failed", reason: "WhatsApp refused the client (409)" }
+    case 411:
+      return { _tag: "Failed", reason: "multi-device mismatch (411): link the number again" }
+    case 440:
+      return c.replacedBefore || c.linking !== null
+        ? { _tag: "Failed", reason: "replaced by another connection of this device (440)" }
+        : {
+          _tag: "RetryLater",
+          reason: `replaced by another connection of this device (440): trying once more in ${REPLACED_RETRY_MS / 1000} s`,
+          delayMs: REPLACED_RETRY_MS
+        }
+  }
+  return null
+}
 
 /** @since 1.0.0 */
 export const decide = (closed: Closed): Decision => {
   const { code, linking } = closed
-  if (code === DisconnectReason.restartRequired) return { _tag: "RestartNow" }
+  if (code === RESTART_REQUIRED) {
+    // Right after a scan WhatsApp asks for one restart; a server that asks every time is backed off.
+    return closed.restarts === 0
+      ? { _tag: "RestartNow" }
+      : {
+        _tag: "Reconnect",
+        reason: `WhatsApp keeps asking for a restart (515, ${closed.restarts + 1} in a row): reconnecting (attempt ${
+          closed.failures + 1
+        })`,
+        attempt: closed.failures + 1
+      }
+  }
+  if (linking !== null && QR_REFS_ENDED.test(closed.message) && closed.shown) {
+    return { _tag: "Failed", reason: linking === "qr" ? "qr refs ran out" : "pairing code expired" }
+  }
+  const account = accountLevel(closed)
+  if (account !== null) return account
+  const attempt = closed.failures + 1
+  const what = describe(closed)
   if (linking !== null) {
-    // Baileys ends a linking connection with 408 when the last QR (or the pairing code) expired.
-    if (code === DisconnectReason.timedOut || /QR refs/i.test(closed.message)) {
-      return { _tag: "Failed", reason: linking === "qr" ? "qr refs ran out" : "pairing code expired" }
-    }
-    return { _tag: "Failed", reason: `linking failed: ${described(closed)}` }
+    const rescan = closed.shown ? (linking === "qr" ? "; scan the new QR" : "; a new code will be shown") : ""
+    if (attempt > closed.linkRetries) return { _tag: "Failed", reason: what }
+    return { _tag: "Reconnect", reason: `${what}: retrying (attempt ${attempt} of ${closed.linkRetries})${rescan}`, attempt }
   }
-  switch (code) {
-    case DisconnectReason.loggedOut:
-      return { _tag: "Stopped", reason: "logged out from the phone" }
-    case DisconnectReason.forbidden:
-      return { _tag: "Failed", reason: "refused by WhatsApp (403): the account may be banned" }
-    case DisconnectReason.connectionReplaced:
-      return { _tag: "Failed", reason: "replaced by another connection of this device (440)" }
-    case DisconnectReason.multideviceMismatch:
-      return { _tag: "Failed", reason: "multi-device mismatch (411): link the number again" }
+  return {
+    _tag: "Reconnect",
+    reason: `${isNetwork(closed) ? what : `connection lost: ${what}`}: reconnecting (attempt ${attempt})`,
+    attempt
   }
-  if (closed.failures + 1 > closed.restartBudget) {
-    return { _tag: "Failed", reason: `restart budget spent after ${closed.failures} reconnects: ${described(closed)}` }
-  }
-  return { _tag: "Reconnect", reason: `connection lost: ${described(closed)}` }
 }
 
 /**
@@ -73,6 +180,6 @@ export const decide = (closed: Closed): Decision => {
  * @since 1.0.0
  */
 export const backoffMs = (attempt: number, base: number, max: number, random: number): number => {
-  const ceiling = Math.min(max, base * 2 ** Math.max(0, attempt - 1))
+  const ceiling = Math.min(max, base * 2 ** Math.max(0, Math.min(attempt, 40) - 1))
   return Math.round(ceiling / 2 + random * (ceiling / 2))
 }

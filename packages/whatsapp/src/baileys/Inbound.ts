@@ -35,6 +35,26 @@ export const upsert = (ctx: SessionContext, messages: ReadonlyArray<WAMessage>) 
       if (incoming !== null) yield* ctx.onEvent({ _tag: "Incoming", message: incoming })
     }), { discard: true })
 
+/**
+ * A send refused with 463 may mean a restricted account, or only a missing trusted-contact
+ * token for that contact: WhatsApp is asked (off the event path), and its answer comes back
+ * as `reachoutTimeLock` on the connection, which restricts the number only when the lock is
+ * active, until the end it gives.
+ */
+const askTimelock = (ctx: SessionContext) =>
+  Effect.suspend(() => {
+    const s = ctx.state.socket
+    if (s === null) return Effect.void
+    return Effect.forkIn(
+      timed(() => s.fetchAccountReachoutTimelock(), ctx.settings.queryTimeoutMs).pipe(
+        Effect.catchAll((e) =>
+          Effect.logWarning(`number ${ctx.number.id}: could not ask WhatsApp for the reach-out time lock: ${messageOf(e)}`)
+        )
+      ),
+      ctx.scope
+    )
+  })
+
 /** Delivery reports, LID mappings and group changes. @since 1.0.0 */
 export const other = (
   ctx: SessionContext,
@@ -42,7 +62,10 @@ export const other = (
 ): Effect.Effect<void> => {
   switch (s._tag) {
     case "Updates":
-      return Effect.forEach(Acks.fromUpdates(s.updates), ctx.onEvent, { discard: true })
+      return Effect.zipRight(
+        Effect.forEach(Acks.fromUpdates(s.updates), ctx.onEvent, { discard: true }),
+        Acks.hasRestrictedFailure(s.updates) ? askTimelock(ctx) : Effect.void
+      )
     case "Receipts":
       return Effect.forEach(Acks.fromReceipts(s.receipts), ctx.onEvent, { discard: true })
     case "Lids":

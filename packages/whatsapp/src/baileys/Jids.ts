@@ -37,6 +37,15 @@ export const isIgnored = (jid: string | null | undefined): boolean => {
 /** Where a message to `phone` goes. @since 1.0.0 */
 export const phoneJid = (phone: string): string => `${phone}@s.whatsapp.net`
 
+/**
+ * Where a message goes: a phone (digits, or `<phone>@c.us` / `@s.whatsapp.net`) to its phone JID,
+ * a LID (`<lid>@lid`) as it is, a group (`<id>@g.us`) as it is.
+ *
+ * @since 1.0.0
+ */
+export const sendJid = (to: string): string =>
+  isLid(to) || isGroup(to) ? `${userOf(to)}@${serverOf(to)}` : phoneJid(userOf(to))
+
 /** @since 1.0.0 */
 export const chatOf = (phone: string): string => `${phone}@c.us`
 

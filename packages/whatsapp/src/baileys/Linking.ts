@@ -19,7 +19,9 @@ export const start = (ctx: SessionContext, method: LinkMethod["kind"]) =>
     yield* ctx.auth.reset
     state.linking = method
     state.codeRequested = false
+    state.shown = false
     state.failures = 0
+    state.loggedOutBefore = false
     yield* report(ctx, "STARTING")
     yield* Reconnect.connect(ctx)
   })
@@ -29,6 +31,7 @@ export const qr = (ctx: SessionContext, payload: string) =>
   Effect.gen(function*() {
     const { settings, state } = ctx
     if (state.linking === "qr") {
+      state.shown = true
       yield* Reconnect.handshakeDone(ctx)
       yield* report(ctx, "SCAN_QR_CODE", { qr: payload })
     } else if (state.linking === "code") {
@@ -57,9 +60,30 @@ export const qr = (ctx: SessionContext, payload: string) =>
 
 /** WhatsApp gave the pairing code. @since 1.0.0 */
 export const pairingCode = (ctx: SessionContext, code: string) =>
-  ctx.state.linking !== "code"
-    ? Effect.void
-    : Effect.zipRight(Reconnect.handshakeDone(ctx), report(ctx, "SCAN_QR_CODE", { pairingCode: code.replace(/-/g, "") }))
+  Effect.suspend(() => {
+    if (ctx.state.linking !== "code") return Effect.void
+    ctx.state.shown = true
+    return Effect.zipRight(Reconnect.handshakeDone(ctx), report(ctx, "SCAN_QR_CODE", { pairingCode: code.replace(/-/g, "") }))
+  })
+
+/**
+ * WhatsApp answered a query with an error. While a pairing code is outstanding that is its
+ * registration refused (Baileys sends it without waiting for the answer): the code can never
+ * work, so the number is FAILED with WhatsApp's answer instead of showing a dead code.
+ *
+ * @since 1.0.0
+ */
+export const iqError = (ctx: SessionContext, code: string, text: string) =>
+  Effect.gen(function*() {
+    const { state } = ctx
+    if (state.linking !== "code" || !state.codeRequested || ctx.auth.isLinked()) {
+      return yield* Effect.logDebug(`number ${ctx.number.id}: WhatsApp answered a query with error ${code} ${text}`)
+    }
+    yield* Reconnect.drop(ctx, { end: true })
+    state.linking = null
+    const what = [code, text].filter((p) => p !== "").join(" ")
+    yield* report(ctx, "FAILED", { reason: `WhatsApp refused the pairing request${what === "" ? "" : ` (${what})`}` })
+  })
 
 /** WhatsApp did not give a pairing code. @since 1.0.0 */
 export const pairingFailed = (ctx: SessionContext, why: string) =>
@@ -73,7 +97,8 @@ export const pairingFailed = (ctx: SessionContext, why: string) =>
 export const link = (ctx: SessionContext, method: LinkMethod) =>
   Effect.gen(function*() {
     const { state } = ctx
-    if (!ctx.auth.isLinked()) yield* start(ctx, method.kind)
+    // Not linked, or logged out by WhatsApp (credentials kept a while in case it was not meant).
+    if (!ctx.auth.isLinked() || state.loggedOutBefore) yield* start(ctx, method.kind)
     else if (state.socket === null && state.slot === null) {
       // Linked but not connecting (FAILED, or waiting to reconnect): connect now.
       state.failures = 0

@@ -1,15 +1,38 @@
 /**
  * The real socket factory: Baileys' `makeWASocket`, configured for a gateway device (not shown as
- * online, so the phone keeps notifying its owner; no history import; events of its own sends not
- * echoed back), and Baileys' media download with re-upload of expired files.
+ * online, so the phone keeps notifying its owner; events of its own sends not echoed back; the
+ * initial history sync that carries LID mappings and trusted-contact tokens, but not the full
+ * history nor on-demand history; status broadcasts and channels ignored before decryption), and
+ * Baileys' media download with re-upload of expired files.
  *
  * @since 1.0.0
  */
-import makeWASocket, { downloadMediaMessage, type WASocket } from "@whiskeysockets/baileys"
+import makeWASocket, {
+  downloadMediaMessage,
+  fetchLatestWaWebVersion,
+  isJidBroadcast,
+  isJidNewsletter,
+  proto,
+  type WASocket
+} from "@whiskeysockets/baileys"
 import * as Layer from "effect/Layer"
 import { type BaileysSocket, SocketFactory, type SocketFactoryService, type SocketOptions } from "./BaileysSocket.js"
 
 const created = new WeakMap<BaileysSocket, { readonly socket: WASocket; readonly options: SocketOptions }>()
+
+/**
+ * Which history syncs Baileys processes: the initial ones (they carry the LID-to-phone mappings
+ * and the trusted-contact tokens without which sends to existing contacts get 463), not the full
+ * history nor on-demand history. History messages reach only `messaging-history.set`, never
+ * `messages.upsert`, so nothing old is replayed as a new message.
+ *
+ * @since 1.0.0
+ */
+export const shouldSyncHistoryMessage = ({ syncType }: proto.Message.IHistorySyncNotification): boolean =>
+  syncType !== proto.Message.HistorySyncType.FULL && syncType !== proto.Message.HistorySyncType.ON_DEMAND
+
+/** Status broadcasts, broadcast lists and channels: refused before Baileys decrypts them. @since 1.0.0 */
+export const shouldIgnoreJid = (jid: string): boolean => isJidBroadcast(jid) === true || isJidNewsletter(jid) === true
 
 /** @since 1.0.0 */
 export const makeSocket = (options: SocketOptions): WASocket =>
@@ -18,15 +41,16 @@ export const makeSocket = (options: SocketOptions): WASocket =>
     logger: options.logger,
     waWebSocketUrl: options.webSocketUrl,
     ...(options.version === null ? {} : { version: [...options.version] }),
-    browser: [options.deviceName, "Chrome", "14.4.1"],
+    browser: [...options.browser],
     markOnlineOnConnect: false,
     emitOwnEvents: false,
     syncFullHistory: false,
-    // The gateway records what happens from the moment it is linked; importing the phone's
-    // past would replay old conversations as new messages and webhooks.
-    shouldSyncHistoryMessage: () => false,
+    shouldSyncHistoryMessage,
+    shouldIgnoreJid,
     fireInitQueries: true,
-    cachedGroupMetadata: options.cachedGroupMetadata
+    cachedGroupMetadata: options.cachedGroupMetadata,
+    getMessage: options.getMessage,
+    msgRetryCounterCache: options.msgRetryCounterCache
   })
 
 /** @since 1.0.0 */
@@ -44,7 +68,8 @@ export const factory: SocketFactoryService = {
       {},
       real === undefined ? undefined : { logger: real.options.logger, reuploadRequest: real.socket.updateMediaMessage }
     )
-  }
+  },
+  latestVersion: (signal) => fetchLatestWaWebVersion({ signal })
 }
 
 /** @since 1.0.0 */

@@ -17,6 +17,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as Queue from "effect/Queue"
 import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
@@ -55,6 +56,12 @@ export interface NumberAuth {
   readonly isLinked: () => boolean
   /** Persists the credentials as they are now, after every write made before. */
   readonly saveCreds: Effect.Effect<void>
+  /**
+   * The same, synchronously: the credentials as they are at this instant are queued behind every
+   * write made before (for `creds.update`, which Baileys emits inside its key transactions, so
+   * the credentials commit with or before the keys and before they are uploaded to WhatsApp).
+   */
+  readonly saveCredsNow: () => void
   /** Forgets the number's credentials and keys (stored and cached); fresh credentials in memory. */
   readonly reset: Effect.Effect<void>
 }
@@ -81,6 +88,7 @@ export const make = (backend: AuthBackend, numberId: number): Effect.Effect<Numb
   Effect.gen(function*() {
     const runtime = yield* Effect.runtime<never>()
     const runPromise = Runtime.runPromise(runtime)
+    const runFork = Runtime.runFork(runtime)
     const stored = yield* backend.readCreds(numberId).pipe(Effect.orDie)
     // Values written but not committed yet (with the write that set them), and committed ones.
     let version = 0
@@ -196,6 +204,14 @@ export const make = (backend: AuthBackend, numberId: number): Effect.Effect<Numb
       state,
       isLinked: () => AuthCodec.isLinked(state.creds),
       saveCreds: Effect.suspend(() => submit({ _tag: "Creds", json: AuthCodec.encode(state.creds) })).pipe(Effect.orDie),
+      saveCredsNow: () => {
+        if (closed) return
+        const done = Deferred.unsafeMake<void, unknown>(FiberId.none)
+        Queue.unsafeOffer(queue, { op: { _tag: "Creds", json: AuthCodec.encode(state.creds) }, done })
+        runFork(Deferred.await(done).pipe(
+          Effect.catchAll((error) => Effect.logError(`number ${numberId}: could not save the credentials`, error))
+        ))
+      },
       reset: Effect.suspend(() => {
         inFlight.clear()
         cache.clear()

@@ -46,6 +46,10 @@ const CONNECTION_CODES = new Set([408, 428, 440, 500, 503, 515])
 export const sendFailure = (error: unknown): SendRejected | DriverUnavailable => {
   const message = error instanceof Error ? error.message : String(error)
   const code = codeOf(error)
+  // Baileys could not encrypt the message for any of the recipient's devices: this message, not the connection.
+  if (code === 500 && /^All encryptions failed/.test(message)) {
+    return new SendRejected({ reason: `WhatsApp could not encrypt the message for the recipient: ${message} (500)` })
+  }
   if (error instanceof NoAnswer || (code !== undefined && CONNECTION_CODES.has(code)) || /connection (closed|lost|terminated)|timed out/i.test(message)) {
     return new DriverUnavailable({ reason: `the connection dropped during the send: ${message}` })
   }

@@ -9,11 +9,11 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { CREDS } from "./AuthCodec.js"
-import { AuthStore, fromBackend } from "./AuthStore.js"
+import { AuthStore, type DriverRows, fromBackend } from "./AuthStore.js"
 import type { AuthBackend, KeyRow, WriteOp } from "./NumberAuth.js"
 
 /** @since 1.0.0 */
-export const backend = Effect.map(PgClient.PgClient, (sql): AuthBackend => {
+export const backend = Effect.map(PgClient.PgClient, (sql): AuthBackend & DriverRows => {
   const upsert = (numberId: number, rows: ReadonlyArray<KeyRow>) =>
     rows.length === 0 ? Effect.void : sql`
       INSERT INTO wa_auth_state ${
@@ -45,6 +45,29 @@ export const backend = Effect.map(PgClient.PgClient, (sql): AuthBackend => {
   }
 
   return {
+    getValue: (key) =>
+      sql<{ value: string }>`SELECT value FROM wa_driver_state WHERE key = ${key}`.pipe(
+        Effect.map((rows) => rows[0]?.value ?? null),
+        Effect.orDie
+      ),
+    setValue: (key, value) =>
+      sql`INSERT INTO wa_driver_state (key, value, updated_at) VALUES (${key}, ${value}, now())
+          ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = EXCLUDED.updated_at`.pipe(
+        Effect.asVoid,
+        Effect.orDie
+      ),
+    saveSent: (numberId, id, proto) =>
+      sql`INSERT INTO wa_sent_messages (number_id, wa_message_id, proto) VALUES (${numberId}, ${id}, ${Buffer.from(proto)})
+          ON CONFLICT (number_id, wa_message_id) DO UPDATE SET proto = EXCLUDED.proto`.pipe(Effect.asVoid, Effect.orDie),
+    findSent: (numberId, id) =>
+      sql<{ proto: Uint8Array }>`SELECT proto FROM wa_sent_messages WHERE number_id = ${numberId} AND wa_message_id = ${id}`
+        .pipe(
+          Effect.map((rows) => rows[0]?.proto ?? null),
+          Effect.orDie
+        ),
+    pruneSent: (before) =>
+      sql<{ n: number }>`WITH gone AS (DELETE FROM wa_sent_messages WHERE created_at < ${before} RETURNING 1)
+          SELECT count(*)::int AS n FROM gone`.pipe(Effect.map((rows) => rows[0]?.n ?? 0), Effect.orDie),
     readCreds: (numberId) =>
       Effect.map(
         sql<{ value: string }>`SELECT value::text AS value FROM wa_auth_state

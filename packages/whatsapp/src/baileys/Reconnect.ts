@@ -11,10 +11,18 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Metric from "effect/Metric"
 import * as Random from "effect/Random"
+import * as Browser from "./Browser.js"
 import * as DisconnectPolicy from "./DisconnectPolicy.js"
+import * as Sending from "./Sending.js"
 import { messageOf, now, report, type SessionContext, timed } from "./SessionContext.js"
 import { attach } from "./SocketEvents.js"
 import * as Watchdog from "./Watchdog.js"
+
+/** Reconnects after a lost or refused connection (not the restarts WhatsApp asks for). @since 1.0.0 */
+export const reconnects = Metric.counter("wagate_whatsapp_reconnects", {
+  description: "WhatsApp connections made again after they were lost or refused",
+  incremental: true
+})
 
 const releaseSlot = (ctx: SessionContext) =>
   Effect.suspend(() => ctx.state.slot === null ? Effect.void : Deferred.succeed(ctx.state.slot, undefined))
@@ -32,6 +40,7 @@ export const drop = (ctx: SessionContext, options: { readonly end: boolean }) =>
     if (state.watchdog !== null) yield* Fiber.interruptFork(state.watchdog)
     state.watchdog = null
     state.openedAt = null
+    Sending.connectionLost(ctx)
     const old = state.socket
     state.socket = null
     state.stopListening()
@@ -52,6 +61,7 @@ export const connect = (ctx: SessionContext) =>
     const mine = state.gen
     const held = yield* Deferred.make<void>()
     state.slot = held
+    const runtime = yield* Effect.runtime<never>()
     const start = Effect.suspend(() => {
       if (mine !== state.gen || state.closed) return Effect.void
       const made = Effect.try(() =>
@@ -59,9 +69,11 @@ export const connect = (ctx: SessionContext) =>
           auth: { creds: ctx.auth.state.creds, keys: ctx.auth.state.keys },
           logger: ctx.logger,
           webSocketUrl: settings.webSocketUrl,
-          version: settings.version,
-          deviceName: settings.deviceName,
-          cachedGroupMetadata: (jid) => Promise.resolve(ctx.groups.cached(jid))
+          version: ctx.deps.versions.current(),
+          browser: Browser.browserFor(settings.deviceName, ctx.auth.isLinked() ? null : state.linking),
+          cachedGroupMetadata: (jid) => Promise.resolve(ctx.groups.cached(jid)),
+          getMessage: Sending.getMessage(ctx, runtime),
+          msgRetryCounterCache: ctx.retryCounter
         })
       )
       return Effect.matchEffect(made, {
@@ -79,27 +91,32 @@ export const connect = (ctx: SessionContext) =>
             state.lastTrafficAt = now(ctx)
             state.stopListening = attach(created, mine, ctx.signal, () => {
               state.lastTrafficAt = now(ctx)
+            }, {
+              creds: ctx.auth.saveCredsNow,
+              serverAck: (id, error) => Sending.serverAck(ctx, id, error)
             })
             // The slot is held until the handshake ends (open, QR shown, closed) or times out.
             yield* Deferred.await(held).pipe(Effect.timeout(Duration.millis(settings.connectSlotMs)), Effect.ignore)
           })
       })
     })
-    yield* Effect.forkIn(ctx.deps.connectSlots.withPermits(1)(start), ctx.scope)
+    // The first socket waits (a few seconds at most) for the current WhatsApp Web version.
+    yield* Effect.forkIn(Effect.zipRight(ctx.deps.versions.ready, ctx.deps.connectSlots.withPermits(1)(start)), ctx.scope)
   })
 
-/** Reports STARTING with `reason` and connects again after the backoff. @since 1.0.0 */
-export const reconnectLater = (ctx: SessionContext, reason: string) =>
+/** Reports STARTING with `reason` and connects again after the backoff (or `delayMs`). @since 1.0.0 */
+export const reconnectLater = (ctx: SessionContext, reason: string, delayMs?: number) =>
   Effect.gen(function*() {
     const { settings, state } = ctx
     state.failures++
-    const delay = DisconnectPolicy.backoffMs(state.failures, settings.backoffBaseMs, settings.backoffMaxMs, yield* Random.next)
+    const delay = delayMs ??
+      DisconnectPolicy.backoffMs(state.failures, settings.backoffBaseMs, settings.backoffMaxMs, yield* Random.next)
+    if (state.failures > settings.reconnectWarnAfter) {
+      yield* Effect.logWarning(`number ${ctx.number.id}: ${reason}`)
+    }
+    yield* Metric.increment(reconnects)
     yield* report(ctx, "STARTING", { reason })
-    const due = state.gen
-    yield* Effect.forkIn(
-      Effect.sleep(Duration.millis(delay)).pipe(Effect.zipRight(Effect.sync(() => ctx.signal({ _tag: "Connect", gen: due })))),
-      ctx.scope
-    )
+    yield* later(ctx, delay)
   })
 
 const watch = (ctx: SessionContext) =>
@@ -131,6 +148,10 @@ export const opened = (ctx: SessionContext) =>
     const { state } = ctx
     yield* releaseSlot(ctx)
     state.linking = null
+    state.restarts = 0
+    state.versionRefreshed = false
+    state.replacedBefore = false
+    state.loggedOutBefore = false
     const at = now(ctx)
     state.openedAt = at
     state.lastTrafficAt = at
@@ -145,20 +166,50 @@ export const closed = (ctx: SessionContext, error: unknown) =>
     const wasOpen = state.openedAt
     yield* drop(ctx, { end: false })
     if (wasOpen !== null && now(ctx) - wasOpen >= settings.stableMs) state.failures = 0
+    const linking = auth.isLinked() ? null : state.linking
     const decision = DisconnectPolicy.decide({
       code: DisconnectPolicy.codeOf(error),
       message: messageOf(error ?? ""),
-      linking: auth.isLinked() ? null : state.linking,
+      cause: DisconnectPolicy.causeOf(error),
+      data: DisconnectPolicy.dataOf(error),
+      linking,
+      shown: state.shown,
       failures: state.failures,
-      restartBudget: settings.restartBudget
+      restarts: state.restarts,
+      linkRetries: settings.linkRetries,
+      versionRefreshed: state.versionRefreshed,
+      replacedBefore: state.replacedBefore,
+      loggedOutBefore: state.loggedOutBefore
     })
+    // A linking connection made again needs a new pairing code: the old one was for that socket.
+    if (linking !== null) state.codeRequested = false
     switch (decision._tag) {
       case "RestartNow":
         if (auth.isLinked()) state.linking = null
+        state.restarts++
         yield* report(ctx, "STARTING")
         return yield* connect(ctx)
       case "Reconnect":
+        if (DisconnectPolicy.codeOf(error) === DisconnectPolicy.RESTART_REQUIRED) state.restarts++
         return yield* reconnectLater(ctx, decision.reason)
+      case "RefreshVersion": {
+        state.versionRefreshed = true
+        yield* report(ctx, "STARTING", { reason: decision.reason })
+        const mine = state.gen
+        yield* Effect.forkIn(
+          Effect.zipRight(ctx.deps.versions.refresh, Effect.sync(() => ctx.signal({ _tag: "VersionRefreshed", gen: mine }))),
+          ctx.scope
+        )
+        return
+      }
+      case "RetryLater":
+        state.replacedBefore = true
+        return yield* reconnectLater(ctx, decision.reason, decision.delayMs)
+      case "LoggedOut":
+        // Kept until a second 401 confirms it: one more try after the backoff's longest wait.
+        state.loggedOutBefore = true
+        yield* report(ctx, "STOPPED", { reason: decision.reason })
+        return yield* later(ctx, settings.backoffMaxMs)
       case "Stopped":
         state.linking = null
         yield* auth.reset
@@ -167,6 +218,16 @@ export const closed = (ctx: SessionContext, error: unknown) =>
         state.linking = null
         return yield* report(ctx, "FAILED", { reason: decision.reason })
     }
+  })
+
+/** A `Connect` signal for the current generation after `ms`. */
+const later = (ctx: SessionContext, ms: number) =>
+  Effect.gen(function*() {
+    const due = ctx.state.gen
+    yield* Effect.forkIn(
+      Effect.sleep(Duration.millis(ms)).pipe(Effect.zipRight(Effect.sync(() => ctx.signal({ _tag: "Connect", gen: due })))),
+      ctx.scope
+    )
   })
 
 /** The watchdog found the open connection dead: count it and connect again. @since 1.0.0 */

@@ -15,13 +15,15 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import type * as Scope from "effect/Scope"
-import type { DriverEvent, LinkMethod } from "../WhatsAppDriver.js"
+import type { CacheStore } from "@whiskeysockets/baileys"
+import type { DriverEvent, DriverUnavailable, LinkMethod, SendRejected } from "../WhatsAppDriver.js"
 import type { AuthStoreService } from "./AuthStore.js"
 import type { BaileysSettings } from "./BaileysSettings.js"
 import type { BaileysLogger, BaileysSocket, SocketFactoryService } from "./BaileysSocket.js"
 import type { GroupSubjects } from "./GroupSubjects.js"
 import type { LidMap } from "./LidMap.js"
 import type { NumberAuth } from "./NumberAuth.js"
+import type { WaVersion } from "./WaVersion.js"
 import * as Outgoing from "./Outgoing.js"
 import type { SocketSignal } from "./SocketEvents.js"
 
@@ -32,6 +34,8 @@ export interface Deps {
   readonly store: AuthStoreService
   /** Bounds the handshakes in flight in this process. */
   readonly connectSlots: Effect.Semaphore
+  /** The WhatsApp Web version to announce. */
+  readonly versions: WaVersion
 }
 
 /** Everything the session's fiber acts on. @since 1.0.0 */
@@ -42,6 +46,7 @@ export type Signal =
   | { readonly _tag: "Zombie"; readonly gen: number; readonly why: string }
   | { readonly _tag: "PairingCode"; readonly gen: number; readonly code: string }
   | { readonly _tag: "PairingFailed"; readonly gen: number; readonly why: string }
+  | { readonly _tag: "VersionRefreshed"; readonly gen: number }
   | { readonly _tag: "Link"; readonly method: LinkMethod; readonly done: Deferred.Deferred<void> }
   | { readonly _tag: "Logout"; readonly done: Deferred.Deferred<void> }
 
@@ -61,8 +66,18 @@ export interface SessionState {
   gen: number
   linking: LinkMethod["kind"] | null
   codeRequested: boolean
+  /** A QR or pairing code was shown during the current linking. */
+  shown: boolean
   /** Reconnects in a row without a stable connection. */
   failures: number
+  /** Restarts (515) in a row without the connection opening. */
+  restarts: number
+  /** What was already tried once: a version refresh after 405, a retry after 440, a 401 seen. */
+  versionRefreshed: boolean
+  replacedBefore: boolean
+  loggedOutBefore: boolean
+  /** Sends waiting for WhatsApp's server ack, by message id. */
+  readonly awaitingAck: Map<string, Deferred.Deferred<void, SendRejected | DriverUnavailable>>
   openedAt: number | null
   lastTrafficAt: number
   /** The connect slot the current handshake holds, until it opens, shows a QR or closes. */
@@ -86,6 +101,8 @@ export interface SessionContext {
   readonly state: SessionState
   readonly lids: LidMap
   readonly groups: GroupSubjects
+  /** Baileys' count of re-sends per message; per number, so it outlives every socket. */
+  readonly retryCounter: CacheStore
   readonly onEvent: (event: DriverEvent) => Effect.Effect<void>
   readonly signal: (s: Signal) => void
 }
@@ -98,7 +115,13 @@ export const initialState = (): SessionState => ({
   gen: 0,
   linking: null,
   codeRequested: false,
+  shown: false,
   failures: 0,
+  restarts: 0,
+  versionRefreshed: false,
+  replacedBefore: false,
+  loggedOutBefore: false,
+  awaitingAck: new Map(),
   openedAt: null,
   lastTrafficAt: 0,
   slot: null,

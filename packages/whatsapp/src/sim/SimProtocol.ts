@@ -89,7 +89,8 @@ export const Event = Schema.Union(
   }),
   Schema.TaggedStruct("Incoming", { message: Incoming }),
   Schema.TaggedStruct("Ack", { waMessageId: Schema.String, ack: Ack, error: Schema.optional(Schema.String) }),
-  Schema.TaggedStruct("Restricted", { reason: Schema.String, until: Schema.NullOr(Schema.Number) })
+  Schema.TaggedStruct("Restricted", { reason: Schema.String, until: Schema.NullOr(Schema.Number) }),
+  Schema.TaggedStruct("Unrestricted", {})
 )
 
 /** What a session's stream carries: first its id, then the number's events in order. @since 1.0.0 */

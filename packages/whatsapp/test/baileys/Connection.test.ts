@@ -5,6 +5,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as DisconnectPolicy from "../../src/baileys/DisconnectPolicy.js"
+import { Closes } from "./support/FakeSocket.js"
 import * as Harness from "./support/Harness.js"
 
 const { PHONE, advance, flush } = Harness
@@ -146,6 +148,110 @@ describe("Baileys driver: linking", () => {
     }).pipe(Effect.provide(h.layer))
   })
 
+  it.scoped("by code the device is announced as Chrome on an operating system (WhatsApp refuses other names); by QR under WA_DEVICE_NAME", () => {
+    const h = Harness.make({ deviceName: "Acme Shop" })
+    return Effect.gen(function*() {
+      const { session } = yield* Harness.open()
+      yield* session.link({ kind: "code" })
+      yield* flush
+      assert.deepStrictEqual(h.fake.latest().options.browser, ["Windows", "Chrome", "10.0.22631"])
+      yield* session.link({ kind: "qr" })
+      yield* flush
+      assert.deepStrictEqual(h.fake.latest().options.browser, ["Acme Shop", "Chrome", "10.0.22631"])
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("by code with WA_DEVICE_NAME an operating system WhatsApp accepts: that one", () => {
+    const h = Harness.make({ deviceName: "Mac OS" })
+    return Effect.gen(function*() {
+      const { session } = yield* Harness.open()
+      yield* session.link({ kind: "code" })
+      yield* flush
+      assert.deepStrictEqual(h.fake.latest().options.browser, ["Mac OS", "Chrome", "14.4.1"])
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("by code, WhatsApp refuses the code registration (iq error 400): FAILED with its answer, not a dead code", () => {
+    const h = Harness.make()
+    return Effect.gen(function*() {
+      const { rec, session } = yield* Harness.open()
+      rec.take()
+      yield* session.link({ kind: "code" })
+      yield* flush
+      const socket = h.fake.latest()
+      socket.qr("2@ref-1")
+      yield* flush
+      socket.iqError("400", "bad-request")
+      yield* flush
+      assert.deepStrictEqual(rec.take(), [
+        "0 STARTING",
+        "0 SCAN_QR_CODE code=K7PQ3XWZ",
+        "0 FAILED (WhatsApp refused the pairing request (400 bad-request))"
+      ])
+      assert.strictEqual(socket.ended, 1)
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("an iq error on a linked number is not a linking failure", () => {
+    const h = Harness.make()
+    return Effect.gen(function*() {
+      const { rec } = yield* Harness.working(h)
+      h.fake.latest().iqError("404", "item-not-found")
+      yield* flush
+      assert.deepStrictEqual(rec.take(), [])
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("linking with no network: STARTING says WhatsApp cannot be reached and why, retries with the same identity, then FAILED with why (never 'qr refs ran out')", () => {
+    const h = Harness.make({ linkRetries: 2 })
+    return Effect.gen(function*() {
+      const { rec, session } = yield* Harness.open()
+      rec.take()
+      yield* session.link({ kind: "qr" })
+      yield* flush
+      const identity = [...h.fake.latest().creds.noiseKey.public]
+      h.fake.latest().closeWith(Closes.network("ENOTFOUND"))
+      yield* advance(1_000)
+      assert.strictEqual(h.fake.sockets.length, 2)
+      assert.deepStrictEqual([...h.fake.latest().creds.noiseKey.public], identity)
+      h.fake.latest().closeWith(Closes.network("ENOTFOUND"))
+      yield* advance(2_000)
+      h.fake.latest().closeWith(Closes.network("ENOTFOUND"))
+      yield* advance(600_000)
+      assert.deepStrictEqual(rec.take(), [
+        "0 STARTING",
+        "0 STARTING (cannot reach WhatsApp (getaddrinfo ENOTFOUND web.whatsapp.com): retrying (attempt 1 of 2))",
+        "1000 STARTING (cannot reach WhatsApp (getaddrinfo ENOTFOUND web.whatsapp.com): retrying (attempt 2 of 2))",
+        "3000 FAILED (cannot reach WhatsApp (getaddrinfo ENOTFOUND web.whatsapp.com))"
+      ])
+      assert.strictEqual(h.fake.sockets.length, 3)
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("by code, the connection drops after the code was shown: a new socket and a new code, not 'pairing code expired'", () => {
+    const h = Harness.make()
+    return Effect.gen(function*() {
+      const { rec, session } = yield* Harness.open()
+      rec.take()
+      yield* session.link({ kind: "code" })
+      yield* flush
+      h.fake.latest().qr("2@ref-1")
+      yield* flush
+      h.fake.latest().closeWith(Closes.timedOut())
+      yield* advance(1_000)
+      h.fake.latest().pairingOutcome = { _tag: "ok", value: "ABCD-EFGH" }
+      h.fake.latest().qr("2@ref-9")
+      yield* flush
+      assert.deepStrictEqual(h.fake.latest().pairingRequests, [PHONE])
+      assert.deepStrictEqual(rec.take(), [
+        "0 STARTING",
+        "0 SCAN_QR_CODE code=K7PQ3XWZ",
+        "0 STARTING (WhatsApp did not answer in time (408): retrying (attempt 1 of 5); a new code will be shown)",
+        "1000 SCAN_QR_CODE code=ABCDEFGH"
+      ])
+    }).pipe(Effect.provide(h.layer))
+  })
+
   it.scoped("linking a number that is linked and WORKING changes nothing and reports WORKING", () => {
     const h = Harness.make()
     Harness.storeLinked(h, 1)
@@ -180,16 +286,16 @@ describe("Baileys driver: reconnecting", () => {
       h.fake.latest().open()
       yield* flush
       rec.take()
-      h.fake.latest().close(428)
+      h.fake.latest().closeWith(Closes.terminated())
       yield* flush
-      assert.deepStrictEqual(rec.take(), ["0 STARTING (connection lost: Connection Failure (428))"])
+      assert.deepStrictEqual(rec.take(), ["0 STARTING (connection lost: Connection Terminated (428): reconnecting (attempt 1))"])
       // First wait: between 0.5 and 1 s.
       yield* advance(499)
       assert.strictEqual(h.fake.sockets.length, 1)
       yield* advance(501)
       assert.strictEqual(h.fake.sockets.length, 2)
       // Second: between 1 and 2 s after the next loss.
-      h.fake.latest().close(408, "Connection was lost")
+      h.fake.latest().closeWith(Closes.keepAliveLost())
       yield* flush
       yield* advance(999)
       assert.strictEqual(h.fake.sockets.length, 2)
@@ -197,48 +303,74 @@ describe("Baileys driver: reconnecting", () => {
       assert.strictEqual(h.fake.sockets.length, 3)
       h.fake.latest().open()
       yield* flush
-      assert.deepStrictEqual(rec.take(), ["1000 STARTING (connection lost: Connection was lost (408))", "3000 WORKING"])
+      assert.deepStrictEqual(rec.take(), [
+        "1000 STARTING (connection lost: connection lost: no answer to keep-alives (408): reconnecting (attempt 2))",
+        "3000 WORKING"
+      ])
       // Up for a minute: the next loss starts from the first wait again.
       yield* advance(60_000)
-      h.fake.latest().close(503)
+      h.fake.latest().closeWith(Closes.failure(503))
       yield* flush
       yield* advance(1000)
       assert.strictEqual(h.fake.sockets.length, 4)
     }).pipe(Effect.provide(h.layer))
   })
 
-  it.scoped("the restart budget spent: FAILED with the reason, no more sockets until an operator links", () => {
-    const h = Harness.make({ restartBudget: 3 })
+  it.scoped("an outage of hours (no network, then 503s) never strands the number: reconnects with waits capped at 5 min, WORKING after", () => {
+    const h = Harness.make()
     Harness.storeLinked(h, 1)
     return Effect.gen(function*() {
-      const { rec, session } = yield* Harness.open({ id: 1, linked: true })
-      for (let i = 0; i < 4; i++) {
-        h.fake.latest().close(428)
-        yield* advance(60_000)
-      }
-      const lines = rec.take().map((l) => l.replace(/^\d+ /, ""))
-      assert.deepStrictEqual(lines, [
-        "STARTING",
-        "STARTING (connection lost: Connection Failure (428))",
-        "STARTING (connection lost: Connection Failure (428))",
-        "STARTING (connection lost: Connection Failure (428))",
-        "FAILED (restart budget spent after 3 reconnects: Connection Failure (428))"
-      ])
-      assert.strictEqual(h.fake.sockets.length, 4)
-      yield* advance(3_600_000)
-      assert.strictEqual(h.fake.sockets.length, 4)
-      // The operator asks again: connected with the same credentials, no QR.
-      yield* session.link({ kind: "qr" })
-      yield* flush
-      assert.strictEqual(h.fake.sockets.length, 5)
+      const { rec } = yield* Harness.open({ id: 1, linked: true })
       h.fake.latest().open()
       yield* flush
-      assert.deepStrictEqual(rec.take().map((l) => l.replace(/^\d+ /, "")), ["STARTING", "WORKING"])
-      assert.isDefined(h.fake.latest().creds.account)
+      rec.take()
+      // 40 losses, each followed by at most the cap (5 min): more than 3 hours without WhatsApp.
+      for (let i = 0; i < 40; i++) {
+        const before = h.fake.sockets.length
+        h.fake.latest().closeWith(i % 2 === 0 ? Closes.network("ENOTFOUND") : Closes.failure(503))
+        yield* advance(300_000)
+        assert.strictEqual(h.fake.sockets.length, before + 1)
+      }
+      const lines = rec.take()
+      assert.strictEqual(lines.length, 40)
+      assert.match(lines[0]!, /STARTING \(cannot reach WhatsApp \(getaddrinfo ENOTFOUND web.whatsapp.com\): reconnecting \(attempt 1\)\)$/)
+      assert.match(lines[39]!, /STARTING \(connection lost: Connection Failure \(503\): reconnecting \(attempt 40\)\)$/)
+      assert.isFalse(lines.some((l) => /FAILED|STOPPED/.test(l)))
+      h.fake.latest().open()
+      yield* flush
+      assert.match(rec.take()[0]!, / WORKING$/)
+      assert.isDefined(Harness.credsOf(h, 1)?.account)
     }).pipe(Effect.provide(h.layer))
   })
 
-  it.scoped("logged out from the phone (401): STOPPED, credentials and keys deleted, no reconnect", () => {
+  it.scoped("515 once: at once; 515 on every login: backed off, not a tight loop", () => {
+    const h = Harness.make()
+    Harness.storeLinked(h, 1)
+    return Effect.gen(function*() {
+      const { rec } = yield* Harness.open({ id: 1, linked: true })
+      rec.take()
+      h.fake.latest().closeWith(Closes.restartRequired())
+      yield* flush
+      assert.strictEqual(h.fake.sockets.length, 2)
+      h.fake.latest().closeWith(Closes.restartRequired())
+      yield* flush
+      assert.strictEqual(h.fake.sockets.length, 2)
+      assert.deepStrictEqual(rec.take(), [
+        "0 STARTING",
+        "0 STARTING (WhatsApp keeps asking for a restart (515, 2 in a row): reconnecting (attempt 1))"
+      ])
+      yield* advance(1000)
+      assert.strictEqual(h.fake.sockets.length, 3)
+      h.fake.latest().open()
+      yield* flush
+      // Opened: the next single 515 is a normal restart again.
+      h.fake.latest().closeWith(Closes.restartRequired())
+      yield* flush
+      assert.strictEqual(h.fake.sockets.length, 4)
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("logged out from the phone (401): STOPPED, credentials kept; a second 401 confirms it and deletes them", () => {
     const h = Harness.make()
     Harness.storeLinked(h, 1)
     h.backend.rows.get(1)!.set("session/77010000009.0", "\"x\"")
@@ -246,30 +378,120 @@ describe("Baileys driver: reconnecting", () => {
       const { rec } = yield* Harness.open({ id: 1, linked: true })
       h.fake.latest().open()
       yield* flush
-      h.fake.latest().close(401, "Connection Failure")
+      h.fake.latest().closeWith(Closes.failure(401, { location: "rva" }))
       yield* flush
-      assert.deepStrictEqual(rec.take(), ["0 STARTING", "0 WORKING", "0 STOPPED (logged out from the phone)"])
+      assert.deepStrictEqual(rec.take(), ["0 STARTING", "0 WORKING", "0 STOPPED (logged out from the phone (401))"])
+      assert.isDefined(Harness.credsOf(h, 1)?.account)
+      // One more try after the grace period (the longest backoff wait).
+      yield* advance(299_999)
+      assert.strictEqual(h.fake.sockets.length, 1)
+      yield* advance(1)
+      assert.strictEqual(h.fake.sockets.length, 2)
+      h.fake.latest().closeWith(Closes.failure(401))
+      yield* flush
+      assert.deepStrictEqual(rec.take(), ["300000 STOPPED (logged out from the phone (401))"])
       assert.strictEqual(h.backend.rows.get(1)?.size, 0)
+      yield* advance(3_600_000)
+      assert.strictEqual(h.fake.sockets.length, 2)
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("a 401 that was not meant: the try after the grace period opens, WORKING with the same credentials", () => {
+    const h = Harness.make()
+    Harness.storeLinked(h, 1)
+    return Effect.gen(function*() {
+      const { rec } = yield* Harness.open({ id: 1, linked: true })
+      h.fake.latest().open()
+      yield* flush
+      h.fake.latest().closeWith(Closes.failure(401))
+      yield* advance(300_000)
+      h.fake.latest().open()
+      yield* flush
+      assert.deepStrictEqual(rec.take(), ["0 STARTING", "0 WORKING", "0 STOPPED (logged out from the phone (401))", "300000 WORKING"])
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("440 replaced: one more try 30 s later while this runner owns the number; a second 440 is FAILED", () => {
+    const h = Harness.make()
+    Harness.storeLinked(h, 1)
+    return Effect.gen(function*() {
+      const { rec } = yield* Harness.open({ id: 1, linked: true })
+      h.fake.latest().open()
+      yield* flush
+      h.fake.latest().closeWith(Closes.replaced())
+      yield* advance(29_999)
+      assert.strictEqual(h.fake.sockets.length, 1)
+      yield* advance(1)
+      assert.strictEqual(h.fake.sockets.length, 2)
+      h.fake.latest().closeWith(Closes.replaced())
       yield* advance(600_000)
+      assert.deepStrictEqual(rec.take(), [
+        "0 STARTING",
+        "0 WORKING",
+        "0 STARTING (replaced by another connection of this device (440): trying once more in 30 s)",
+        "30000 FAILED (replaced by another connection of this device (440))"
+      ])
+      assert.strictEqual(h.fake.sockets.length, 2)
+      assert.isDefined(Harness.credsOf(h, 1)?.account)
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("440 and the number moves to another runner before the retry: no socket from this one", () => {
+    const h = Harness.make()
+    Harness.storeLinked(h, 1)
+    return Effect.gen(function*() {
+      const { close } = yield* Harness.open({ id: 1, linked: true })
+      h.fake.latest().open()
+      yield* flush
+      h.fake.latest().closeWith(Closes.replaced())
+      yield* flush
+      yield* close
+      yield* advance(60_000)
       assert.strictEqual(h.fake.sockets.length, 1)
     }).pipe(Effect.provide(h.layer))
   })
 
+  it.scoped("405 outdated version: the current version is fetched and announced on the next socket; a second 405 is FAILED", () => {
+    const h = Harness.make()
+    Harness.storeLinked(h, 1)
+    h.fake.setLatest({ version: [2, 3000, 1000000001], isLatest: true })
+    return Effect.gen(function*() {
+      const { rec } = yield* Harness.open({ id: 1, linked: true })
+      assert.deepStrictEqual(h.fake.latest().options.version, [2, 3000, 1000000001])
+      h.fake.setLatest({ version: [2, 3000, 1000000002], isLatest: true })
+      h.fake.latest().closeWith(Closes.failure(405))
+      yield* flush
+      assert.strictEqual(h.fake.sockets.length, 2)
+      assert.deepStrictEqual(h.fake.latest().options.version, [2, 3000, 1000000002])
+      assert.strictEqual(h.backend.values.get("wa_web_version"), "2.3000.1000000002")
+      h.fake.latest().closeWith(Closes.failure(405))
+      yield* advance(600_000)
+      assert.deepStrictEqual(rec.take(), [
+        "0 STARTING",
+        "0 STARTING (WhatsApp rejected the client version (405): fetching the current one)",
+        "0 FAILED (WhatsApp rejected the client version (405) even after fetching the current one)"
+      ])
+      assert.strictEqual(h.fake.sockets.length, 2)
+    }).pipe(Effect.provide(h.layer))
+  })
+
   for (
-    const [code, reason] of [
-      [440, "replaced by another connection of this device (440)"],
-      [403, "refused by WhatsApp (403): the account may be banned"],
-      [411, "multi-device mismatch (411): link the number again"]
+    const [error, reason] of [
+      [Closes.failure(403), "refused by WhatsApp (403): the account may be banned"],
+      [Closes.failure(402, { expire: "1796000000" }), "temporarily banned by WhatsApp (402) until 2026-11-30T00:53:20.000Z"],
+      [Closes.failure(406), "banned by WhatsApp (406)"],
+      [Closes.failure(409), "WhatsApp refused the client (409)"],
+      [Closes.failure(411), "multi-device mismatch (411): link the number again"]
     ] as const
   ) {
-    it.scoped(`${code}: FAILED (${reason}), credentials kept, no reconnect`, () => {
+    it.scoped(`${DisconnectPolicy.codeOf(error)}: FAILED (${reason}), credentials kept, no reconnect`, () => {
       const h = Harness.make()
       Harness.storeLinked(h, 1)
       return Effect.gen(function*() {
         const { rec } = yield* Harness.open({ id: 1, linked: true })
         h.fake.latest().open()
         yield* flush
-        h.fake.latest().close(code)
+        h.fake.latest().closeWith(error)
         yield* advance(600_000)
         assert.deepStrictEqual(rec.take(), ["0 STARTING", "0 WORKING", `0 FAILED (${reason})`])
         assert.strictEqual(h.fake.sockets.length, 1)

@@ -1,95 +1,161 @@
 /**
- * What each Baileys disconnect reason leads to (the table of docs/baileys.md), and the jittered
- * backoff between reconnects.
+ * What each close Baileys 7.0.0-rc14 reports leads to (the table of docs/baileys.md), built from
+ * the errors as rc14 makes them (message, status code, `data`), and the jittered backoff.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Boom } from "@hapi/boom"
-import { DisconnectReason } from "@whiskeysockets/baileys"
 import * as DisconnectPolicy from "../../src/baileys/DisconnectPolicy.js"
+import { Closes } from "./support/FakeSocket.js"
 
-const closed = (code: number | undefined, more: Partial<DisconnectPolicy.Closed> = {}): DisconnectPolicy.Closed => ({
-  code,
-  message: "Connection Failure",
+const from = (error: Error, more: Partial<DisconnectPolicy.Closed> = {}): DisconnectPolicy.Closed => ({
+  code: DisconnectPolicy.codeOf(error),
+  message: error.message,
+  cause: DisconnectPolicy.causeOf(error),
+  data: DisconnectPolicy.dataOf(error),
   linking: null,
+  shown: false,
   failures: 0,
-  restartBudget: 10,
+  restarts: 0,
+  linkRetries: 5,
+  versionRefreshed: false,
+  replacedBefore: false,
+  loggedOutBefore: false,
   ...more
 })
 
-describe("DisconnectPolicy.decide", () => {
+const reconnect = (reason: string, attempt = 1): DisconnectPolicy.Decision => ({ _tag: "Reconnect", reason, attempt })
+
+describe("DisconnectPolicy.decide: a linked number", () => {
   const table: Array<[string, DisconnectPolicy.Closed, DisconnectPolicy.Decision]> = [
-    ["515 restart required (after linking)", closed(DisconnectReason.restartRequired), { _tag: "RestartNow" }],
-    ["515 while linking", closed(515, { linking: "qr" }), { _tag: "RestartNow" }],
-    ["428 connection closed", closed(DisconnectReason.connectionClosed), {
-      _tag: "Reconnect",
-      reason: "connection lost: Connection Failure (428)"
+    ["515 restart required: at once", from(Closes.restartRequired()), { _tag: "RestartNow" }],
+    [
+      "515 again without an open: backed off",
+      from(Closes.restartRequired(), { restarts: 1, failures: 2 }),
+      reconnect("WhatsApp keeps asking for a restart (515, 2 in a row): reconnecting (attempt 3)", 3)
+    ],
+    [
+      "no network (ENOTFOUND)",
+      from(Closes.network("ENOTFOUND")),
+      reconnect("cannot reach WhatsApp (getaddrinfo ENOTFOUND web.whatsapp.com): reconnecting (attempt 1)")
+    ],
+    [
+      "connection refused, the 40th attempt: still reconnecting",
+      from(Closes.network("ECONNREFUSED", "connect ECONNREFUSED 157.240.0.53:443"), { failures: 39 }),
+      reconnect("cannot reach WhatsApp (connect ECONNREFUSED 157.240.0.53:443): reconnecting (attempt 40)", 40)
+    ],
+    [
+      "handshake timed out",
+      from(Closes.timedOut()),
+      reconnect("connection lost: WhatsApp did not answer in time (408): reconnecting (attempt 1)")
+    ],
+    [
+      "keep-alive lost",
+      from(Closes.keepAliveLost()),
+      reconnect("connection lost: connection lost: no answer to keep-alives (408): reconnecting (attempt 1)")
+    ],
+    ["428 terminated", from(Closes.terminated()), reconnect("connection lost: Connection Terminated (428): reconnecting (attempt 1)")],
+    ["500", from(Closes.failure(500)), reconnect("connection lost: Connection Failure (500): reconnecting (attempt 1)")],
+    ["503", from(Closes.failure(503)), reconnect("connection lost: Connection Failure (503): reconnecting (attempt 1)")],
+    ["no error at all", from(new Error("")), reconnect("connection closed: reconnecting (attempt 1)")],
+    ["401 logged out: credentials kept", from(Closes.failure(401)), { _tag: "LoggedOut", reason: "logged out from the phone (401)" }],
+    [
+      "401 confirmed",
+      from(Closes.failure(401), { loggedOutBefore: true }),
+      { _tag: "Stopped", reason: "logged out from the phone (401)" }
+    ],
+    [
+      "402 with its expiry",
+      from(Closes.failure(402, { expire: "1796000000" })),
+      { _tag: "Failed", reason: "temporarily banned by WhatsApp (402) until 2026-11-30T00:53:20.000Z" }
+    ],
+    ["402 without", from(Closes.failure(402)), { _tag: "Failed", reason: "temporarily banned by WhatsApp (402)" }],
+    ["403", from(Closes.failure(403)), { _tag: "Failed", reason: "refused by WhatsApp (403): the account may be banned" }],
+    [
+      "405 first: the version is refreshed",
+      from(Closes.failure(405)),
+      { _tag: "RefreshVersion", reason: "WhatsApp rejected the client version (405): fetching the current one" }
+    ],
+    [
+      "405 after a refresh",
+      from(Closes.failure(405), { versionRefreshed: true }),
+      { _tag: "Failed", reason: "WhatsApp rejected the client version (405) even after fetching the current one" }
+    ],
+    ["406", from(Closes.failure(406)), { _tag: "Failed", reason: "banned by WhatsApp (406)" }],
+    ["409", from(Closes.failure(409)), { _tag: "Failed", reason: "WhatsApp refused the client (409)" }],
+    ["411", from(Closes.failure(411)), { _tag: "Failed", reason: "multi-device mismatch (411): link the number again" }],
+    ["440 first: one more try later", from(Closes.replaced()), {
+      _tag: "RetryLater",
+      reason: "replaced by another connection of this device (440): trying once more in 30 s",
+      delayMs: 30_000
     }],
-    ["408 connection lost", closed(DisconnectReason.connectionLost, { message: "Connection was lost" }), {
-      _tag: "Reconnect",
-      reason: "connection lost: Connection was lost (408)"
-    }],
-    ["503 unavailable", closed(DisconnectReason.unavailableService), {
-      _tag: "Reconnect",
-      reason: "connection lost: Connection Failure (503)"
-    }],
-    ["500 bad session", closed(DisconnectReason.badSession), {
-      _tag: "Reconnect",
-      reason: "connection lost: Connection Failure (500)"
-    }],
-    ["no code (socket error)", closed(undefined, { message: "" }), {
-      _tag: "Reconnect",
-      reason: "connection lost: connection closed"
-    }],
-    ["401 logged out from the phone", closed(DisconnectReason.loggedOut), {
-      _tag: "Stopped",
-      reason: "logged out from the phone"
-    }],
-    ["403 forbidden", closed(DisconnectReason.forbidden), {
-      _tag: "Failed",
-      reason: "refused by WhatsApp (403): the account may be banned"
-    }],
-    ["440 replaced", closed(DisconnectReason.connectionReplaced), {
+    ["440 again", from(Closes.replaced(), { replacedBefore: true }), {
       _tag: "Failed",
       reason: "replaced by another connection of this device (440)"
-    }],
-    ["411 multi-device mismatch", closed(DisconnectReason.multideviceMismatch), {
-      _tag: "Failed",
-      reason: "multi-device mismatch (411): link the number again"
-    }],
-    ["408 while linking by QR: refs ran out", closed(408, { linking: "qr", message: "QR refs attempts ended" }), {
+    }]
+  ]
+  for (const [name, input, expected] of table) {
+    it(name, () => assert.deepStrictEqual(DisconnectPolicy.decide(input), expected))
+  }
+})
+
+describe("DisconnectPolicy.decide: while linking", () => {
+  const table: Array<[string, DisconnectPolicy.Closed, DisconnectPolicy.Decision]> = [
+    ["515 after the scan", from(Closes.restartRequired(), { linking: "qr", shown: true }), { _tag: "RestartNow" }],
+    ["QR refs ended after QRs were shown", from(Closes.qrRefsEnded(), { linking: "qr", shown: true }), {
       _tag: "Failed",
       reason: "qr refs ran out"
     }],
-    ["408 while linking by code", closed(408, { linking: "code" }), { _tag: "Failed", reason: "pairing code expired" }],
-    ["428 while linking", closed(428, { linking: "qr" }), {
+    ["the code's time ended after it was shown", from(Closes.qrRefsEnded(), { linking: "code", shown: true }), {
       _tag: "Failed",
-      reason: "linking failed: Connection Failure (428)"
+      reason: "pairing code expired"
     }],
-    ["the 10th reconnect is still allowed", closed(428, { failures: 9 }), {
-      _tag: "Reconnect",
-      reason: "connection lost: Connection Failure (428)"
-    }],
-    ["the 11th is not: budget spent", closed(428, { failures: 10 }), {
+    [
+      "no network before any QR: not an expiry",
+      from(Closes.network("ENOTFOUND"), { linking: "qr" }),
+      reconnect("cannot reach WhatsApp (getaddrinfo ENOTFOUND web.whatsapp.com): retrying (attempt 1 of 5)")
+    ],
+    [
+      "a handshake time-out while a code was shown",
+      from(Closes.timedOut(), { linking: "code", shown: true, failures: 1 }),
+      reconnect("WhatsApp did not answer in time (408): retrying (attempt 2 of 5); a new code will be shown", 2)
+    ],
+    [
+      "the connection lost after a QR was shown",
+      from(Closes.keepAliveLost(), { linking: "qr", shown: true }),
+      reconnect("connection lost: no answer to keep-alives (408): retrying (attempt 1 of 5); scan the new QR")
+    ],
+    ["no network, retries spent: FAILED with why", from(Closes.network("EAI_AGAIN"), { linking: "qr", failures: 5 }), {
       _tag: "Failed",
-      reason: "restart budget spent after 10 reconnects: Connection Failure (428)"
+      reason: "cannot reach WhatsApp (getaddrinfo EAI_AGAIN web.whatsapp.com)"
+    }],
+    ["401 while linking", from(Closes.failure(401), { linking: "code" }), {
+      _tag: "Failed",
+      reason: "WhatsApp refused the linking (401)"
+    }],
+    ["405 while linking", from(Closes.failure(405), { linking: "qr" }), {
+      _tag: "RefreshVersion",
+      reason: "WhatsApp rejected the client version (405): fetching the current one"
     }]
   ]
   for (const [name, input, expected] of table) {
     it(name, () => assert.deepStrictEqual(DisconnectPolicy.decide(input), expected))
   }
 
-  it("reads the status code of Baileys' Boom errors, and nothing of plain errors", () => {
+  it("reads the status code, data and system error of rc14's Boom errors, and nothing of plain errors", () => {
     assert.strictEqual(DisconnectPolicy.codeOf(new Boom("x", { statusCode: 401 })), 401)
+    assert.strictEqual(DisconnectPolicy.causeOf(Closes.network("ECONNRESET", "read ECONNRESET")), "ECONNRESET")
+    assert.deepStrictEqual(DisconnectPolicy.dataOf(Closes.failure(402, { expire: "5" })), { reason: "402", expire: "5" })
     assert.strictEqual(DisconnectPolicy.codeOf(new Error("x")), undefined)
+    assert.strictEqual(DisconnectPolicy.causeOf(Closes.timedOut()), undefined)
     assert.strictEqual(DisconnectPolicy.codeOf(undefined), undefined)
   })
 })
 
 describe("DisconnectPolicy.backoffMs", () => {
   it("doubles from the base up to the cap, the upper half random", () => {
-    const at = (attempt: number, random: number) => DisconnectPolicy.backoffMs(attempt, 1000, 60_000, random)
-    assert.deepStrictEqual([1, 2, 3, 4, 5, 6, 7, 8].map((n) => at(n, 0)), [500, 1000, 2000, 4000, 8000, 16000, 30000, 30000])
-    assert.deepStrictEqual([1, 2, 3, 7].map((n) => at(n, 0.999999)), [1000, 2000, 4000, 60000])
+    const at = (attempt: number, random: number) => DisconnectPolicy.backoffMs(attempt, 1000, 300_000, random)
+    assert.deepStrictEqual([1, 2, 3, 4, 9, 10, 11, 500].map((n) => at(n, 0)), [500, 1000, 2000, 4000, 128000, 150000, 150000, 150000])
+    assert.deepStrictEqual([1, 2, 3, 12].map((n) => at(n, 0.999999)), [1000, 2000, 4000, 300000])
     assert.strictEqual(at(3, 0.5), 3000)
   })
 })

@@ -7,7 +7,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Database from "@wagate/store/Database"
-import { proto } from "@whiskeysockets/baileys"
+import { initAuthCreds, proto } from "@whiskeysockets/baileys"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -17,6 +17,7 @@ import * as Scope from "effect/Scope"
 import type { IncomingMessage } from "node:http"
 import { WebSocketServer } from "ws"
 import * as BaileysDriver from "../../src/BaileysDriver.js"
+import * as LiveSocketFactory from "../../src/baileys/LiveSocketFactory.js"
 import { type DriverEvent, WhatsAppDriver } from "../../src/WhatsAppDriver.js"
 
 /** What WhatsApp Web's first frame starts with: "WA", the protocol version, the dictionary version. */
@@ -64,7 +65,7 @@ describe("Baileys driver: the real socket", () => {
       const ws = yield* server
       const database = yield* Layer.build(Database.layerTest)
       const driverContext = yield* Layer.build(
-        BaileysDriver.layer({ webSocketUrl: ws.url, logLevel: "silent" }).pipe(Layer.provide(Layer.succeedContext(database)))
+        BaileysDriver.layer({ webSocketUrl: ws.url, logLevel: "silent", version: [2, 3000, 1029999999] }).pipe(Layer.provide(Layer.succeedContext(database)))
       )
       const driver = Context.get(driverContext, WhatsAppDriver)
       const numberId = yield* newNumber.pipe(Effect.provide(database))
@@ -88,5 +89,48 @@ describe("Baileys driver: the real socket", () => {
       assert.deepStrictEqual(events.map((e) => e._tag === "Connection" ? e.status : e._tag), ["none", "STARTING"])
 
       yield* Scope.close(sessionScope, Exit.void)
+    }), 60_000)
+
+  it.scopedLive("history sync: the initial syncs only (LID mappings, trusted-contact tokens); Baileys' DANGER warning is not printed; broadcasts and channels ignored", () =>
+    Effect.gen(function*() {
+      const { HistorySyncType } = proto.Message
+      const synced = (syncType: number) => LiveSocketFactory.shouldSyncHistoryMessage({ syncType })
+      assert.deepStrictEqual(
+        [HistorySyncType.INITIAL_BOOTSTRAP, HistorySyncType.RECENT, HistorySyncType.PUSH_NAME, HistorySyncType.NON_BLOCKING_DATA]
+          .map(synced),
+        [true, true, true, true]
+      )
+      assert.deepStrictEqual([HistorySyncType.FULL, HistorySyncType.ON_DEMAND].map(synced), [false, false])
+      assert.deepStrictEqual(
+        ["status@broadcast", "120363000000000001@newsletter", "77017654321@s.whatsapp.net", "1@g.us"].map(
+          LiveSocketFactory.shouldIgnoreJid
+        ),
+        [true, true, false, false]
+      )
+
+      const ws = yield* server
+      const warnings: Array<string> = []
+      const logger: any = {
+        level: "warn",
+        child: () => logger,
+        trace: () => {},
+        debug: () => {},
+        info: () => {},
+        warn: (obj: unknown, msg?: string) => void warnings.push(`${typeof obj === "string" ? obj : ""} ${msg ?? ""}`),
+        error: () => {}
+      }
+      const socket = LiveSocketFactory.makeSocket({
+        auth: { creds: initAuthCreds(), keys: { get: async () => ({}), set: async () => {} } },
+        logger,
+        webSocketUrl: ws.url,
+        version: [2, 3000, 1029999999],
+        browser: ["Windows", "Chrome", "10.0.22631"],
+        cachedGroupMetadata: async () => undefined,
+        getMessage: async () => undefined,
+        msgRetryCounterCache: { get: () => undefined, set: () => {}, del: () => {}, flushAll: () => {} }
+      })
+      yield* ws.first.pipe(Effect.timeout("20 seconds"))
+      yield* Effect.promise(() => socket.end(undefined))
+      assert.isFalse(warnings.some((w) => /DANGER/.test(w)), warnings.join("\n"))
     }), 60_000)
 })

@@ -132,18 +132,21 @@ describe("Acks", () => {
     assert.deepStrictEqual(Acks.fromUpdates([update("IN", 4, false), { key: { id: "E", fromMe: true }, update: {} }]), [])
   })
 
-  it("server error 463: the message failed and the account is restricted", () => {
-    assert.deepStrictEqual(Acks.fromUpdates([update("R", 0, true, ["463", "Your account has been restricted"])]), [
-      { _tag: "Ack", waMessageId: "R", ack: "failed", error: "account restricted by WhatsApp (463)" },
+  it("server error 463: the message failed, and nothing more (whether the account is restricted is WhatsApp's answer to a query)", () => {
+    const refused = [update("R", 0, true, ["463"])]
+    assert.deepStrictEqual(Acks.fromUpdates(refused), [
       {
-        _tag: "Restricted",
-        reason: "WhatsApp restricted the account: it may not start new chats (463)",
-        until: null
+        _tag: "Ack",
+        waMessageId: "R",
+        ack: "failed",
+        error: "refused by WhatsApp: account restricted or no trusted-contact token (463)"
       }
     ])
+    assert.isTrue(Acks.hasRestrictedFailure(refused))
     assert.deepStrictEqual(Acks.fromUpdates([update("F", 0, true, ["479"])]), [
       { _tag: "Ack", waMessageId: "F", ack: "failed", error: "delivery failed (479)" }
     ])
+    assert.isFalse(Acks.hasRestrictedFailure([update("F", 0, true, ["479"])]))
   })
 
   it("group receipts: delivered to a member, read or played by one", () => {

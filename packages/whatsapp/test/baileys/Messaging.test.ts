@@ -5,7 +5,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Boom } from "@hapi/boom"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import type { OutgoingContent } from "../../src/WhatsAppDriver.js"
+import { Closes } from "./support/FakeSocket.js"
 import * as Harness from "./support/Harness.js"
 
 const { advance, flush, working } = Harness
@@ -101,29 +103,45 @@ describe("Baileys driver: acks and restrictions", () => {
     }).pipe(Effect.provide(h.layer))
   })
 
-  it.scoped("server error 463: the message failed and the number is restricted", () => {
+  it.scoped("server error 463: the message fails; WhatsApp is asked for the time lock and the number is restricted only while it is active", () => {
     const h = Harness.make()
     return Effect.gen(function*() {
       const { rec } = yield* working(h)
-      h.fake.latest().emit("messages.update", [{
+      const socket = h.fake.latest()
+      // A contact without a trusted-contact token: the account is not restricted.
+      socket.timelock = { isActive: false }
+      socket.emit("messages.update", [{
         key: { remoteJid: `${TO}@s.whatsapp.net`, id: "3EB0R", fromMe: true },
-        update: { status: 0, messageStubParameters: ["463", "Your account has been restricted"] }
+        update: { status: 0, messageStubParameters: ["463"] }
       }])
       yield* flush
+      assert.strictEqual(socket.timelockQueries, 1)
       assert.deepStrictEqual(rec.take(), [
-        "0 ack 3EB0R failed (account restricted by WhatsApp (463))",
-        "0 restricted (WhatsApp restricted the account: it may not start new chats (463))"
+        "0 ack 3EB0R failed (refused by WhatsApp: account restricted or no trusted-contact token (463))",
+        "0 unrestricted"
       ])
-      const restricted = rec.events.at(-1)!
-      assert.deepStrictEqual(restricted, {
-        _tag: "Restricted",
-        reason: "WhatsApp restricted the account: it may not start new chats (463)",
-        until: null
-      })
+      // Restricted for real: until the end WhatsApp gives.
+      const ends = new Date("2026-12-01T10:00:00Z")
+      socket.timelock = { isActive: true, timeEnforcementEnds: ends, enforcementType: "BIZ_QUALITY" }
+      socket.emit("messages.update", [{
+        key: { remoteJid: `${TO}@s.whatsapp.net`, id: "3EB0S", fromMe: true },
+        update: { status: 0, messageStubParameters: ["463"] }
+      }])
+      yield* flush
+      assert.strictEqual(socket.timelockQueries, 2)
+      assert.deepStrictEqual(rec.events.slice(-2), [
+        {
+          _tag: "Ack",
+          waMessageId: "3EB0S",
+          ack: "failed",
+          error: "refused by WhatsApp: account restricted or no trusted-contact token (463)"
+        },
+        { _tag: "Restricted", reason: "WhatsApp restricted the account from reaching out (BIZ_QUALITY)", until: ends.getTime() }
+      ])
     }).pipe(Effect.provide(h.layer))
   })
 
-  it.scoped("a reach-out time lock reported on the connection is a restriction until its end", () => {
+  it.scoped("a reach-out time lock WhatsApp pushes restricts until its end; its lift (isActive false) lifts it", () => {
     const h = Harness.make()
     return Effect.gen(function*() {
       const { rec } = yield* working(h)
@@ -133,12 +151,111 @@ describe("Baileys driver: acks and restrictions", () => {
       })
       h.fake.latest().emit("connection.update", { reachoutTimeLock: { isActive: false } })
       yield* flush
-      assert.deepStrictEqual(rec.events.slice(-1), [{
+      assert.deepStrictEqual(rec.events.slice(-2), [{
         _tag: "Restricted",
         reason: "WhatsApp restricted the account from reaching out (BIZ_QUALITY)",
         until: ends.getTime()
-      }])
-      assert.strictEqual(rec.take().length, 1)
+      }, { _tag: "Unrestricted" }])
+      assert.strictEqual(rec.take().length, 2)
+    }).pipe(Effect.provide(h.layer))
+  })
+})
+
+describe("Baileys driver: sent means WhatsApp's server took it", () => {
+  const text = (id: string) => ({ waMessageId: id, to: TO, content: { kind: "text", text: "Hi" } } as const)
+
+  it.scoped("the send succeeds on the server ack of that id, not when it was written to the socket", () => {
+    const h = Harness.make()
+    return Effect.gen(function*() {
+      const { session } = yield* working(h)
+      const socket = h.fake.latest()
+      socket.serverAck = { _tag: "none" }
+      const fiber = yield* Effect.fork(session.send(text("3EB0K")))
+      yield* flush
+      assert.strictEqual(socket.sent.length, 1)
+      assert.isNull(fiber.unsafePoll())
+      socket.ackFrame("3EB0OTHER", `${TO}@s.whatsapp.net`)
+      yield* flush
+      assert.isNull(fiber.unsafePoll())
+      socket.ackFrame("3EB0K", `${TO}@s.whatsapp.net`)
+      yield* flush
+      assert.isTrue(Exit.isSuccess(fiber.unsafePoll()!))
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("no server ack when the connection drops: unavailable (connection lost), so it is re-sent under the same id", () => {
+    const h = Harness.make()
+    return Effect.gen(function*() {
+      const { session } = yield* working(h)
+      h.fake.latest().serverAck = { _tag: "none" }
+      const fiber = yield* Effect.fork(Effect.flip(session.send(text("3EB0L"))))
+      yield* flush
+      h.fake.latest().closeWith(Closes.keepAliveLost())
+      yield* flush
+      const lost = yield* fiber
+      assert.deepStrictEqual([lost._tag, lost.reason], ["DriverUnavailable", "connection lost before WhatsApp acknowledged the message"])
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("no server ack in time: unavailable", () => {
+    const h = Harness.make({ sendTimeoutMs: 5_000 })
+    return Effect.gen(function*() {
+      const { session } = yield* working(h)
+      h.fake.latest().serverAck = { _tag: "none" }
+      const fiber = yield* Effect.fork(Effect.flip(session.send(text("3EB0T"))))
+      yield* advance(5_000)
+      const late = yield* fiber
+      assert.deepStrictEqual([late._tag, late.reason], ["DriverUnavailable", "no server ack from WhatsApp within 5000 ms"])
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("a server ack with an error: rejected with WhatsApp's code", () => {
+    const h = Harness.make()
+    return Effect.gen(function*() {
+      const { session } = yield* working(h)
+      h.fake.latest().serverAck = { _tag: "error", code: "479" }
+      const refused = yield* Effect.flip(session.send(text("3EB0E")))
+      assert.deepStrictEqual([refused._tag, refused.reason], ["SendRejected", "refused by WhatsApp (479)"])
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("Boom 500 'All encryptions failed' (a broken recipient session) rejects that message; another 500 is the connection", () => {
+    const h = Harness.make()
+    return Effect.gen(function*() {
+      const { session } = yield* working(h)
+      h.fake.latest().sendOutcome = () => ({ _tag: "fail", error: new Boom("All encryptions failed", { statusCode: 500 }) })
+      const refused = yield* Effect.flip(session.send(text("3EB0X")))
+      assert.deepStrictEqual([refused._tag, refused.reason], [
+        "SendRejected",
+        "WhatsApp could not encrypt the message for the recipient: All encryptions failed (500)"
+      ])
+      h.fake.latest().sendOutcome = () => ({ _tag: "fail", error: new Boom("Internal Server Error", { statusCode: 500 }) })
+      const dropped = yield* Effect.flip(session.send(text("3EB0Y")))
+      assert.strictEqual(dropped._tag, "DriverUnavailable")
+    }).pipe(Effect.provide(h.layer))
+  })
+})
+
+describe("Baileys driver: retries across reconnects", () => {
+  it.scoped("getMessage answers from the database with the message Baileys built, on a new socket too; the retry counter is one per number", () => {
+    const h = Harness.make()
+    return Effect.gen(function*() {
+      const { session } = yield* working(h)
+      const first = h.fake.latest()
+      yield* session.send({ waMessageId: "3EB0G1", to: TO, content: { kind: "text", text: "Your order is ready" } })
+      first.options.msgRetryCounterCache.set("3EB0G1", 1)
+      first.closeWith(Closes.keepAliveLost())
+      yield* advance(1_000)
+      const second = h.fake.latest()
+      assert.notStrictEqual(second, first)
+      assert.strictEqual(h.backend.sent.size, 1)
+      const again = yield* Effect.promise(() =>
+        second.options.getMessage({ remoteJid: `${TO}@s.whatsapp.net`, id: "3EB0G1", fromMe: true })
+      )
+      assert.strictEqual(again?.extendedTextMessage?.text, "Your order is ready")
+      assert.isUndefined(yield* Effect.promise(() => second.options.getMessage({ id: "UNKNOWN" })))
+      assert.strictEqual(second.options.msgRetryCounterCache, first.options.msgRetryCounterCache)
+      assert.strictEqual(second.options.msgRetryCounterCache.get("3EB0G1"), 1)
     }).pipe(Effect.provide(h.layer))
   })
 })

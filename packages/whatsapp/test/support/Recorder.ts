@@ -27,6 +27,8 @@ export const line = (at: number, event: DriverEvent): string => {
       ].join("")
     case "Restricted":
       return `${at} restricted (${event.reason})`
+    case "Unrestricted":
+      return `${at} unrestricted`
     case "Ack":
       return `${at} ack ${event.waMessageId} ${event.ack}${event.error === undefined ? "" : ` (${event.error})`}`
     case "Incoming":

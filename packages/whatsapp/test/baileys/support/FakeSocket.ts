@@ -1,21 +1,59 @@
 /**
  * A stand-in for Baileys' socket that emits Baileys' own event shapes (`connection.update` with
  * a Boom in `lastDisconnect`, `creds.update`, `messages.upsert`, `messages.update`,
- * `message-receipt.update`...) when the test says so, and records what the driver asks of it.
+ * `message-receipt.update`...) and wire frames (`CB:ack,class:message`, `CB:iq,type:error`)
+ * when the test says so, and records what the driver asks of it. The close errors are built
+ * the way Baileys 7.0.0-rc14 builds them (see `Closes` below: message, status code, `data`).
  */
 import { Boom } from "@hapi/boom"
-import type {
-  AnyMessageContent,
-  AuthenticationCreds,
-  BaileysEventMap,
-  BinaryNode,
-  GroupMetadata,
-  MiscMessageGenerationOptions,
-  WAMessage
+import {
+  type AnyMessageContent,
+  type AuthenticationCreds,
+  type BaileysEventMap,
+  type BinaryNode,
+  type GroupMetadata,
+  type MiscMessageGenerationOptions,
+  proto,
+  type WAMessage
 } from "@whiskeysockets/baileys"
 import * as Layer from "effect/Layer"
 import { EventEmitter } from "node:events"
-import { type BaileysSocket, SocketFactory, type SocketOptions, type SocketWire } from "../../../src/baileys/BaileysSocket.js"
+import {
+  type BaileysSocket,
+  type LatestVersion,
+  type ReachoutTimelock,
+  SocketFactory,
+  type SocketOptions,
+  type SocketWire
+} from "../../../src/baileys/BaileysSocket.js"
+
+/**
+ * Close errors as rc14 makes them (`lib/Socket/socket.js`, `lib/Utils/generics.js`).
+ */
+export const Closes = {
+  /** `ws` error mapped by `mapWebSocketError`: `data` is the system error, status 408 (`getCodeFromWSError`). */
+  network: (code = "ENOTFOUND", message = `getaddrinfo ${code} web.whatsapp.com`) => {
+    const error = Object.assign(new Error(message), { code, errno: -3008, syscall: "getaddrinfo", hostname: "web.whatsapp.com" })
+    return new Boom(`WebSocket Error (${message})`, { statusCode: 408, data: error })
+  },
+  /** `promiseTimeout` (handshake, `connectTimeoutMs`). */
+  timedOut: () => new Boom("Timed Out", { statusCode: 408, data: { stack: "Error\n    at promiseTimeout" } }),
+  /** The keep-alive found no answer for too long. */
+  keepAliveLost: () => new Boom("Connection was lost", { statusCode: 408 }),
+  /** The QR refs (or the pairing code's time) ran out. */
+  qrRefsEnded: () => new Boom("QR refs attempts ended", { statusCode: 408 }),
+  /** The WebSocket closed. */
+  terminated: () => new Boom("Connection Terminated", { statusCode: 428 }),
+  /** `<stream:error code="515">`: restart required. */
+  restartRequired: () =>
+    new Boom("Stream Errored (restart required)", { statusCode: 515, data: { tag: "stream:error", attrs: { code: "515" } } }),
+  /** `<stream:error><conflict type="replaced"/></stream:error>`. */
+  replaced: () =>
+    new Boom("Stream Errored (conflict)", { statusCode: 440, data: { tag: "conflict", attrs: { type: "replaced" } } }),
+  /** `<failure reason="..." .../>`: `data` is the node's attributes. */
+  failure: (reason: number, attrs: Record<string, string> = {}) =>
+    new Boom("Connection Failure", { statusCode: reason, data: { reason: String(reason), ...attrs } })
+}
 
 type Outcome<A> = { readonly _tag: "ok"; readonly value: A } | { readonly _tag: "fail"; readonly error: unknown } | {
   readonly _tag: "hang"
@@ -44,7 +82,15 @@ export class FakeSocket implements BaileysSocket {
   readonly ws: SocketWire
 
   readonly sent: Array<{ jid: string; content: AnyMessageContent; options: MiscMessageGenerationOptions | undefined }> = []
-  sendOutcome: (jid: string) => Outcome<WAMessage | undefined> = () => ({ _tag: "ok", value: undefined })
+  /** What `sendMessage` does; by default it answers with the message Baileys would build. */
+  sendOutcome: (jid: string) => Outcome<WAMessage | undefined> | null = () => null
+  /** What WhatsApp's server answers to a sent message: an ack, an ack with an error code, or nothing. */
+  serverAck: { readonly _tag: "ack" } | { readonly _tag: "error"; readonly code: string } | { readonly _tag: "none" } = {
+    _tag: "ack"
+  }
+  /** What the reach-out time lock query answers (Baileys also emits it as `reachoutTimeLock`). */
+  timelock: ReachoutTimelock = { isActive: false }
+  timelockQueries = 0
   readonly pairingRequests: Array<string> = []
   pairingOutcome: Outcome<string> = { _tag: "ok", value: "K7PQ3XWZ" }
   readonly checks: Array<Array<string>> = []
@@ -80,8 +126,43 @@ export class FakeSocket implements BaileysSocket {
 
   sendMessage = (jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions) => {
     this.sent.push({ jid, content, options })
-    return settle(this.sendOutcome(jid))
+    const outcome = this.sendOutcome(jid)
+    if (outcome !== null) return settle(outcome)
+    const id = options?.messageId ?? `3EB0${this.sent.length}`
+    const message: WAMessage = {
+      key: { remoteJid: jid, fromMe: true, id },
+      message: "text" in content ? { extendedTextMessage: { text: content.text } } : { conversation: "(media)" },
+      messageTimestamp: 1700000000,
+      status: proto.WebMessageInfo.Status.PENDING
+    }
+    const ack = this.serverAck
+    if (ack._tag !== "none") {
+      setImmediate(() =>
+        this.ackFrame(id, jid, ack._tag === "error" ? ack.code : undefined)
+      )
+    }
+    return Promise.resolve(message)
   }
+  /** WhatsApp's `<ack class="message" id from t [error]/>` for a sent message. */
+  ackFrame(id: string, from: string, error?: string) {
+    const attrs: Record<string, string> = { class: "message", id, from, t: "1700000000" }
+    if (error !== undefined) attrs.error = error
+    this.wire.emit("CB:ack,class:message", { tag: "ack", attrs })
+  }
+  /** `<iq type="error"><error code text/></iq>`, as WhatsApp answers a refused request. */
+  iqError(code: string, text: string) {
+    this.wire.emit("CB:iq,type:error", {
+      tag: "iq",
+      attrs: { from: "s.whatsapp.net", type: "error", id: "1234.5678-9" },
+      content: [{ tag: "error", attrs: { code, text } }]
+    })
+  }
+  fetchAccountReachoutTimelock = async () => {
+    this.timelockQueries++
+    this.emit("connection.update", { reachoutTimeLock: this.timelock as never })
+    return this.timelock
+  }
+  groupFetchAllParticipating = async () => Object.fromEntries(this.groups)
   requestPairingCode = (phone: string) => {
     this.pairingRequests.push(phone)
     return settle(this.pairingOutcome)
@@ -126,8 +207,11 @@ export class FakeSocket implements BaileysSocket {
     this.emit("connection.update", { qr: text })
   }
   close(statusCode: number | undefined, message = "Connection Failure") {
+    this.closeWith(statusCode === undefined ? new Error(message) : new Boom(message, { statusCode }))
+  }
+  /** Baileys' `end(error)`: one of `Closes`. */
+  closeWith(error: Error) {
     this.wire.isOpen = false
-    const error = statusCode === undefined ? new Error(message) : new Boom(message, { statusCode })
     this.emit("connection.update", { connection: "close", lastDisconnect: { error, date: new Date() } })
   }
   /** The phone scanned the QR / entered the code: Baileys stores the signed identity. */
@@ -156,9 +240,16 @@ export const make = () => {
   const sockets: Array<FakeSocket> = []
   const downloads: Array<string> = []
   let downloadOutcome: Outcome<Uint8Array> = { _tag: "ok", value: new Uint8Array([1, 2, 3]) }
+  const versionFetches: Array<AbortSignal> = []
+  let latest: Awaited<ReturnType<LatestVersion>> | "hang" = { version: [2, 3000, 1029999999], isLatest: true }
   const factory = {
     sockets,
     downloads,
+    versionFetches,
+    /** What the WhatsApp Web version fetch answers (Baileys' `fetchLatestWaWebVersion` shape). */
+    setLatest: (answer: typeof latest) => {
+      latest = answer
+    },
     latest: () => {
       const last = sockets.at(-1)
       if (last === undefined) throw new Error("no socket was made")
@@ -176,6 +267,11 @@ export const make = () => {
       download: (_socket, message) => {
         downloads.push(message.key.id ?? "")
         return settle(downloadOutcome)
+      },
+      latestVersion: (signal) => {
+        versionFetches.push(signal)
+        const answer = latest
+        return answer === "hang" ? new Promise(() => {}) : Promise.resolve(answer)
       }
     })
   }

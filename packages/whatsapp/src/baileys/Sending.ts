@@ -1,0 +1,110 @@
+/**
+ * Sending a message: it is handed to Baileys under the gateway's id, the message Baileys built
+ * is kept (WhatsApp asks for it again when a recipient device could not decrypt it), and the
+ * send succeeds only when WhatsApp's server acknowledges it (`<ack class="message">`): a message
+ * written to a socket that then dropped was not taken, and stays pending to be re-sent under
+ * the same id.
+ *
+ * @since 1.0.0
+ */
+import { proto, type WAMessage, type WAMessageKey } from "@whiskeysockets/baileys"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as FiberId from "effect/FiberId"
+import * as Runtime from "effect/Runtime"
+import { DriverUnavailable, type OutgoingMessage, SendRejected } from "../WhatsAppDriver.js"
+import type { BaileysSocket } from "./BaileysSocket.js"
+import * as Jids from "./Jids.js"
+import * as Outgoing from "./Outgoing.js"
+import { messageOf, type SessionContext, timed } from "./SessionContext.js"
+
+/** WhatsApp's server ack arrived (from the socket's listener, at once). @since 1.0.0 */
+export const serverAck = (ctx: SessionContext, id: string, error: string | undefined): void => {
+  const waiting = ctx.state.awaitingAck.get(id)
+  if (waiting === undefined) return
+  ctx.state.awaitingAck.delete(id)
+  Deferred.unsafeDone(
+    waiting,
+    error === undefined || error === ""
+      ? Effect.void
+      : Effect.fail(new SendRejected({ reason: `refused by WhatsApp (${error})` }))
+  )
+}
+
+/** The connection is gone: sends still waiting for their ack were not taken. @since 1.0.0 */
+export const connectionLost = (ctx: SessionContext): void => {
+  for (const waiting of ctx.state.awaitingAck.values()) {
+    Deferred.unsafeDone(
+      waiting,
+      Effect.fail(new DriverUnavailable({ reason: "connection lost before WhatsApp acknowledged the message" }))
+    )
+  }
+  ctx.state.awaitingAck.clear()
+}
+
+/** Sends `message` on `socket`; succeeds when WhatsApp's server acknowledged it. @since 1.0.0 */
+export const send = (ctx: SessionContext, socket: BaileysSocket, message: OutgoingMessage) =>
+  Effect.gen(function*() {
+    const { settings, state } = ctx
+    const id = message.waMessageId
+    const timeout = message.content.kind === "text" ? settings.sendTimeoutMs : settings.mediaSendTimeoutMs
+    const acked = Deferred.unsafeMake<void, SendRejected | DriverUnavailable>(FiberId.none)
+    const earlier = state.awaitingAck.get(id)
+    if (earlier !== undefined) Deferred.unsafeDone(earlier, Effect.interrupt)
+    state.awaitingAck.set(id, acked)
+    const start = ctx.clock.unsafeCurrentTimeMillis()
+    const sent = yield* timed(
+      () => socket.sendMessage(Jids.sendJid(message.to), Outgoing.content(message.content), { messageId: id }),
+      timeout
+    ).pipe(
+      Effect.mapError((e) => Outgoing.sendFailure(e)),
+      Effect.tapError(() => Effect.sync(() => state.awaitingAck.get(id) === acked && state.awaitingAck.delete(id)))
+    )
+    yield* keep(ctx, sent)
+    const left = Math.max(1, timeout - (ctx.clock.unsafeCurrentTimeMillis() - start))
+    yield* Deferred.await(acked).pipe(
+      Effect.timeoutFail({
+        duration: Duration.millis(left),
+        onTimeout: () => new DriverUnavailable({ reason: `no server ack from WhatsApp within ${timeout} ms` })
+      }),
+      Effect.ensuring(Effect.sync(() => state.awaitingAck.get(id) === acked && state.awaitingAck.delete(id)))
+    )
+  })
+
+/** Keeps the message Baileys built, for `getMessage`. */
+const keep = (ctx: SessionContext, sent: WAMessage | undefined) =>
+  Effect.suspend(() => {
+    const id = sent?.key.id
+    if (sent?.message === null || sent?.message === undefined || typeof id !== "string") return Effect.void
+    const bytes = proto.Message.encode(sent.message).finish()
+    return ctx.deps.store.saveSent(ctx.number.id, id, bytes).pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning(`number ${ctx.number.id}: could not keep sent message ${id}`, cause))
+    )
+  })
+
+/**
+ * Baileys' `getMessage`: a message this number sent, from the database, for a recipient device
+ * that asks for it again (a retry receipt), also after a reconnect or a restart.
+ *
+ * @since 1.0.0
+ */
+export const getMessage = (ctx: SessionContext, runtime: Runtime.Runtime<never>) => (key: WAMessageKey) =>
+  Runtime.runPromise(runtime)(
+    Effect.gen(function*() {
+      if (typeof key.id !== "string") return undefined
+      const bytes = yield* ctx.deps.store.findSent(ctx.number.id, key.id)
+      return bytes === null ? undefined : proto.Message.decode(bytes)
+    }).pipe(
+      Effect.catchAllCause((cause) =>
+        Effect.as(Effect.logWarning(`number ${ctx.number.id}: could not read sent message ${key.id}`, cause), undefined)
+      )
+    )
+  )
+
+/** Whether a phone has WhatsApp, and the JID WhatsApp knows it by. @since 1.0.0 */
+export const exists = (ctx: SessionContext, socket: BaileysSocket, phone: string) =>
+  timed(() => socket.onWhatsApp(phone), ctx.settings.queryTimeoutMs).pipe(
+    Effect.map((found) => ({ exists: found?.some((r) => r.exists) ?? false, chatId: Jids.chatOf(phone) })),
+    Effect.mapError((e) => new DriverUnavailable({ reason: `contact check failed: ${messageOf(e)}` }))
+  )
