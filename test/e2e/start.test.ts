@@ -5,9 +5,9 @@
  * WhatsApp: the provisioning runs on the simulator; the real network (the default) is only
  * started, with no number to connect.
  */
-import { assert, describe, it } from "@effect/vitest"
+import { afterEach, assert, describe, it } from "@effect/vitest"
 import { type ChildProcess, execFile, spawn } from "node:child_process"
-import { mkdtempSync, readFileSync, statSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -36,36 +36,60 @@ const freshEnv = (dataDir: string, port: number) => {
 /** The same on the simulated network, so linking a number reaches no one. */
 const cleanEnv = (dataDir: string, port: number) => ({ ...freshEnv(dataDir, port), WA_DRIVER: "simulator" })
 
+/** Every gateway a test started; whatever a test leaves (it failed or timed out) is stopped after it. */
+const started = new Set<ChildProcess>()
+
+afterEach(async () => {
+  await Promise.all([...started].map(stop))
+})
+
+/** Whether any process of the group led by `pid` is still alive. */
+const groupAlive = (pid: number) => {
+  try {
+    process.kill(-pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
 const start = async (env: Record<string, string>) => {
   const child = spawn("npm", ["start"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"], detached: true })
+  started.add(child)
   let output = ""
   child.stdout!.on("data", (d) => (output += d))
   child.stderr!.on("data", (d) => (output += d))
   const url = `http://127.0.0.1:${env.HTTP_PORT}`
   // Knocks often from the first moment: a request the gateway accepts while it starts must still
-  // be answered, not left hanging.
-  for (let i = 0; i < 1200; i++) {
+  // be answered, not left hanging. Start-up is slow on a busy machine: up to 3 minutes.
+  const deadline = Date.now() + 180_000
+  while (Date.now() < deadline) {
     try {
       const response = await fetch(`${url}/api/status`, { signal: AbortSignal.timeout(10_000) })
       if (response.ok) return { child, url, output: () => output }
     } catch (error) {
       if ((error as Error).name === "TimeoutError") {
-        stop(child)
+        await stop(child)
         throw new Error(`a request made while the gateway started got no answer:\n${output}`)
       }
       // not listening yet
     }
     await new Promise((r) => setTimeout(r, 50))
   }
-  stop(child)
+  await stop(child)
   throw new Error(`gateway did not start:\n${output}`)
 }
 
-const stop = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    child.once("exit", () => resolve())
-    process.kill(-child.pid!, "SIGTERM")
-  })
+/** SIGTERM to the whole process group; SIGKILL to what is left after 30 s. */
+const stop = async (child: ChildProcess) => {
+  started.delete(child)
+  const pid = child.pid!
+  if (!groupAlive(pid)) return
+  process.kill(-pid, "SIGTERM")
+  const deadline = Date.now() + 30_000
+  while (groupAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
+  if (groupAlive(pid)) process.kill(-pid, "SIGKILL")
+}
 
 const cli = async (env: Record<string, string>, ...args: Array<string>) => {
   const { stdout } = await run("npm", ["run", "--silent", "cli", "--", ...args], { cwd: root, env })
@@ -74,10 +98,17 @@ const cli = async (env: Record<string, string>, ...args: Array<string>) => {
 
 describe("npm start on a fresh machine", () => {
   it("serves the API on embedded defaults, provisions through the CLI and keeps data across a restart", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "wagate-e2e-"))
+    // DATA_DIR does not exist yet: the gateway creates it.
+    const dataDir = join(mkdtempSync(join(tmpdir(), "wagate-e2e-")), "data")
     const env = cleanEnv(dataDir, await freePort())
     let gateway = await start(env)
     try {
+      // Only the gateway's user may read DATA_DIR and the embedded database in it.
+      assert.strictEqual(statSync(dataDir).mode & 0o777, 0o700)
+      const open = readdirSync(join(dataDir, "pg"), { recursive: true, encoding: "utf8" })
+        .map((name) => [name, statSync(join(dataDir, "pg", name)).mode & 0o777] as const)
+        .filter(([, mode]) => (mode & 0o077) !== 0)
+      assert.deepStrictEqual(open, [], "files of the embedded database readable by others")
       const status: any = await (await fetch(`${gateway.url}/api/status`)).json()
       assert.strictEqual(status.status, "ok")
       assert.strictEqual(status.checks.database.status, "embedded")
@@ -153,6 +184,19 @@ describe("npm start on a fresh machine", () => {
     }
     assert.notMatch(gateway.output(), /defect|Error:/)
   }, 240_000)
+
+  it("npm start passes SIGTERM and SIGINT on: stopping the npm process stops the gateway", async () => {
+    for (const signal of ["SIGTERM", "SIGINT"] as const) {
+      const dataDir = mkdtempSync(join(tmpdir(), "wagate-e2e-"))
+      const gateway = await start(cleanEnv(dataDir, await freePort()))
+      // Only npm itself gets the signal, as from a process manager or Ctrl-C on `npm start`.
+      process.kill(gateway.child.pid!, signal)
+      const deadline = Date.now() + 60_000
+      while (groupAlive(gateway.child.pid!) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
+      assert.isFalse(groupAlive(gateway.child.pid!), `a process of npm start outlived its ${signal}:\n${gateway.output()}`)
+      started.delete(gateway.child)
+    }
+  }, 480_000)
 
   it("the CLI says clearly when the gateway is not running", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "wagate-e2e-"))

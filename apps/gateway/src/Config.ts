@@ -17,6 +17,8 @@ export interface GatewaySettings {
   readonly httpPort: number
   readonly dataDir: string
   readonly databaseUrl: Option.Option<Redacted.Redacted>
+  /** Connections of this process's PostgreSQL pool (with DATABASE_URL). */
+  readonly databasePoolSize: number
   readonly redisUrl: Option.Option<Redacted.Redacted>
   /** Prefix of every Redis key and channel, so several gateways can share one Redis. */
   readonly redisPrefix: string
@@ -76,6 +78,12 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
     Config.withDescription("Embedded database, files and the generated operator token")
   ),
   databaseUrl: Config.option(Config.redacted("DATABASE_URL")),
+  databasePoolSize: Config.integer("DATABASE_POOL_SIZE").pipe(
+    Config.withDefault(10),
+    // A runner keeps one connection for its shard locks for good.
+    Config.validate({ message: "DATABASE_POOL_SIZE must be at least 2", validation: (n) => n >= 2 }),
+    Config.withDescription("Connections of the PostgreSQL pool of each process (with DATABASE_URL)")
+  ),
   redisUrl: Config.option(Config.redacted("REDIS_URL")),
   redisPrefix: Config.string("REDIS_PREFIX").pipe(Config.withDefault("wagate")),
   operatorToken: Config.option(Config.redacted("OPERATOR_TOKEN")),

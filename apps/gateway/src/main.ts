@@ -16,6 +16,7 @@ import { OperatorToken } from "./auth/OperatorToken.js"
 import * as Cluster from "./cluster/Cluster.js"
 import { Settings } from "./Config.js"
 import * as Gateway from "./Gateway.js"
+import * as DataDir from "./infra/DataDir.js"
 import * as NodeServer from "./http/NodeServer.js"
 import * as Redis from "./infra/Redis.js"
 import { RequestCounter } from "./infra/RequestCounter.js"
@@ -24,6 +25,7 @@ import * as Shutdown from "./Shutdown.js"
 
 const Main = Layer.unwrapEffect(Effect.gen(function*() {
   const settings = yield* Settings
+  yield* DataDir.prepare(settings.dataDir)
   const embedded = Option.isNone(settings.databaseUrl)
   if (embedded && settings.role !== "all") {
     return yield* Effect.dieMessage("The embedded database serves one process: set DATABASE_URL to run api and runner roles")
@@ -31,7 +33,7 @@ const Main = Layer.unwrapEffect(Effect.gen(function*() {
   const gateway = Gateway.layer(settings, {
     database: Option.match(settings.databaseUrl, {
       onNone: () => Database.layerEmbedded({ dataDir: join(settings.dataDir, "pg") }),
-      onSome: (url) => Database.layerPostgres({ url })
+      onSome: (url) => Database.layerPostgres({ url, maxConnections: settings.databasePoolSize })
     }),
     cluster: Cluster.layer(settings, embedded ? "embedded" : "postgres"),
     sharedState: Option.match(settings.redisUrl, {

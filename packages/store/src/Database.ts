@@ -14,7 +14,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { randomBytes } from "node:crypto"
-import { mkdirSync } from "node:fs"
+import { chmodSync, mkdirSync, readdirSync } from "node:fs"
+import { join } from "node:path"
 import * as Migrations from "./Migrations.js"
 
 /**
@@ -46,6 +47,20 @@ export const layerPostgres = (options: {
     Layer.provideMerge(Layer.succeed(DatabaseKind, "postgres"))
   )
 
+/** Directories 0700 and files 0600 under `root`, `root` included. */
+const restrictTree = (root: string) => {
+  const pending = [root]
+  while (pending.length > 0) {
+    const dir = pending.pop()!
+    chmodSync(dir, 0o700)
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name)
+      if (entry.isDirectory()) pending.push(path)
+      else if (entry.isFile()) chmodSync(path, 0o600)
+    }
+  }
+}
+
 /**
  * The embedded default: PGlite kept in `dataDir` (in memory without one), served on a loopback
  * port to one pooled connection.
@@ -56,8 +71,10 @@ export const layerEmbedded = (options: { readonly dataDir?: string | undefined }
   Layer.unwrapScoped(Effect.gen(function*() {
     const port = yield* Effect.acquireRelease(
       Effect.promise(async () => {
-        if (options.dataDir) mkdirSync(options.dataDir, { recursive: true })
+        if (options.dataDir) mkdirSync(options.dataDir, { recursive: true, mode: 0o700 })
         const db = await PGlite.create(options.dataDir ?? "memory://")
+        // PGlite writes its files world-readable (0666): only the gateway's user may read them.
+        if (options.dataDir) restrictTree(options.dataDir)
         const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0 })
         await server.start()
         return { db, server, port: Number(server.getServerConn().split(":").pop()) }

@@ -105,6 +105,11 @@ export const getMessage = (ctx: SessionContext, runtime: Runtime.Runtime<never>)
 /** Whether a phone has WhatsApp, and the JID WhatsApp knows it by. @since 1.0.0 */
 export const exists = (ctx: SessionContext, socket: BaileysSocket, phone: string) =>
   timed(() => socket.onWhatsApp(phone), ctx.settings.queryTimeoutMs).pipe(
-    Effect.map((found) => ({ exists: found?.some((r) => r.exists) ?? false, chatId: Jids.chatOf(phone) })),
+    Effect.map((found) => {
+      // WhatsApp answers with the JID it knows the phone by, which can differ from the digits asked
+      // (Brazil's ninth digit, Mexico's 521/52): that one is the chat to write to.
+      const hit = found?.find((r) => r.exists)
+      return { exists: hit !== undefined, chatId: Jids.chatOf(hit === undefined ? phone : Jids.userOf(hit.jid)) }
+    }),
     Effect.mapError((e) => new DriverUnavailable({ reason: `contact check failed: ${messageOf(e)}` }))
   )

@@ -269,9 +269,12 @@ describe("Baileys driver: contact checks", () => {
       assert.deepStrictEqual(yield* session.exists(TO), { exists: true, chatId: `${TO}@c.us` })
       socket.onWhatsAppOutcome = (phone) => ({ _tag: "ok", value: [{ jid: `${phone}@s.whatsapp.net`, exists: false }] })
       assert.deepStrictEqual(yield* session.exists("77000000000"), { exists: false, chatId: "77000000000@c.us" })
+      // The canonical JID WhatsApp returns is the chat (Brazil: the ninth digit added).
+      socket.onWhatsAppOutcome = () => ({ _tag: "ok", value: [{ jid: "5511987654321@s.whatsapp.net", exists: true }] })
+      assert.deepStrictEqual(yield* session.exists("551187654321"), { exists: true, chatId: "5511987654321@c.us" })
       socket.onWhatsAppOutcome = () => ({ _tag: "ok", value: undefined })
       assert.deepStrictEqual(yield* session.exists("1"), { exists: false, chatId: "1@c.us" })
-      assert.deepStrictEqual(socket.checks, [[TO], ["77000000000"], ["1"]])
+      assert.deepStrictEqual(socket.checks, [[TO], ["77000000000"], ["551187654321"], ["1"]])
       socket.onWhatsAppOutcome = () => ({ _tag: "fail", error: new Boom("Timed Out", { statusCode: 408 }) })
       const failed = yield* Effect.flip(session.exists(TO))
       assert.deepStrictEqual([failed._tag, failed.reason], ["DriverUnavailable", "contact check failed: Timed Out"])
