@@ -11,6 +11,7 @@ import * as Command from "@effect/cli/Command"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Effect from "effect/Effect"
+import { clusterCommand } from "./cli/ClusterCommands.js"
 import { accountCommand } from "./cli/AccountCommands.js"
 import { billingCommand } from "./cli/BillingCommands.js"
 import { keyCommand } from "./cli/KeyCommands.js"
@@ -21,7 +22,7 @@ import { webhookCommand } from "./cli/WebhookCommands.js"
 
 const wagate = Command.make("wagate", {}, group("")).pipe(
   Command.withDescription("Operate a wagate gateway: accounts, numbers, money, keys and webhooks"),
-  Command.withSubcommands([accountCommand, numberCommand, keyCommand, webhookCommand, storageCommand, billingCommand])
+  Command.withSubcommands([accountCommand, numberCommand, keyCommand, webhookCommand, storageCommand, clusterCommand, billingCommand])
 )
 
 const cli = Command.run(wagate, { name: "wagate", version: "1.0.0" })

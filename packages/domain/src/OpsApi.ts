@@ -14,6 +14,7 @@ import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as Schema from "effect/Schema"
 import { Balance } from "./Account.js"
 import * as E from "./ApiError.js"
+import { ClusterView } from "./ClusterView.js"
 import { Phone, Timestamp } from "./Ids.js"
 import { ConnectionStatus } from "./Connection.js"
 import { LinkedNumber } from "./LinkedNumber.js"
@@ -171,6 +172,7 @@ export class OpsGroup extends HttpApiGroup.make("ops")
       .addError(E.wire(E.InvalidParam))
       .addError(E.wire(E.NotFound))
   )
+  .add(HttpApiEndpoint.get("cluster", "/cluster").addSuccess(ClusterView))
   .add(
     // The process's metrics (e.g. wagate_zombie_restarts) in Prometheus' text format.
     HttpApiEndpoint.get("metrics", "/metrics")

@@ -14,7 +14,8 @@ import mediaStorage from "./migrations/0005_media_storage.js"
 import exportsLimits from "./migrations/0006_exports.js"
 import reliability from "./migrations/0007_reliability.js"
 import baileysDriver from "./migrations/0008_baileys_driver.js"
-import billing from "./migrations/0009_billing.js"
+import runnerStats from "./migrations/0009_runner_stats.js"
+import billing from "./migrations/0010_billing.js"
 
 /** @since 1.0.0 */
 export const loader = Migrator.fromRecord({
@@ -26,7 +27,8 @@ export const loader = Migrator.fromRecord({
   "0006_exports": exportsLimits,
   "0007_reliability": reliability,
   "0008_baileys_driver": baileysDriver,
-  "0009_billing": billing
+  "0009_runner_stats": runnerStats,
+  "0010_billing": billing
 })
 
 /** @since 1.0.0 */

@@ -2,6 +2,7 @@
  * The HTTP surface: the contract's handlers, authentication, the error middleware, the OpenAPI
  * document at /api/v1/openapi.json, the interactive docs at /docs and the MCP tool server.
  */
+import { ClusterPage, PAGE_PATH as CLUSTER_PAGE_PATH } from "../ops/ClusterPage.js"
 import type * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
@@ -66,10 +67,14 @@ const Handlers = Layer.mergeAll(
 const serve = <E, R>(api: HttpApi.HttpApi.Any, apiLayer: Layer.Layer<HttpApi.Api, E, R>) =>
   HttpApiBuilder.serve().pipe(
     Layer.provide(HttpApiScalar.layer({ path: DOCS_PATH })),
+    Layer.provide(ClusterPage),
     Layer.provide(McpLive.pipe(Layer.provide([KeyAuth.Default, NumberScope.Default]))),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: OPENAPI_PATH })),
     Layer.provide(Layer.unwrapEffect(Effect.map(Settings, ({ maxBodyBytes }) =>
-      ApiErrors.layer(RouteTable.make([api], [["GET", OPENAPI_PATH], ["GET", DOCS_PATH]]), { maxBodyBytes })))),
+      ApiErrors.layer(
+        RouteTable.make([api], [["GET", OPENAPI_PATH], ["GET", DOCS_PATH], ["GET", CLUSTER_PAGE_PATH]]),
+        { maxBodyBytes }
+      )))),
     Layer.provide(apiLayer),
     // Signed-link tokens (GET /files/<token>) are longer than the router's default 100 characters.
     Layer.provide(HttpRouter.setRouterConfig({ maxParamLength: 4096 }))

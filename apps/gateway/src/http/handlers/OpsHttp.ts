@@ -29,6 +29,7 @@ import { makeOperatorCheck } from "../../auth/OperatorCheck.js"
 import { bounded } from "../EntityCalls.js"
 import { normalizePhone } from "../Params.js"
 import { GatewayApi } from "../GatewayApi.js"
+import { ClusterView } from "../../ops/ClusterView.js"
 
 export const OperatorAuthLive = Layer.effect(
   OperatorAuth,
@@ -44,6 +45,7 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
     const accounting = yield* Accounting
     const numbers = yield* NumberEntity.client
     const { entityTimeoutMs } = yield* Settings
+    const clusterView = yield* ClusterView
     const entityTimeout = `${entityTimeoutMs} millis` as const
 
     const linkOf = (numberId: number, c: ConnectionState) =>
@@ -158,6 +160,7 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
           }
           return yield* keys.issue(found.id, payload.number_id === undefined ? null : NumberId.make(payload.number_id))
         }))
+      .handle("cluster", () => clusterView.read)
       .handle("metrics", () => Effect.sync(Prometheus.snapshot))
       .handle("reissueKey", ({ path }) =>
         Effect.gen(function*() {
@@ -166,4 +169,4 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
           yield* auth.revoked(result.value.revokedHash)
           return result.value.issued
         }))
-  }))
+  })).pipe(Layer.provide(ClusterView.Default))

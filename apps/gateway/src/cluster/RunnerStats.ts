@@ -1,0 +1,45 @@
+/**
+ * A runner's report for the operator's cluster view: every few seconds it records the shards it
+ * owns and how many entities it runs, and removes its row when it stops. The api processes read
+ * these rows (`ClusterView`); runners serve no HTTP of their own.
+ */
+import { Sharding } from "@effect/cluster/Sharding"
+import * as ShardId from "@effect/cluster/ShardId"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
+import { Settings } from "../Config.js"
+import { sharding as shardingSettings } from "./Cluster.js"
+
+/** How often a runner reports. */
+export const REPORT_INTERVAL = "5 seconds"
+
+export const RunnerStats = Layer.scopedDiscard(Effect.gen(function*() {
+  const sharding = yield* Sharding
+  const { runnerHost, runnerPort } = yield* Settings
+  const sql = yield* SqlClient.SqlClient
+  // The address the cluster knows the runner by (cluster_runners.address).
+  const address = `${runnerHost}:${runnerPort}`
+  const startedAt = new Date()
+  const shards = Array.from({ length: shardingSettings.shardsPerGroup ?? 300 }, (_, i) => ShardId.make("default", i + 1))
+
+  const report = Effect.gen(function*() {
+    const owned = shards.filter((shard) => sharding.hasShardId(shard)).map((shard) => shard.id)
+    const entities = yield* sharding.activeEntityCount
+    yield* sql`
+      INSERT INTO runner_stats (address, shards, entities, started_at, reported_at)
+      VALUES (${address}, ${`{${owned.join(",")}}`}::integer[], ${entities}, ${startedAt}, now())
+      ON CONFLICT (address) DO UPDATE SET shards = EXCLUDED.shards, entities = EXCLUDED.entities,
+        started_at = EXCLUDED.started_at, reported_at = EXCLUDED.reported_at`
+  })
+
+  yield* Effect.addFinalizer(() =>
+    sql`DELETE FROM runner_stats WHERE address = ${address}`.pipe(Effect.timeout("2 seconds"), Effect.ignore)
+  )
+  yield* report.pipe(
+    Effect.catchAllCause((cause) => Effect.logDebug("runner report failed", cause)),
+    Effect.repeat(Schedule.spaced(REPORT_INTERVAL)),
+    Effect.forkScoped
+  )
+}))

@@ -1,0 +1,83 @@
+/**
+ * The operator's view of the cluster, read from PostgreSQL by any api process: the runners the
+ * cluster knows (`cluster_runners`) with what each last reported (`runner_stats`), numbers by
+ * status, the webhook backlog and the oldest unprocessed cluster message.
+ */
+import * as Snowflake from "@effect/cluster/Snowflake"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { ClusterView as View } from "@wagate/domain/ClusterView"
+import * as Effect from "effect/Effect"
+import { sharding } from "../cluster/Cluster.js"
+
+const SHARDS = sharding.shardsPerGroup ?? 300
+/** Reports older than this are from runners that are gone. */
+const STALE_SECONDS = 20
+
+const iso = (value: Date | string) => new Date(value).toISOString()
+
+export class ClusterView extends Effect.Service<ClusterView>()("@wagate/gateway/ClusterView", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    // The cluster's tables exist once a runner (or the single runner) has started.
+    const orEmpty = <A>(query: Effect.Effect<ReadonlyArray<A>, unknown>) =>
+      query.pipe(Effect.catchAll(() => Effect.succeed<ReadonlyArray<A>>([])))
+
+    const read = Effect.gen(function*() {
+      const runners = yield* orEmpty(sql<{ address: string; healthy: boolean; last_heartbeat: Date }>`
+        SELECT address, healthy, last_heartbeat FROM cluster_runners ORDER BY address`)
+      const reports = yield* sql<{ address: string; shards: Array<number>; entities: number; reported_at: Date }>`
+        SELECT address, shards, entities, reported_at FROM runner_stats
+        WHERE reported_at > now() - make_interval(secs => ${STALE_SECONDS})`
+      const byAddress = new Map(reports.map((r) => [r.address, r]))
+      const owned = new Set(reports.flatMap((r) => r.shards))
+      const statuses = yield* sql<{ status: string; n: number }>`
+        SELECT status, count(*)::int AS n FROM numbers WHERE deleted_at IS NULL GROUP BY status`
+      const notWorking = yield* sql<{ id: string; phone: string; status: string; status_reason: string | null }>`
+        SELECT id, phone, status, status_reason FROM numbers
+        WHERE deleted_at IS NULL AND linked AND status <> 'WORKING' ORDER BY id LIMIT 100`
+      const [webhooks] = yield* sql<{ backlog: number; oldest: Date | null }>`
+        SELECT count(*)::int AS backlog, min(created_at) AS oldest FROM webhook_outbox
+        WHERE delivered_at IS NULL AND failed_at IS NULL`
+      const [messages] = yield* orEmpty(sql<{ unprocessed: number; oldest: string | null }>`
+        SELECT count(*)::int AS unprocessed, min(id)::text AS oldest FROM cluster_messages WHERE NOT processed`)
+      const now = Date.now()
+      const oldestMessage = messages?.oldest ? Snowflake.timestamp(Snowflake.Snowflake(messages.oldest)) : null
+      return {
+        time: new Date(now).toISOString(),
+        shards_per_group: SHARDS,
+        runners: runners.map((r) => {
+          const report = byAddress.get(r.address)
+          return {
+            address: r.address,
+            healthy: Boolean(r.healthy),
+            last_heartbeat: iso(r.last_heartbeat),
+            shards: report?.shards.length ?? 0,
+            entities: report?.entities ?? null,
+            reported_at: report ? iso(report.reported_at) : null
+          }
+        }),
+        unassigned_shards: SHARDS - owned.size,
+        numbers: {
+          by_status: Object.fromEntries(statuses.map((s) => [s.status, s.n])),
+          not_working: notWorking.map((n) => ({
+            id: Number(n.id),
+            phone: n.phone,
+            status: n.status,
+            reason: n.status_reason
+          }))
+        },
+        webhooks: {
+          backlog: webhooks.backlog,
+          lag_seconds: webhooks.oldest === null ? null : Math.max(0, (now - new Date(webhooks.oldest).getTime()) / 1000)
+        },
+        cluster_messages: {
+          unprocessed: messages?.unprocessed ?? 0,
+          oldest_age_seconds: oldestMessage === null ? null : Math.max(0, (now - oldestMessage) / 1000)
+        }
+      } satisfies typeof View.Type
+    }).pipe(Effect.orDie, Effect.withSpan("ClusterView.read"))
+
+    return { read } as const
+  })
+}) {}

@@ -1,0 +1,153 @@
+/**
+ * What the cluster tests do to a running cluster, over its HTTP surfaces only: provision numbers
+ * through the operator API, send steadily through the public API (each send under its own
+ * Idempotency-Key, retried with it until it has a definite answer), have peers write to the
+ * numbers through the simulator's control API, and read back what the network received.
+ */
+import { OPERATOR_TOKEN } from "./ClusterProcesses.js"
+
+const ops = { authorization: `Bearer ${OPERATOR_TOKEN}`, "content-type": "application/json" }
+
+const call = async (url: string, init: RequestInit & { headers?: Record<string, string> } = {}) => {
+  const response = await fetch(url, { ...init, signal: AbortSignal.timeout(30_000) })
+  const text = await response.text()
+  let body: any = null
+  try {
+    body = text === "" ? null : JSON.parse(text)
+  } catch {
+    body = text
+  }
+  return { status: response.status, body }
+}
+
+const must = async (url: string, init: RequestInit & { headers?: Record<string, string> } = {}) => {
+  const { body, status } = await call(url, init)
+  if (status >= 300) throw new Error(`${init.method ?? "GET"} ${url}: ${status} ${JSON.stringify(body)}`)
+  return body
+}
+
+export interface NumberRef {
+  readonly id: number
+  readonly phone: string
+  /** The account key that sends from it. */
+  readonly key: string
+  /** The peer that writes to it first, and that it answers. */
+  readonly peer: string
+}
+
+export interface SimNumber {
+  readonly phone: string
+  readonly linked: boolean
+  readonly status: string
+  readonly session_open: boolean
+}
+
+export const simNumbers = (simUrl: string): Promise<ReadonlyArray<SimNumber>> =>
+  must(`${simUrl}/sim/v1/numbers`, { headers: ops })
+
+/** Numbers of `phones` that the network sees connected (WORKING, session open). */
+export const working = async (simUrl: string, phones: ReadonlySet<string>) =>
+  (await simNumbers(simUrl)).filter((n) => phones.has(n.phone) && n.status === "WORKING" && n.session_open).length
+
+/**
+ * `accounts` accounts of `perAccount` numbers each. The accounts and their keys go through the
+ * operator API; the numbers are written to the database as numbers linked before (as after a
+ * restart of a gateway that linked them), which the runners connect when they start. Linking a
+ * thousand numbers one by one through the API is what test/api covers, and takes minutes here.
+ */
+export const provision = async (
+  apiUrl: string,
+  seedNumbers: (accountId: number, phones: ReadonlyArray<string>) => Promise<void>,
+  accounts: number,
+  perAccount: number
+): Promise<ReadonlyArray<NumberRef>> => {
+  const numbers: Array<NumberRef> = []
+  const run = Date.now().toString().slice(-5)
+  for (let a = 0; a < accounts; a++) {
+    const account = await must(`${apiUrl}/ops/v1/accounts`, {
+      method: "POST",
+      headers: ops,
+      body: JSON.stringify({ email: `cluster-${run}-${a}@example.kz`, company: "Cluster LLP" })
+    })
+    await must(`${apiUrl}/ops/v1/accounts/${account.id}/credit`, {
+      method: "POST",
+      headers: ops,
+      body: JSON.stringify({ amount: 10_000_000 })
+    })
+    const { key } = await must(`${apiUrl}/ops/v1/keys`, {
+      method: "POST",
+      headers: ops,
+      body: JSON.stringify({ account_id: account.id })
+    })
+    const phones = Array.from({ length: perAccount }, (_, i) => `7701${run}${String(a * perAccount + i).padStart(5, "0")}`)
+    await seedNumbers(account.id, phones)
+    const listed = await must(`${apiUrl}/api/v1/numbers`, { headers: { authorization: `Bearer ${key}` } })
+    for (const n of listed.numbers as ReadonlyArray<{ id: number; phone: string }>) {
+      numbers.push({ id: n.id, phone: n.phone, key, peer: `7702${n.phone.slice(4)}` })
+    }
+  }
+  return numbers
+}
+
+export interface SendOutcome {
+  readonly text: string
+  readonly from: string
+  /** The final answer's status (200: accepted); 0 when none came. */
+  readonly status: number
+  readonly code: string | null
+  /** Answers that were not the final one (retried), by status. */
+  readonly retried: ReadonlyArray<number>
+}
+
+/** One send, retried under its Idempotency-Key while the answer is 503 or nothing, up to `patienceMs`. */
+export const send = async (apiUrl: string, n: NumberRef, text: string, patienceMs = 45_000): Promise<SendOutcome> => {
+  const deadline = Date.now() + patienceMs
+  const retried: Array<number> = []
+  const key = `cluster-${text}`
+  for (;;) {
+    const { body, status } = await call(`${apiUrl}/api/v1/messages/send`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${n.key}`, "content-type": "application/json", "idempotency-key": key },
+      body: JSON.stringify({ to: n.peer, text, from: n.id })
+    }).catch(() => ({ status: 0, body: null }))
+    const retry = status === 0 || status === 503
+    if (!retry || Date.now() > deadline) {
+      return { text, from: n.phone, status, code: body?.code ?? null, retried }
+    }
+    retried.push(status)
+    await new Promise((resolve) => setTimeout(resolve, 500))
+  }
+}
+
+/** A peer writes to a number; the id the network gave the message. */
+export const inbound = async (simUrl: string, n: NumberRef, text: string): Promise<string> =>
+  (await must(`${simUrl}/sim/v1/inbound`, {
+    method: "POST",
+    headers: ops,
+    body: JSON.stringify({ to: n.phone, from: n.peer, text })
+  })).wa_message_id
+
+export interface Sent {
+  readonly from: string
+  readonly to: string
+  readonly text: string | null
+  readonly sent_at: string
+}
+
+export const sentLog = (simUrl: string): Promise<ReadonlyArray<Sent>> => must(`${simUrl}/sim/v1/sent`, { headers: ops })
+
+/**
+ * Runs `tick(i)` at `perSecond` for as long as `running()` holds, without waiting for each to
+ * finish (an open loop, as independent clients are); resolves when every tick has.
+ */
+export const steady = async (perSecond: number, running: () => boolean, tick: (i: number) => Promise<void>) => {
+  const started = Date.now()
+  const pending: Array<Promise<void>> = []
+  for (let i = 0; running(); i++) {
+    const due = started + (i * 1000) / perSecond
+    const wait = due - Date.now()
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+    pending.push(tick(i))
+  }
+  await Promise.all(pending)
+}

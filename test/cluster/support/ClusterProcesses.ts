@@ -1,0 +1,156 @@
+/**
+ * A wagate cluster of separate processes on the loopback, as a deployment runs it: the
+ * standalone simulator, one api process and runner processes, sharing a fresh PostgreSQL
+ * database and a Redis key prefix. Every process is stopped when the scope closes.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as Reactivity from "@effect/experimental/Reactivity"
+import * as Database from "@wagate/store/Database"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Scope from "effect/Scope"
+import { randomBytes } from "node:crypto"
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { type Child, freePort, REPO, spawnTs, stop, waitReady } from "../../bench/support/Processes.js"
+
+export const OPERATOR_TOKEN = "wag_op_cluster_test_token"
+const SERVER = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
+const REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379"
+const GATEWAY = join(REPO, "test/bench/support/GatewayProcess.ts")
+const SIMULATOR = join(REPO, "apps/gateway/src/simulator.ts")
+
+/** A fresh, migrated database for the scope (dropped after), its URL and a client on it. */
+export const freshDatabase = Effect.gen(function*() {
+  const name = `wagate_cluster_${randomBytes(5).toString("hex")}`
+  const admin = yield* PgClient.make({ url: Redacted.make(SERVER), maxConnections: 1 })
+  yield* Effect.acquireRelease(
+    admin.unsafe(`CREATE DATABASE ${name}`),
+    () => admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).pipe(Effect.ignore)
+  )
+  const url = new URL(SERVER)
+  url.pathname = `/${name}`
+  const context = yield* Layer.build(Database.layerPostgres({ url: Redacted.make(url.toString()), maxConnections: 4 }))
+  return { url: url.toString(), sql: context.unsafeMap.get(SqlClient.SqlClient.key) as SqlClient.SqlClient }
+}).pipe(Effect.provide(Reactivity.layer), Effect.orDie)
+
+export interface Cluster {
+  readonly simUrl: string
+  readonly apiUrl: string
+  readonly sql: SqlClient.SqlClient
+  /** The runners now running, by slot. */
+  readonly runners: Array<Child | null>
+  /** Starts (again) the runner of `slot`, on the slot's runner port. */
+  readonly startRunner: (slot: number) => Effect.Effect<Child>
+  /** Runners registered and healthy in the cluster's table (heartbeat within the lock expiry). */
+  readonly healthyRunners: Effect.Effect<number>
+}
+
+const stopped = (child: Child) =>
+  Effect.addFinalizer(() => Effect.suspend(() => stop(child, 20_000)))
+
+/** The simulator, an api process and `runnerCount` runners, all ready. */
+export const start = <A>(
+  runnerCount: number,
+  /** Runs once the api process is ready, before any runner starts (e.g. to seed the database). */
+  beforeRunners: (ready: { readonly apiUrl: string; readonly simUrl: string; readonly sql: SqlClient.SqlClient }) => Effect.Effect<A>
+): Effect.Effect<Cluster & { readonly prepared: A }, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const scope = yield* Effect.scope
+    const started = Date.now()
+    const { sql, url } = yield* freshDatabase
+    const simPort = yield* freePort
+    const httpPort = yield* freePort
+    const runnerPorts: Array<number> = []
+    for (let i = 0; i < runnerCount; i++) runnerPorts.push(yield* freePort)
+    const simUrl = `http://127.0.0.1:${simPort}`
+    const common = {
+      DATABASE_URL: url,
+      REDIS_URL,
+      REDIS_PREFIX: `wagate-cluster-${randomBytes(4).toString("hex")}`,
+      OPERATOR_TOKEN,
+      WA_DRIVER: "simulator",
+      WA_SIM_URL: simUrl
+    }
+
+    const sim = spawnTs("simulator", SIMULATOR, { env: { SIM_HOST: "127.0.0.1", SIM_PORT: String(simPort), OPERATOR_TOKEN } })
+    yield* stopped(sim)
+    const api = spawnTs("api", GATEWAY, {
+      env: {
+        ...common,
+        WAGATE_ROLE: "api",
+        HTTP_HOST: "127.0.0.1",
+        HTTP_PORT: String(httpPort),
+        DATA_DIR: mkdtempSync(join(tmpdir(), "wagate-cluster-api-"))
+      }
+    })
+    yield* stopped(api)
+    const apiUrl = `http://127.0.0.1:${httpPort}`
+    yield* waitReady(sim, `${simUrl}/sim/v1/config`, 120_000).pipe(Effect.catchAllDefect(() => Effect.void))
+    yield* waitReady(api, `${apiUrl}/api/status`, 120_000)
+    console.log(`[cluster] simulator and api ready in ${Date.now() - started} ms`)
+
+    const prepared = yield* beforeRunners({ apiUrl, simUrl, sql })
+    console.log(`[cluster] prepared in ${Date.now() - started} ms`)
+    const runners: Array<Child | null> = runnerPorts.map(() => null)
+    const startRunner = (slot: number) =>
+      Effect.gen(function*() {
+        const child = spawnTs(`runner-${slot}`, GATEWAY, {
+          env: {
+            ...common,
+            WAGATE_ROLE: "runner",
+            HTTP_HOST: "127.0.0.1",
+            HTTP_PORT: String(yield* freePort),
+            RUNNER_HOST: "127.0.0.1",
+            RUNNER_LISTEN_HOST: "127.0.0.1",
+            RUNNER_PORT: String(runnerPorts[slot]),
+            DATA_DIR: mkdtempSync(join(tmpdir(), "wagate-cluster-runner-"))
+          }
+        })
+        runners[slot] = child
+        yield* Scope.addFinalizer(scope, Effect.suspend(() => stop(child, 20_000)))
+        return child
+      })
+    const healthyRunners = sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM cluster_runners
+      WHERE healthy AND last_heartbeat > now() - interval '5 seconds'`.pipe(
+      Effect.map(([row]) => row.n),
+      Effect.catchAll(() => Effect.succeed(0))
+    )
+    for (let slot = 0; slot < runnerCount; slot++) yield* startRunner(slot)
+    yield* untilTrue(Effect.map(healthyRunners, (n) => n === runnerCount), 120_000, "runners registered")
+    console.log(`[cluster] ${runnerCount} runners registered in ${Date.now() - started} ms`)
+    return { simUrl, apiUrl, sql, runners, startRunner, healthyRunners, prepared }
+  })
+
+/** Polls until `check` is true, dying with `what` after `timeoutMs`. */
+export const untilTrue = (check: Effect.Effect<boolean>, timeoutMs: number, what: string) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + timeoutMs
+    while (!(yield* check)) {
+      if (Date.now() > deadline) return yield* Effect.dieMessage(`timed out waiting for: ${what}`)
+      yield* Effect.sleep("200 millis")
+    }
+  })
+
+/** Kills a runner at once (no shutdown at all), as a crash or an OOM kill would. */
+export const kill = (child: Child) =>
+  Effect.promise(() =>
+    new Promise<void>((resolve) => {
+      child.stopping.value = true
+      if (child.process.exitCode !== null || child.process.signalCode !== null) return resolve()
+      child.process.once("exit", () => resolve())
+      child.process.kill("SIGKILL")
+    })
+  )
+
+/** Asks a runner to stop (SIGTERM) and waits for its exit; the time it took, in ms. */
+export const terminate = (child: Child) =>
+  Effect.gen(function*() {
+    const started = Date.now()
+    yield* stop(child, 30_000)
+    return Date.now() - started
+  })
