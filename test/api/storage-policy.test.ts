@@ -196,7 +196,7 @@ describe("storage upkeep and policy", () => {
         [5368709121, 1, [{ gb: 10, kzt: 990, count: 1 }], 990, 33, "over_allowance"]
       )
       const balance = yield* api.account.balance()
-      assert.deepStrictEqual([balance.daily_charge, balance.days_left], [before.daily_charge + 33, Math.floor(9900 / (before.daily_charge + 33))])
+      assert.deepStrictEqual([balance.daily_charge, balance.days_left], [before.daily_charge + 33, Math.floor(before.balance / (before.daily_charge + 33))])
 
       // The balance no longer covers a day: storage is unpaid, and new incoming files are not kept.
       yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>

@@ -87,7 +87,7 @@ describe("MCP: handshake and tools", () => {
       assert.strictEqual((send.inputSchema.properties as any).text.maxLength, 4096)
       assert.deepStrictEqual(tools[3].inputSchema.required, ["phone"])
       assert.deepStrictEqual((tools[2].outputSchema as any).required, [
-        "rating", "tier", "tier_title", "enough_data", "limits", "used", "cold_blocked_until", "warmup"
+        "rating", "tier", "tier_title", "enough_data", "limits", "used", "cold_blocked_until", "warmup", "paused"
       ])
       assert.isTrue(tools[1].annotations?.readOnlyHint)
       assert.isFalse(tools[0].annotations?.readOnlyHint)

@@ -58,8 +58,10 @@ export const make = (
       )
       if (found._tag === "None" || !found.value.isLatest) {
         const why = found._tag === "None" ? "no answer" : found.value.error ?? "not found"
+        // The reason without its class name: an unreachable network is expected here, not a fault.
+        const reason = why instanceof Error ? why.message : String(why)
         return yield* Effect.logWarning(
-          `could not fetch the current WhatsApp Web version (${String(why)}); announcing ${known?.join(".") ?? "Baileys' own"}`
+          `could not fetch the current WhatsApp Web version (${reason}); announcing ${known?.join(".") ?? "Baileys' own"}`
         )
       }
       const version = found.value.version
