@@ -44,6 +44,15 @@ export const checkRange = (since: Date | undefined, until: Date | undefined) =>
     ? Effect.fail(new InvalidParam({ error: "since must be earlier than until" }))
     : Effect.void
 
+/** The `since` and `until` of a history filter, each parsed and checked as one range. */
+export const parseRange = (raw: { readonly since?: string | undefined; readonly until?: string | undefined }) =>
+  Effect.gen(function*() {
+    const since = yield* parseOptionalInstant(raw.since, "since")
+    const until = yield* parseOptionalInstant(raw.until, "until")
+    yield* checkRange(since, until)
+    return { since, until }
+  })
+
 /** Digits of a phone in international format; a leading + and spaces, dashes, brackets are dropped. */
 export const normalizePhone = (raw: string): string | null => {
   const digits = raw.trim().replace(/^\+/, "").replace(/[\s()-]/g, "")

@@ -19,7 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { NumberScope } from "../NumberScope.js"
-import { checkRange, parseChat, parseOptionalInstant } from "../Params.js"
+import { parseChat, parseRange } from "../Params.js"
 import { retainedSince } from "./Retention.js"
 
 /** A link to an archive is valid this long from the request that made it. */
@@ -36,9 +36,7 @@ export const HistoryHttp = HttpApiBuilder.group(WagateApi, "history", (handlers)
       Effect.gen(function*() {
         const principal = yield* CurrentKey
         const number = yield* scope.reading(principal, urlParams.from)
-        const since = yield* parseOptionalInstant(urlParams.since, "since")
-        const until = yield* parseOptionalInstant(urlParams.until, "until")
-        yield* checkRange(since, until)
+        const { since, until } = yield* parseRange(urlParams)
         const format = urlParams.format ?? "csv"
         const now = yield* DomainClock.now
         const wait = yield* records.takeDownload(principal.accountId, now)
@@ -101,9 +99,7 @@ export const ArchiveExportsHttp = HttpApiBuilder.group(WagateApi, "exports", (ha
         Effect.gen(function*() {
           const principal = yield* CurrentKey
           const number = yield* scope.reading(principal, payload.from)
-          const since = yield* parseOptionalInstant(payload.since, "since")
-          const until = yield* parseOptionalInstant(payload.until, "until")
-          yield* checkRange(since, until)
+          const { since, until } = yield* parseRange(payload)
           const chat = payload.chat === undefined ? null : yield* parseChat(payload.chat)
           const health = yield* blobs.health
           if (health.status === "down") return yield* new StorageUnavailable()

@@ -8,7 +8,7 @@ import { Messages } from "@wagate/store/Messages"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { NumberScope } from "../NumberScope.js"
-import { checkRange, parseChat, parseOptionalInstant } from "../Params.js"
+import { parseChat, parseRange } from "../Params.js"
 import { retainedSince } from "./Retention.js"
 import { makeSend } from "./SendHttp.js"
 
@@ -23,9 +23,7 @@ export const MessagesHttp = HttpApiBuilder.group(WagateApi, "messages", (handler
         Effect.gen(function*() {
           const principal = yield* CurrentKey
           const number = yield* scope.reading(principal, urlParams.from)
-          const since = yield* parseOptionalInstant(urlParams.since, "since")
-          const until = yield* parseOptionalInstant(urlParams.until, "until")
-          yield* checkRange(since, until)
+          const { since, until } = yield* parseRange(urlParams)
           const chatId = urlParams.chat === undefined ? undefined : yield* parseChat(urlParams.chat)
           const page = yield* messages.page({
             accountId: principal.accountId,

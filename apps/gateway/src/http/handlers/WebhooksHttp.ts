@@ -14,7 +14,7 @@ import * as Option from "effect/Option"
 import { Settings } from "../../Config.js"
 import { bounded } from "../EntityCalls.js"
 import { requireAccountKey } from "../NumberScope.js"
-import { checkRange, parseOptionalInstant } from "../Params.js"
+import { parseRange } from "../Params.js"
 
 /** Showing and changing an account's webhook, for the account's API and the operator's. */
 export const makeWebhookCalls = Effect.gen(function*() {
@@ -75,9 +75,7 @@ export const WebhooksHttp = HttpApiBuilder.group(WagateApi, "webhooks", (handler
             return yield* new InvalidParam({ error: "Give event_id, or a range with since and/or until, not both" })
           }
           if (payload.event_id !== undefined) return yield* calls.resend(accountId, { eventId: payload.event_id })
-          const since = yield* parseOptionalInstant(payload.since, "since")
-          const until = yield* parseOptionalInstant(payload.until, "until")
-          yield* checkRange(since, until)
+          const { since, until } = yield* parseRange(payload)
           return yield* calls.resend(accountId, { since: since?.getTime(), until: until?.getTime() })
         }))
   }))
