@@ -38,6 +38,8 @@ import * as Redis from "../../apps/gateway/src/infra/Redis.js"
 import { RequestCounter } from "../../apps/gateway/src/infra/RequestCounter.js"
 
 export const OPERATOR_TOKEN = "wag_op_test_operator_token"
+/** The key that seals webhook secrets in every test gateway (and test process) sharing a database. */
+export const WEBHOOK_SECRET_KEY = Buffer.alloc(32, 7).toString("base64")
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379"
 
 export type DatabaseContext = Context.Context<Database.Database>
@@ -106,6 +108,7 @@ export const startGateway = (database: DatabaseContext, options: GatewayOptions 
       role: options.role ?? "all",
       dataDir,
       operatorToken: Option.some(Redacted.make(OPERATOR_TOKEN)),
+      webhookSecretKey: Option.some(Redacted.make(WEBHOOK_SECRET_KEY)),
       runnerHost: "127.0.0.1",
       runnerListenHost: "127.0.0.1",
       runnerPort: yield* freePort,

@@ -45,6 +45,10 @@ export interface GatewaySettings {
   readonly shutdownTimeoutMs: number
   /** Let webhook URLs reach loopback and private addresses (tests, closed networks). */
   readonly webhookAllowPrivateUrls: boolean
+  /** The key that seals webhook secrets at rest; none: `DATA_DIR/webhook-secret-key`. */
+  readonly webhookSecretKey: Option.Option<Redacted.Redacted>
+  /** Older keys that still open webhook secrets sealed before a key rotation. */
+  readonly webhookSecretKeysOld: ReadonlyArray<Redacted.Redacted>
   /** How long a webhook receiver has to answer. */
   readonly webhookTimeoutMs: number
   /** How often due webhook events are looked for; unset: 1 s on PostgreSQL, 250 ms embedded. */
@@ -136,6 +140,13 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
   webhookAllowPrivateUrls: Config.boolean("WEBHOOK_ALLOW_PRIVATE_URLS").pipe(
     Config.withDefault(false),
     Config.withDescription("Let webhook URLs reach loopback and private addresses (never on a public gateway)")
+  ),
+  webhookSecretKey: Config.option(Config.redacted("WEBHOOK_SECRET_KEY").pipe(
+    Config.withDescription("32 bytes, base64 or hex, that seal webhook secrets at rest (default: DATA_DIR/webhook-secret-key)")
+  )),
+  webhookSecretKeysOld: Config.array(Config.redacted(), "WEBHOOK_SECRET_KEYS_OLD").pipe(
+    Config.withDefault([]),
+    Config.withDescription("Earlier WEBHOOK_SECRET_KEY values, comma-separated, still accepted to read secrets sealed with them")
   ),
   webhookTimeoutMs: Config.integer("WEBHOOK_TIMEOUT_MS").pipe(
     Config.withDefault(10_000),

@@ -193,6 +193,18 @@ export class OpsGroup extends HttpApiGroup.make("ops")
 {}
 
 /**
+ * What `POST /ops/v1/webhook-secrets/reseal` did: secrets sealed again with the current key
+ * (`key`, its id), and endpoints whose secrets no key of the process opens.
+ *
+ * @since 1.0.0
+ */
+export const ResealedSecrets = Schema.Struct({
+  resealed: Schema.Int,
+  unreadable: Schema.Int,
+  key: Schema.String
+}).annotations({ identifier: "ResealedSecrets" })
+
+/**
  * An account's webhook, set by the operator (the CLI's `webhook set` / `webhook show`): the same
  * rules and answers as the account's own `/api/v1/webhook`.
  *
@@ -220,6 +232,10 @@ export class OpsWebhooksGroup extends HttpApiGroup.make("opsWebhooks")
       .addError(E.wire(E.InvalidParam))
       .addError(E.wire(E.NotFound))
       .addError(E.wire(E.Capacity))
+  )
+  .add(
+    HttpApiEndpoint.post("resealSecrets")`/webhook-secrets/reseal`
+      .addSuccess(ResealedSecrets)
   )
   .middleware(OperatorAuth)
   .prefix("/ops/v1")
