@@ -390,3 +390,70 @@ describe("people WhatsApp names only by a LID, on the Baileys driver", () => {
       assert.deepStrictEqual([final.messages.length, final.messages[0]!.peer], [5, peer])
     }))
 })
+
+describe("messages the network did not take, on the Baileys driver", () => {
+  it.scopedLive("re-sent under the same id on each reconnect, at most 5 times, then failed alone; the messages behind it go out", () =>
+    Effect.gen(function*() {
+      const { acme, api, fake, gateway, id } = yield* workingNumber
+      const stuck = uniquePhone()
+      const other = uniquePhone()
+      const send = (to: string, text: string) =>
+        api.messages.send({ payload: { to, text } }).pipe(
+          Effect.retry({ while: (e) => e._tag === "RateLimited", schedule: Schedule.spaced("250 millis") })
+        )
+      const row = (id: number) =>
+        Effect.map(
+          query<{ status: string; send_attempts: number; error: string | null }>(gateway.database, (sql) =>
+            sql`SELECT status, send_attempts, error FROM messages WHERE id = ${id}`),
+          (rows) => rows[0]!
+        )
+
+      // The connection drops under both sends (Baileys' Boom "Connection Closed"): both stay pending.
+      const closed = () => ({ _tag: "fail" as const, error: Object.assign(new Error("Connection Closed"), { output: { statusCode: 428 } }) })
+      let otherDown = true
+      const install = () => {
+        fake.latest().sendOutcome = (jid) =>
+          jid === `${stuck}@s.whatsapp.net` || (otherDown && jid === `${other}@s.whatsapp.net`) ? closed() : null
+      }
+      install()
+      const first = yield* send(stuck, "first")
+      const second = yield* send(other, "second")
+      assert.deepStrictEqual([(yield* row(first.id)).status, (yield* row(second.id)).status], ["pending", "pending"])
+      otherDown = false
+
+      // Each reconnect hands the pending messages to WhatsApp again, under the ids they were recorded with.
+      for (let n = 1; n <= 5; n++) {
+        const sockets = fake.sockets.length
+        fake.latest().close(428)
+        yield* eventually(Effect.sync(() => fake.sockets.length), (k) => k === sockets + 1)
+        install()
+        fake.latest().open()
+        yield* eventually(row(first.id), (r) => r.send_attempts === n)
+        if (n === 1) {
+          // The one behind it is not held up: it went out on the first reconnect.
+          yield* eventually(row(second.id), (r) => r.status === "sent")
+          assert.deepStrictEqual(
+            fake.latest().sent.map((s) => [s.jid, s.options?.messageId]),
+            [[`${stuck}@s.whatsapp.net`, first.wa_message_id], [`${other}@s.whatsapp.net`, second.wa_message_id]]
+          )
+        }
+      }
+      const failed = yield* eventually(row(first.id), (r) => r.status === "failed")
+      assert.match(failed.error ?? "", /^not taken by the network after 5 attempts: the connection dropped during the send: Connection Closed/)
+      assert.strictEqual((yield* row(second.id)).send_attempts, 1)
+      const acks = yield* query<{ id: string; ack: string }>(gateway.database, (sql) =>
+        sql`SELECT payload->'data'->>'id' AS id, payload->'data'->>'ack' AS ack FROM webhook_outbox
+            WHERE event = 'message.ack' AND account_id = ${acme.accountId} AND payload->'data'->>'id' = ${first.wa_message_id}`)
+      assert.deepStrictEqual(acks.map((a) => a.ack), ["failed"])
+
+      // A sixth reconnect sends it no more: the next socket carries only a new message.
+      const sockets = fake.sockets.length
+      fake.latest().close(428)
+      yield* eventually(Effect.sync(() => fake.sockets.length), (k) => k === sockets + 1)
+      fake.latest().open()
+      yield* eventually(api.numbers.connection({ path: { id } }), (c) => c.status === "WORKING")
+      const third = yield* send(other, "third")
+      yield* eventually(row(third.id), (r) => r.status === "sent")
+      assert.deepStrictEqual(fake.latest().sent.map((s) => s.options?.messageId), [third.wa_message_id])
+    }))
+})
