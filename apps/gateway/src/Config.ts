@@ -69,6 +69,11 @@ export interface GatewaySettings {
   readonly billingTickMs: number
   /** Secret of the test payment provider; unset: the provider is off. */
   readonly paymentsTestSecret: Option.Option<Redacted.Redacted>
+  /** The SMTP server cabinet mail (email confirmation, password reset) goes through; unset: the log. */
+  readonly smtpUrl: Option.Option<Redacted.Redacted>
+  readonly mailFrom: string
+  /** The address customers reach the gateway at, for links in mail; unset: http://localhost:HTTP_PORT. */
+  readonly publicUrl: Option.Option<string>
 }
 
 export const settings: Config.Config<GatewaySettings> = Config.all({
@@ -190,6 +195,17 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
   ),
   paymentsTestSecret: Config.option(Config.redacted("PAYMENTS_TEST_SECRET").pipe(
     Config.withDescription("Turns on the test payment provider, whose webhooks are signed with this secret")
+  )),
+  smtpUrl: Config.option(Config.redacted("SMTP_URL").pipe(
+    Config.withDescription("SMTP server for cabinet mail: smtp://user:pass@host:587 (smtps:// for TLS); unset: mail goes to the log")
+  )),
+  mailFrom: Config.string("MAIL_FROM").pipe(
+    Config.withDefault("wagate <no-reply@localhost>"),
+    Config.withDescription("Sender of cabinet mail")
+  ),
+  publicUrl: Config.option(Config.string("PUBLIC_URL").pipe(
+    Config.validate({ message: "PUBLIC_URL must start with http:// or https://", validation: (u) => /^https?:\/\//.test(u) }),
+    Config.withDescription("Address customers reach the gateway at, for links in mail (https: cabinet cookies are Secure)")
   ))
 })
 

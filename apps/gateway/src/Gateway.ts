@@ -25,6 +25,7 @@ import { PaymentProviders } from "@wagate/numbers/billing/PaymentProvider"
 import * as TestPayments from "@wagate/numbers/billing/TestPayments"
 import { Accounts } from "@wagate/store/Accounts"
 import { Billing } from "@wagate/store/Billing"
+import { CabinetUsers } from "@wagate/store/CabinetUsers"
 import { ApiKeys } from "@wagate/store/ApiKeys"
 import { Conversations } from "@wagate/store/Conversations"
 import type * as Database from "@wagate/store/Database"
@@ -78,7 +79,8 @@ export const Stores = Layer.mergeAll(
   Conversations.Default,
   NumberStates.Default,
   WebhookStore.Default,
-  WebhookLog.Default
+  WebhookLog.Default,
+  CabinetUsers.Default
 )
 
 const webhookConfig = (settings: GatewaySettings) =>

@@ -172,6 +172,14 @@ export class OpsGroup extends HttpApiGroup.make("ops")
       .addError(E.wire(E.InvalidParam))
       .addError(E.wire(E.NotFound))
   )
+  .add(
+    // A one-time link (1 hour) for the account's owner to set the cabinet password: for a
+    // gateway without SMTP, or an account the operator made.
+    HttpApiEndpoint.post("cabinetResetLink")`/accounts/${id}/cabinet-reset-link`
+      .addSuccess(Schema.Struct({ url: Schema.String, expires_at: Timestamp }), { status: 201 })
+      .addError(E.wire(E.InvalidParam))
+      .addError(E.wire(E.NotFound))
+  )
   .add(HttpApiEndpoint.get("cluster", "/cluster").addSuccess(ClusterView))
   .add(
     // The process's metrics (e.g. wagate_zombie_restarts) in Prometheus' text format.
