@@ -135,13 +135,17 @@ export const logout = (ctx: SessionContext) =>
     yield* report(ctx, "STOPPED", { reason })
   })
 
+/** How long a logout while not connected waits for its own connection to open, and for the answer. */
+const OFFLINE_LOGOUT_MS = 6_000
+
 /**
  * A socket of its own (not the session's: no events reach the entity), open within the query
  * time limit, that sends WhatsApp `remove-companion-device` and is then ended.
  */
 const removeDevice = (ctx: SessionContext) =>
   Effect.gen(function*() {
-    const { settings } = ctx
+    // Short, so an operator's unlink answers within the gateway's entity time limit.
+    const limitMs = Math.min(ctx.settings.queryTimeoutMs, OFFLINE_LOGOUT_MS)
     const runtime = yield* Effect.runtime<never>()
     const socket = yield* Effect.try(() => ctx.deps.factory.make(Reconnect.socketOptions(ctx, runtime)))
     const opened = new Promise<void>((resolve, reject) => {
@@ -153,9 +157,9 @@ const removeDevice = (ctx: SessionContext) =>
     opened.catch(() => {})
     yield* Effect.ensuring(
       Effect.zipRight(
-        timed(() => opened, settings.queryTimeoutMs),
-        timed(() => socket.logout("logged out by the gateway"), settings.queryTimeoutMs)
+        timed(() => opened, limitMs),
+        timed(() => socket.logout("logged out by the gateway"), limitMs)
       ),
-      Effect.ignore(timed(() => Promise.resolve(socket.end(undefined)), settings.queryTimeoutMs))
+      Effect.ignore(timed(() => Promise.resolve(socket.end(undefined)), limitMs))
     )
   }).pipe((tell) => ctx.deps.connectSlots.withPermits(1)(tell))

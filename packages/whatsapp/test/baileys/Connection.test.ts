@@ -545,7 +545,7 @@ describe("Baileys driver: reconnecting", () => {
   })
 
   it.scoped("logout while WhatsApp cannot be reached: credentials deleted all the same, STOPPED says to remove the device on the phone", () => {
-    const h = Harness.make({ queryTimeoutMs: 20_000 })
+    const h = Harness.make()
     Harness.storeLinked(h, 1)
     return Effect.gen(function*() {
       const { rec, session } = yield* Harness.open({ id: 1, linked: true })
@@ -554,11 +554,11 @@ describe("Baileys driver: reconnecting", () => {
       const done = yield* Effect.fork(session.logout)
       yield* flush
       // The connection made to say goodbye never opens.
-      yield* advance(20_000)
+      yield* advance(6_000)
       yield* Fiber.join(done)
       assert.strictEqual(h.fake.latest().loggedOut, 0)
       const [last] = rec.take().slice(-1)
-      assert.match(last!, /STOPPED \(logged out here, but WhatsApp could not be reached to remove the device \(no answer within 20000 ms\)\: remove it on the phone under Linked devices\)$/)
+      assert.match(last!, /STOPPED \(logged out here, but WhatsApp could not be reached to remove the device \(no answer within 6000 ms\)\: remove it on the phone under Linked devices\)$/)
       assert.strictEqual(h.backend.rows.get(1)?.size, 0)
     }).pipe(Effect.provide(h.layer))
   })
