@@ -102,7 +102,11 @@ export const make = (ctx: NumberContext, session: Session) =>
             const key = OutgoingMedia.sentKey(number.accountId, numberId)
             const { file, size } = yield* Effect.scoped(Effect.gen(function*() {
               const file = yield* fetcher.fetch(content.url, content._tag)
-              const put = yield* blobs.put(key, file.stream, { contentType: file.mimeType }).pipe(
+              // The length the server announced, when it did: a store can then take the file in one piece.
+              const put = yield* blobs.put(key, file.stream, {
+                contentType: file.mimeType,
+                contentLength: file.announcedSize ?? undefined
+              }).pipe(
                 Effect.catchTag("BlobStoreError", (error) =>
                   Effect.zipRight(
                     Effect.logWarning("storing an attachment before its send failed", error),

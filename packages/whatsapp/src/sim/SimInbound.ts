@@ -6,7 +6,8 @@
  */
 import type { MessageType } from "@wagate/domain/Message"
 import * as Stream from "effect/Stream"
-import type { DriverUnavailable, IncomingMessage } from "../WhatsAppDriver.js"
+import * as Effect from "effect/Effect"
+import { DriverUnavailable as DriverUnavailableError, type DriverUnavailable, type IncomingMessage } from "../WhatsAppDriver.js"
 import type { SimOutgoing } from "./SimOutgoing.js"
 
 /**
@@ -102,3 +103,30 @@ export const fromNumber = (from: string, message: SimOutgoing, timestamp: number
     }
   }
 }
+
+/**
+ * A file served at `url`, as WhatsApp's media servers serve the files of messages: each download
+ * fetches it again and streams it (the control API's `media.url`, so a benchmark can send large
+ * files without the simulator holding them).
+ *
+ * @since 1.0.0
+ */
+export const downloadFrom = (url: string): Stream.Stream<Uint8Array, DriverUnavailable> =>
+  Stream.unwrap(
+    Effect.tryPromise({
+      try: (signal) => fetch(url, { signal }),
+      catch: (error) => new DriverUnavailableError({ reason: `the simulated media server failed: ${String(error)}` })
+    }).pipe(
+      Effect.filterOrFail(
+        (response) => response.ok && response.body !== null,
+        (response) => new DriverUnavailableError({ reason: `the simulated media server answered HTTP ${response.status}` })
+      ),
+      Effect.map((response) =>
+        Stream.fromReadableStream(
+          () => response.body!,
+          (error) => new DriverUnavailableError({ reason: `the simulated media server failed: ${String(error)}` })
+        )
+      )
+    )
+  )
+

@@ -91,7 +91,7 @@ const make = (model: SimModel.SimModel, device: SimDevice.SimDevice, mailbox: Si
         if (notNow !== null) return yield* notNow
         // The file is read as it would be uploaded; the network keeps a copy only for a recipient
         // that is a number of the gateway.
-        const held = yield* SimOutgoing.read(message, model.devices.has(message.to))
+        const held = yield* SimOutgoing.read(message, model.devices.get(message.to)?.linked === true)
         const now = yield* Clock.currentTimeMillis
         const notAfter = unavailable()
         if (notAfter !== null) return yield* notAfter
