@@ -109,6 +109,9 @@ export const make = (options: Options): Effect.Effect<BlobStoreService, never, S
       const readable = yield* NodeStream.toReadable(
         measured.stream.pipe(Stream.tapErrorCause((cause) => Deferred.failCause(bodyFailure, cause)))
       )
+      // The body's error reaches the caller through `bodyFailure`; the stream's own report of it
+      // must not go unhandled (PutObject pipes the stream without listening for errors).
+      readable.on("error", () => {})
       const length = putOptions.contentLength
       // A body of known length goes up as one streamed PutObject: no part is ever buffered.
       const single = length !== undefined && length <= MAX_SINGLE_PUT
@@ -145,6 +148,9 @@ export const make = (options: Options): Effect.Effect<BlobStoreService, never, S
             (failed) => failed ? Deferred.await(bodyFailure) : Effect.fail(error)
           )
         ),
+        // A body that fails (short of its announced length) leaves a PutObject waiting for the
+        // rest: the body's failure ends the request.
+        (put) => single ? Effect.raceFirst(put, Deferred.await(bodyFailure)) : put,
         // Whatever ended the upload, stop the body (it may still hold a file or a socket open).
         Effect.ensuring(Effect.sync(() => readable.destroy()))
       )
