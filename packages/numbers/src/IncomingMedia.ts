@@ -151,7 +151,7 @@ export const download = (r: {
           case "DownloadFailed":
             return yield* skip(`the file could not be downloaded: ${put.left.reason}`)
           case "OverLimit":
-            return yield* skip(`the file is too large to store (more than ${sizeText(r.maxBytes)}, the limit)`)
+            return yield* skip(`the file is too large to store (more than the limit of ${sizeText(r.maxBytes)})`)
           default:
             yield* Effect.logWarning("storing an incoming file failed", put.left)
             return yield* skip("the file could not be stored: the blob store is unavailable")
