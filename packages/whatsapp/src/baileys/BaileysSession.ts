@@ -129,7 +129,7 @@ export const open = (
       logger: BaileysLogger.make(runtime, settings.logLevel, { numberId: number.id }, () => clock.unsafeCurrentTimeMillis()),
       state: initialState(),
       lids: LidMap.make(() => auth.state.keys, (pairs) => onEvent({ _tag: "LidMapped", pairs })),
-      groups: GroupSubjects.make({ ttlMs: settings.groupSubjectTtlMs, timeoutMs: settings.queryTimeoutMs }),
+      groups: GroupSubjects.make({ ttlMs: settings.groupSubjectTtlMs, timeoutMs: settings.queryTimeoutMs, scope }),
       retryCounter: retryCounter(),
       onEvent,
       signal: (s) => void Queue.unsafeOffer(inbox, s)
