@@ -135,6 +135,8 @@ describe("POST /messages/send", () => {
       assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to, text: "x" })), "400 from_required")
       assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to, text: "x", from: "abc" })), "400 invalid_from")
       assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to, text: "x", from: other.numbers[0].id })), "404 number_not_found")
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to, text: "x", from: 999_999 })), "404 number_not_found")
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to, text: "x", from: String(other.numbers[0].id) })), "404 number_not_found")
       assert.strictEqual(code(yield* send(gateway, empty.accountKey, { to, text: "x" })), "409 no_numbers")
       const byPhone = yield* send(gateway, acme.accountKey, { to, text: "x", from: acme.numbers[1].phone })
       assert.deepStrictEqual([byPhone.status, byPhone.body.from.id], [200, acme.numbers[1].id])
