@@ -87,7 +87,14 @@ if (process.argv[2] === "--load") {
         headers: { authorization: `Bearer ${n.key}`, "content-type": "application/json" },
         body: JSON.stringify({ to: n.peer, text: `update ${k++}`, from: n.id })
       })
-      const body = (await response.body.json()) as { code?: string }
+      // A body that is not JSON is counted under its status, not a crash of the load.
+      const text = await response.body.text()
+      let body: { code?: string } = {}
+      try {
+        body = JSON.parse(text)
+      } catch {
+        body = { code: `${response.statusCode} (not JSON: ${JSON.stringify(text.slice(0, 40))})` }
+      }
       const elapsed = performance.now() - started
       if (Date.now() > warmupUntil) {
         if (response.statusCode === 200) {

@@ -34,8 +34,12 @@ process.once("exit", () => {
   for (const child of live) child.kill("SIGKILL")
 })
 
+const OUTPUT_KEPT = 1_000_000
+
 interface SpawnOptions {
   readonly env?: Record<string, string>
+  /** Whether the child starts from this process' environment, `env` on top (default true). */
+  readonly inheritEnv?: boolean
   /** Whether an exit not asked for by `stop` is reported on stderr (default true). */
   readonly reportExit?: boolean
   /** An IPC channel to the child (`child.process.send`, `process.send` in the child). */
@@ -46,14 +50,16 @@ interface SpawnOptions {
 export const spawnNode = (name: string, args: ReadonlyArray<string>, options: SpawnOptions = {}): Child => {
   const child = spawn(process.execPath, args, {
     cwd: REPO,
-    env: { ...process.env, ...options.env },
+    env: options.inheritEnv === false ? options.env : { ...process.env, ...options.env },
     stdio: options.ipc === true ? ["ignore", "pipe", "pipe", "ipc"] : ["ignore", "pipe", "pipe"]
   })
   live.add(child)
   child.once("exit", () => live.delete(child))
+  // The last megabyte of what it wrote (trimmed now and then, not on every chunk).
   let output = ""
   const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-20_000)
+    output += chunk.toString()
+    if (output.length > 2 * OUTPUT_KEPT) output = output.slice(-OUTPUT_KEPT)
   }
   child.stdout!.on("data", keep)
   child.stderr!.on("data", keep)
@@ -63,7 +69,7 @@ export const spawnNode = (name: string, args: ReadonlyArray<string>, options: Sp
       console.error(`${name} (pid ${child.pid}) exited unexpectedly (code ${code}, signal ${signal}):\n${output}`)
     }
   })
-  return { name, process: child, pid: child.pid!, output: () => output, stopping }
+  return { name, process: child, pid: child.pid!, output: () => output.slice(-OUTPUT_KEPT), stopping }
 }
 
 /** A TypeScript entry run with Node through the tsx loader, as `npm start` runs the gateway. */
