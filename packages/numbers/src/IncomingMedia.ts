@@ -16,7 +16,7 @@ import { Conversations } from "@wagate/store/Conversations"
 import type { IncomingMedia } from "@wagate/whatsapp/WhatsAppDriver"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as DomainClock from "./DomainClock.js"
+import * as DomainClock from "@wagate/domain/DomainClock"
 
 /** How incoming files are stored; the gateway sets them from its configuration. */
 export interface Settings {

@@ -9,7 +9,7 @@ import { BlobStore } from "@wagate/media/BlobStore"
 import * as StoragePolicy from "@wagate/media/StoragePolicy"
 import { MediaFiles } from "@wagate/store/MediaFiles"
 import * as Effect from "effect/Effect"
-import * as DomainClock from "./DomainClock.js"
+import * as DomainClock from "@wagate/domain/DomainClock"
 import { blobKey } from "./IncomingMedia.js"
 
 export const make = Effect.gen(function*() {
