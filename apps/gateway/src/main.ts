@@ -10,7 +10,9 @@ import * as Database from "@wagate/store/Database"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { realpathSync } from "node:fs"
 import { join } from "node:path"
+import { pathToFileURL } from "node:url"
 import { KeyRevocations } from "./auth/KeyRevocations.js"
 import { OperatorToken } from "./auth/OperatorToken.js"
 import * as Cluster from "./cluster/Cluster.js"
@@ -23,7 +25,7 @@ import { RequestCounter } from "./infra/RequestCounter.js"
 import * as Network from "./Network.js"
 import * as Shutdown from "./Shutdown.js"
 
-const Main = Layer.unwrapEffect(Effect.gen(function*() {
+export const Main = Layer.unwrapEffect(Effect.gen(function*() {
   const settings = yield* Settings
   yield* DataDir.prepare(settings.dataDir)
   const embedded = Option.isNone(settings.databaseUrl)
@@ -57,5 +59,10 @@ const Main = Layer.unwrapEffect(Effect.gen(function*() {
   return Layer.mergeAll(gateway, Layer.effectDiscard(announce), Shutdown.layer(settings.shutdownTimeoutMs))
 })).pipe(Layer.provide(Settings.layer))
 
-// No tracer is exported, so spans would only cost time: each one allocates and captures a stack.
-NodeRuntime.runMain(Layer.launch(Main).pipe(Effect.withTracerEnabled(false)))
+/** Runs a process of `layer` (Main, or Main with a test's hooks) until SIGTERM/SIGINT. */
+export const launch = (layer: Layer.Layer<never, unknown>) =>
+  // No tracer is exported, so spans would only cost time: each one allocates and captures a stack.
+  NodeRuntime.runMain(Layer.launch(layer).pipe(Effect.withTracerEnabled(false)))
+
+// Run when started as the program (`npm start`), not when a test's entry point imports Main.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) launch(Main)

@@ -172,6 +172,14 @@ export class OpsGroup extends HttpApiGroup.make("ops")
       .addError(E.wire(E.InvalidParam))
       .addError(E.wire(E.NotFound))
   )
+  .add(
+    // A one-time link (1 hour) for the account's owner to set the cabinet password: for a
+    // gateway without SMTP, or an account the operator made.
+    HttpApiEndpoint.post("cabinetResetLink")`/accounts/${id}/cabinet-reset-link`
+      .addSuccess(Schema.Struct({ url: Schema.String, expires_at: Timestamp }), { status: 201 })
+      .addError(E.wire(E.InvalidParam))
+      .addError(E.wire(E.NotFound))
+  )
   .add(HttpApiEndpoint.get("cluster", "/cluster").addSuccess(ClusterView))
   .add(
     // The process's metrics (e.g. wagate_zombie_restarts) in Prometheus' text format.
@@ -183,6 +191,18 @@ export class OpsGroup extends HttpApiGroup.make("ops")
   .middleware(OperatorAuth)
   .prefix("/ops/v1")
 {}
+
+/**
+ * What `POST /ops/v1/webhook-secrets/reseal` did: secrets sealed again with the current key
+ * (`key`, its id), and endpoints whose secrets no key of the process opens.
+ *
+ * @since 1.0.0
+ */
+export const ResealedSecrets = Schema.Struct({
+  resealed: Schema.Int,
+  unreadable: Schema.Int,
+  key: Schema.String
+}).annotations({ identifier: "ResealedSecrets" })
 
 /**
  * An account's webhook, set by the operator (the CLI's `webhook set` / `webhook show`): the same
@@ -212,6 +232,10 @@ export class OpsWebhooksGroup extends HttpApiGroup.make("opsWebhooks")
       .addError(E.wire(E.InvalidParam))
       .addError(E.wire(E.NotFound))
       .addError(E.wire(E.Capacity))
+  )
+  .add(
+    HttpApiEndpoint.post("resealSecrets")`/webhook-secrets/reseal`
+      .addSuccess(ResealedSecrets)
   )
   .middleware(OperatorAuth)
   .prefix("/ops/v1")

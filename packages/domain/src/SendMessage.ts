@@ -27,7 +27,10 @@ const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith
  * @since 1.0.0
  */
 export const SendMessageRequest = Schema.Struct({
-  to: Schema.String.annotations({ description: "Recipient in international format, digits only" }),
+  to: Schema.String.annotations({
+    description: "Recipient in international format, digits only; or the `chat_id` `<lid>@lid` of a person " +
+      "WhatsApp names only by a LID"
+  }),
   text: optional(Schema.String.annotations({ description: "Message text (at most 4096 characters)" })),
   image: optional(Schema.Struct({ url: Url, caption: Caption })),
   document: optional(Schema.Struct({

@@ -16,6 +16,12 @@ import { chatConflict, upsertChat } from "./ChatSql.js"
 import * as Outbox from "./Outbox.js"
 import { int } from "./Time.js"
 
+/** A recipient known only by its LID: `<lid>@lid`. @since 1.0.0 */
+export const isLid = (to: string): boolean => to.endsWith("@lid")
+
+/** The chat of a recipient: `<phone>@c.us`, or `<lid>@lid` as it is. @since 1.0.0 */
+export const chatIdOf = (to: string): string => (isLid(to) ? to : `${to}@c.us`)
+
 /** The Idempotency-Key was used before for a different request. @since 1.0.0 */
 export class IdempotencyConflict extends Data.TaggedError("IdempotencyConflict")<{ readonly key: string }> {}
 
@@ -23,6 +29,7 @@ export class IdempotencyConflict extends Data.TaggedError("IdempotencyConflict")
 export interface OutgoingRecord {
   readonly accountId: number
   readonly numberId: number
+  /** A phone (digits), or `<lid>@lid` for a person known only by its LID. */
   readonly to: string
   readonly type: MessageType
   readonly text: string
@@ -47,14 +54,16 @@ export interface StoredAnswer {
 }
 
 /** Splits a batch into rounds in which each number appears once, keeping the batch's positions. */
-const rounds = (batch: ReadonlyArray<OutgoingRecord>): Array<Array<readonly [OutgoingRecord, number]>> => {
+const rounds = (
+  batch: ReadonlyArray<readonly [OutgoingRecord, number]>
+): Array<Array<readonly [OutgoingRecord, number]>> => {
   const result: Array<Array<readonly [OutgoingRecord, number]>> = []
   const depth = new Map<number, number>()
-  batch.forEach((r, i) => {
-    const round = depth.get(r.numberId) ?? 0
-    depth.set(r.numberId, round + 1)
-    ;(result[round] ??= []).push([r, i])
-  })
+  for (const entry of batch) {
+    const round = depth.get(entry[0].numberId) ?? 0
+    depth.set(entry[0].numberId, round + 1)
+    ;(result[round] ??= []).push(entry)
+  }
   return result
 }
 
@@ -62,23 +71,40 @@ const rounds = (batch: ReadonlyArray<OutgoingRecord>): Array<Array<readonly [Out
 export const make = Effect.gen(function*() {
   const sql = yield* PgClient.PgClient
 
-  /** Whether this number talked with the phone before, and whether the person wrote first. */
-  const contact = Effect.fn("Conversations.contact")(function*(numberId: number, phone: string) {
+  /**
+   * Whether this number talked with the person before (a phone, or a `<lid>@lid` known only by
+   * its LID), and whether the person wrote first.
+   */
+  const contact = Effect.fn("Conversations.contact")(function*(numberId: number, to: string) {
     const [row] = yield* sql<{ wrote_first: boolean }>`
-      SELECT wrote_first FROM contacts WHERE number_id = ${numberId} AND phone = ${phone}`
+      SELECT wrote_first FROM contacts
+      WHERE number_id = ${numberId} AND ${isLid(to) ? sql`lid = ${to}` : sql`phone = ${to}`}
+      ORDER BY phone NULLS LAST LIMIT 1`
     return Option.map(Option.fromNullable(row), (r) => ({ wroteFirst: r.wrote_first }))
   })
 
-  /** One message, alone in its statement (how a batch that failed is written again). */
+  /** The phone of a LID (`<lid>@lid`), once the number learned it (its chats were merged then). */
+  const phoneOfLid = Effect.fn("Conversations.phoneOfLid")(function*(numberId: number, lid: string) {
+    const [row] = yield* sql<{ phone: string }>`
+      SELECT phone FROM contacts WHERE number_id = ${numberId} AND lid = ${lid} AND phone IS NOT NULL LIMIT 1`
+    return Option.map(Option.fromNullable(row), (r) => r.phone)
+  })
+
+  /**
+   * One message, alone in its statement: a message to a LID, and how a batch that failed is
+   * written again.
+   */
   const recordOne = Effect.fn("Conversations.recordOne")(function*(r: OutgoingRecord) {
-    const chatId = `${r.to}@c.us`
+    const lid = isLid(r.to)
+    const chatId = chatIdOf(r.to)
+    const peer = lid ? "" : r.to
     // One statement: the message, its Idempotency-Key, chat, contact and day's usage commit
     // together (a used key aborts it all with a unique violation).
     const rows = yield* sql<{ id: string }>`
       WITH msg AS (
-        INSERT INTO messages (account_id, number_id, direction, source, chat_id, peer, wa_message_id, type, text,
-                              status, media, first_contact, text_hash, created_at, updated_at)
-        VALUES (${r.accountId}, ${r.numberId}, 'out', ${r.source}, ${chatId}, ${r.to}, ${r.waMessageId},
+        INSERT INTO messages (account_id, number_id, direction, source, chat_id, peer, peer_lid, wa_message_id, type,
+                              text, status, media, first_contact, text_hash, created_at, updated_at)
+        VALUES (${r.accountId}, ${r.numberId}, 'out', ${r.source}, ${chatId}, ${peer}, ${lid ? r.to : null}, ${r.waMessageId},
                 ${r.type}, ${r.text}, 'pending', ${r.media === null ? null : sql.json(r.media)}, ${r.firstContact},
                 ${r.textHash}, ${r.at}, ${r.at})
         RETURNING id
@@ -94,8 +120,8 @@ export const make = Effect.gen(function*() {
           accountId: r.accountId,
           numberId: r.numberId,
           chatId,
-          peer: r.to,
-          peerLid: null,
+          peer,
+          peerLid: lid ? r.to : null,
           name: null,
           isGroup: false,
           groupSubject: null,
@@ -103,9 +129,9 @@ export const make = Effect.gen(function*() {
           incoming: false
         })}
       ), contact AS (
-        INSERT INTO contacts (number_id, phone, wrote_first, first_contact_at, last_contact_at, first_out_at)
-        VALUES (${r.numberId}, ${r.to}, false, ${r.at}, ${r.at}, ${r.at})
-        ON CONFLICT (number_id, phone) DO UPDATE SET
+        INSERT INTO contacts (number_id, phone, lid, wrote_first, first_contact_at, last_contact_at, first_out_at)
+        VALUES (${r.numberId}, ${lid ? null : r.to}::text, ${lid ? r.to : null}::text, false, ${r.at}, ${r.at}, ${r.at})
+        ON CONFLICT ${lid ? sql`(number_id, lid) WHERE phone IS NULL` : sql`(number_id, phone)`} DO UPDATE SET
           last_contact_at = EXCLUDED.last_contact_at,
           first_out_at = coalesce(contacts.first_out_at, EXCLUDED.first_out_at)
       ), usage AS (
@@ -192,14 +218,20 @@ export const make = Effect.gen(function*() {
       batch.length === 1
         ? Effect.map(recordOne(batch[0]), (id) => [id])
         : Effect.suspend(() => {
-          const split = rounds(batch)
+          // Messages to phones go in rounds; the rare message to a LID alone.
+          const split = rounds(batch.flatMap((r, i) => (isLid(r.to) ? [] : [[r, i] as const])))
           const ids: Array<number> = []
-          const all = Effect.forEach(split, (round) =>
-            Effect.map(recordRound(round.map(([r]) => r)), (recorded) => {
-              round.forEach(([, i], k) => (ids[i] = recorded[k]))
-            }), { discard: true })
-          // Several rounds commit together, so a batch written again one by one finds none of it.
-          return Effect.as(split.length === 1 ? all : sql.withTransaction(all), ids)
+          const statements = [
+            ...split.map((round) =>
+              Effect.map(recordRound(round.map(([r]) => r)), (recorded) => {
+                round.forEach(([, i], k) => (ids[i] = recorded[k]))
+              })
+            ),
+            ...batch.flatMap((r, i) => (isLid(r.to) ? [Effect.map(recordOne(r), (id) => void (ids[i] = id))] : []))
+          ]
+          const all = Effect.all(statements, { discard: true })
+          // Several statements commit together, so a batch written again one by one finds none of it.
+          return Effect.as(statements.length === 1 ? all : sql.withTransaction(all), ids)
         }),
     { singly: recordOne }
   )
@@ -298,13 +330,14 @@ export const make = Effect.gen(function*() {
     const rows = yield* sql<{
       id: string
       peer: string
+      chat_id: string
       wa_message_id: string
       type: string
       text: string
       media: MessageMedia | null
       send_attempts: number
     }>`
-      SELECT id, peer, wa_message_id, type, text, media, send_attempts FROM messages
+      SELECT id, peer, chat_id, wa_message_id, type, text, media, send_attempts FROM messages
       WHERE number_id = ${numberId} AND status = 'pending' ORDER BY id`
     return rows.map((r) => ({ ...r, id: int(r.id) }))
   }, Effect.orDie)
@@ -321,5 +354,5 @@ export const make = Effect.gen(function*() {
     yield* sql`DELETE FROM idempotency_keys WHERE account_id = ${accountId} AND key = ${key} AND created_at <= ${before}`
   })
 
-  return { contact, recordOutgoing, markRejected, findAnswer, expireKeys, forgetExpiredKey, pending, countAttempt } as const
+  return { contact, phoneOfLid, recordOutgoing, markRejected, findAnswer, expireKeys, forgetExpiredKey, pending, countAttempt } as const
 })

@@ -49,7 +49,7 @@ layer(Env, { excludeTestServices: true, timeout: 60_000 })("conversations", (it)
     Effect.gen(function*() {
       const { accountId, numberId } = yield* setup("replay@example.kz", "77010000101")
       const sql = yield* SqlClient.SqlClient
-      yield* sql`INSERT INTO webhook_endpoints (account_id, url, secret) VALUES (${accountId}, 'http://x', 's')`
+      yield* sql`INSERT INTO webhook_endpoints (account_id, url, secret) VALUES (${accountId}, 'http://x', 'enc:v1:sealed')`
       const conversations = yield* Conversations
       const first = yield* conversations.recordIncoming(incoming(accountId, numberId, "WAID1"))
       const replay = yield* conversations.recordIncoming(incoming(accountId, numberId, "WAID1"))

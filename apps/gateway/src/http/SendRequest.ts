@@ -44,9 +44,16 @@ export const parseJson = (text: string) =>
 
 const decodeBody = Schema.decodeUnknownEither(SendMessageRequest, { errors: "all", onExcessProperty: "ignore" })
 
-/** The recipient as digits: international format, with a WhatsApp chat suffix allowed. */
+/**
+ * The recipient: a phone as digits (international format, a WhatsApp chat suffix allowed), or
+ * the chat id `<lid>@lid` of a person WhatsApp names only by a LID.
+ */
 const recipient = (to: unknown): string | null =>
-  typeof to === "string" ? normalizePhone(to.replace(/@(c\.us|s\.whatsapp\.net)$/, "")) : null
+  typeof to !== "string"
+    ? null
+    : /^\s*[1-9]\d{0,19}@lid\s*$/.test(to)
+    ? to.trim()
+    : normalizePhone(to.replace(/@(c\.us|s\.whatsapp\.net)$/, ""))
 
 /** The failure a client sees for a body the schema refused: the first field in fixing order. */
 const refusal = (body: unknown, error: ParseResult.ParseError) => {

@@ -127,7 +127,7 @@ export const open = (
       clock: yield* Effect.clock,
       logger: BaileysLogger.make(runtime, settings.logLevel, { numberId: number.id }),
       state: initialState(),
-      lids: LidMap.make(() => auth.state.keys),
+      lids: LidMap.make(() => auth.state.keys, (pairs) => onEvent({ _tag: "LidMapped", pairs })),
       groups: GroupSubjects.make({ ttlMs: settings.groupSubjectTtlMs, timeoutMs: settings.queryTimeoutMs }),
       retryCounter: retryCounter(),
       onEvent,

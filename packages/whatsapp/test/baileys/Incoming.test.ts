@@ -170,7 +170,7 @@ describe("Baileys driver: incoming messages", () => {
     }).pipe(Effect.provide(h.layer))
   })
 
-  it.scoped("a LID never seen with its phone: shown as the LID, never as a made-up phone; Baileys' mapping events teach it", () => {
+  it.scoped("a LID never seen with its phone: no phone (never the LID's digits), chat <lid>@lid; Baileys' mapping events teach it and are reported", () => {
     const h = Harness.make()
     Harness.storeLinked(h, 1)
     return Effect.gen(function*() {
@@ -182,8 +182,43 @@ describe("Baileys driver: incoming messages", () => {
       yield* flush
       const got = incoming(rec.events)
       assert.deepStrictEqual(got.map((m) => [m.peer, m.chatId, m.peerLid]), [
-        ["99887766554433", "99887766554433@lid", "99887766554433@lid"],
+        ["", "99887766554433@lid", "99887766554433@lid"],
         ["77010001122", "77010001122@c.us", "99887766554433@lid"]
+      ])
+      // The entity hears of the mapping before the next message, so it can merge the two chats.
+      assert.deepStrictEqual(rec.take().map((l) => l.replace(/^\d+ /, "")), [
+        "in : who am i",
+        "lids 99887766554433@lid=77010001122",
+        "in 77010001122: now known"
+      ])
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("LID mappings reported from every source: a message with both, history sync, contacts; each pair once", () => {
+    const h = Harness.make()
+    Harness.storeLinked(h, 1)
+    return Effect.gen(function*() {
+      const { rec } = yield* working(h)
+      const socket = h.fake.latest()
+      socket.upsert([msg("M1", { remoteJid: "11111111111111@lid", remoteJidAlt: "77010000001@s.whatsapp.net" }, { conversation: "a" })])
+      yield* flush
+      socket.emit("messaging-history.set", {
+        chats: [],
+        contacts: [],
+        messages: [],
+        lidPnMappings: [{ lid: "22222222222222@lid", pn: "77010000002@s.whatsapp.net" }]
+      } as any)
+      // rc14's contact sync action: contacts.upsert with the LID and the phone, then lid-mapping.update of the same pair.
+      socket.emit("contacts.upsert", [{ id: "77010000003@s.whatsapp.net", lid: "33333333333333@lid", phoneNumber: "77010000003@s.whatsapp.net" }])
+      socket.emit("lid-mapping.update", { lid: "33333333333333@lid", pn: "77010000003@s.whatsapp.net" })
+      // A LID contact without a phone teaches nothing.
+      socket.emit("contacts.upsert", [{ id: "44444444444444@lid", lid: "44444444444444@lid", phoneNumber: undefined }])
+      yield* flush
+      assert.deepStrictEqual(rec.take().map((l) => l.replace(/^\d+ /, "")), [
+        "lids 11111111111111@lid=77010000001",
+        "in 77010000001: a",
+        "lids 22222222222222@lid=77010000002",
+        "lids 33333333333333@lid=77010000003"
       ])
     }).pipe(Effect.provide(h.layer))
   })

@@ -30,6 +30,7 @@ import { bounded } from "../EntityCalls.js"
 import { normalizePhone } from "../Params.js"
 import { GatewayApi } from "../GatewayApi.js"
 import { ClusterView } from "../../ops/ClusterView.js"
+import { CabinetLinks } from "../../cabinet/CabinetLinks.js"
 
 export const OperatorAuthLive = Layer.effect(
   OperatorAuth,
@@ -46,6 +47,7 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
     const numbers = yield* NumberEntity.client
     const { entityTimeoutMs } = yield* Settings
     const clusterView = yield* ClusterView
+    const links = yield* CabinetLinks
     const entityTimeout = `${entityTimeoutMs} millis` as const
 
     const linkOf = (numberId: number, c: ConnectionState) =>
@@ -159,6 +161,13 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
             if (Option.isNone(number)) return yield* new NumberNotFound()
           }
           return yield* keys.issue(found.id, payload.number_id === undefined ? null : NumberId.make(payload.number_id))
+        }))
+      .handle("cabinetResetLink", ({ path }) =>
+        Effect.gen(function*() {
+          const found = yield* account(path.id)
+          const link = yield* links.issue(found.id, "reset")
+          yield* Effect.logInfo(`cabinet reset link issued by the operator for account ${found.id}`)
+          return link
         }))
       .handle("cluster", () => clusterView.read)
       .handle("metrics", () => Effect.sync(Prometheus.snapshot))
