@@ -14,6 +14,7 @@ import * as PgAuthStore from "@wagate/whatsapp/baileys/PgAuthStore"
 import type { WAMessage } from "@whiskeysockets/baileys"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
@@ -455,5 +456,44 @@ describe("messages the network did not take, on the Baileys driver", () => {
       const third = yield* send(other, "third")
       yield* eventually(row(third.id), (r) => r.status === "sent")
       assert.deepStrictEqual(fake.latest().sent.map((s) => s.options?.messageId), [third.wa_message_id])
+    }))
+})
+
+describe("operator unlink and relink on the Baileys driver", () => {
+  it.scopedLive("unlink removes the device from the phone and deletes its credentials; relink after a 411 links a new device", () =>
+    Effect.gen(function*() {
+      const { fake, gateway, id } = yield* workingNumber
+      const credentials = query<{ n: string }>(gateway.database, (sql) =>
+        sql`SELECT count(*) AS n FROM wa_auth_state WHERE number_id = ${id}`)
+
+      const unlinked = yield* gateway.ops.ops.unlink({ path: { id } })
+      assert.deepStrictEqual([unlinked.status, unlinked.reason], ["STOPPED", "logged out"])
+      assert.strictEqual(fake.latest().loggedOut, 1)
+      assert.strictEqual(Number((yield* credentials)[0]!.n), 0)
+
+      // Linked again, then WhatsApp says the device no longer matches (411): FAILED with credentials kept.
+      yield* gateway.ops.ops.link({ path: { id }, payload: {} })
+      fake.latest().qr("2@ref-again")
+      fake.latest().pairSuccess(uniquePhone())
+      const scanned = fake.sockets.length
+      fake.latest().close(515)
+      yield* eventually(Effect.sync(() => fake.sockets.length), (n) => n === scanned + 1)
+      fake.latest().open()
+      yield* eventually(gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.status === "WORKING")
+      fake.latest().close(411)
+      yield* eventually(gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.status === "FAILED")
+
+      // Relink: the old device is removed through a connection of its own, then a new link starts.
+      const sockets = fake.sockets.length
+      const relinked = yield* Effect.fork(gateway.ops.ops.relink({ path: { id }, payload: { method: "qr" } }))
+      yield* eventually(Effect.sync(() => fake.sockets.length), (n) => n === sockets + 1)
+      fake.latest().open()
+      yield* eventually(Effect.sync(() => fake.sockets.length), (n) => n === sockets + 2)
+      assert.strictEqual(fake.sockets[sockets]!.loggedOut, 1)
+      assert.isUndefined(fake.latest().options.auth.creds.account)
+      const link = yield* Fiber.join(relinked)
+      assert.strictEqual(link.status, "STARTING")
+      fake.latest().qr("2@ref-new-device")
+      yield* eventually(gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.qr === "2@ref-new-device")
     }))
 })

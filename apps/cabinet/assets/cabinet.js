@@ -246,8 +246,8 @@
 
   pages.keys = async () => {
     const [data, numbers] = await Promise.all([api("GET", "/keys"), api("GET", "/numbers")]);
-    const fresh = h("div");
-    const shown = (issued) => fresh.replaceChildren(h("section", { class: "warn", "aria-live": "assertive" },
+    // Shown above the page once it is drawn again; nowhere else and never again.
+    const shown = (issued) => app.prepend(h("section", { class: "warn", role: "status" },
       h("p", {}, h("strong", {}, t("keys.shownOnce"))), h("code", { class: "secret", id: "new-key" }, issued.key), copyButton(issued.key)));
     const scope = (k) => (k.number_id === null ? t("keys.scopeAccount") : t("keys.scopeNumber", { phone: k.number_phone }));
     const form = h("form", { class: "card" }, h("h2", {}, t("keys.issue")),
@@ -259,21 +259,19 @@
       await render();
       shown(issued);
     });
-    show(fresh, data.keys.length === 0 ? h("p", {}, t("keys.none")) : table(
+    show(data.keys.length === 0 ? h("p", {}, t("keys.none")) : table(
       [t("col.key"), t("col.scope"), t("col.created"), t("col.lastUsed"), t("col.actions")],
       data.keys.map((k) => [h("code", {}, k.prefix + "…"), scope(k), when(k.created_at), k.last_used_at ? when(k.last_used_at) : t("never"),
         h("button", { type: "button", class: "secondary", "aria-label": t("keys.reissue") + " " + k.prefix, onclick: async () => {
           if (!confirm(t("keys.reissueConfirm"))) return;
           try { const issued = await api("POST", "/keys/" + k.id + "/reissue"); await render(); shown(issued); } catch (error) { fail(error); }
         } }, t("keys.reissue"))])), form);
-    app.prepend(fresh);
   };
 
   pages.webhook = async () => {
     const data = await api("GET", "/webhook");
     const w = data.webhook;
-    const secret = h("div");
-    const showSecret = (hook) => hook.secret && secret.replaceChildren(h("section", {},
+    const showSecret = (hook) => hook.secret && app.prepend(h("section", { role: "status" },
       h("p", {}, h("strong", {}, t("wh.secret"))), h("code", { class: "secret", id: "webhook-secret" }, hook.secret), copyButton(hook.secret),
       hook.previous_secret_expires_at ? h("p", {}, t("wh.grace", { time: when(hook.previous_secret_expires_at) })) : null));
     const form = h("form", { class: "card" },
@@ -297,7 +295,7 @@
           setTimeout(render, 1500);
         } catch (error) { fail(error); }
       } }, t("wh.test"))) : null;
-    show(secret,
+    show(
       w ? null : h("p", {}, t("wh.none")),
       w && !w.enabled && w.notice ? note("err", t("wh.off", { notice: w.notice })) : null,
       w && w.pending_events > 0 ? h("p", {}, t("wh.pending", { count: w.pending_events })) : null,

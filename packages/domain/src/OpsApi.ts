@@ -146,6 +146,24 @@ export class OpsGroup extends HttpApiGroup.make("ops")
       .addError(E.wire(E.Capacity))
   )
   .add(
+    // Logs the device out (WhatsApp removes it from the phone) and deletes its credentials: STOPPED.
+    HttpApiEndpoint.post("unlink")`/numbers/${id}/unlink`
+      .addSuccess(NumberLink)
+      .addError(E.wire(E.InvalidParam))
+      .addError(E.wire(E.NotFound))
+      .addError(E.wire(E.Capacity))
+  )
+  .add(
+    // Unlink, then link anew with a new device identity (after 411, 403 or a lost phone).
+    HttpApiEndpoint.post("relink")`/numbers/${id}/relink`
+      .setPayload(Schema.Struct({ method: Schema.optional(LinkMethod) }))
+      .addSuccess(NumberLink)
+      .addError(E.wire(E.InvalidJson))
+      .addError(E.wire(E.InvalidParam))
+      .addError(E.wire(E.NotFound))
+      .addError(E.wire(E.Capacity))
+  )
+  .add(
     HttpApiEndpoint.post("pause")`/numbers/${id}/pause`
       .setPayload(Schema.Struct({ paused: Schema.Boolean }))
       .addSuccess(LinkedNumber)

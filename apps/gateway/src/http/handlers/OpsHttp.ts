@@ -144,6 +144,22 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
           const link = yield* numbers(String(path.id)).Link({ method: payload.method ?? "qr" }).pipe(bounded(entityTimeout))
           return yield* linkOf(path.id, link)
         }))
+      .handle("unlink", ({ path }) =>
+        Effect.gen(function*() {
+          yield* liveNumber(path.id)
+          const state = yield* numbers(String(path.id)).Unlink().pipe(bounded(entityTimeout))
+          yield* Effect.logInfo(`number ${path.id} unlinked by the operator: ${state.reason ?? state.status}`)
+          return yield* linkOf(path.id, state)
+        }))
+      .handle("relink", ({ path, payload }) =>
+        Effect.gen(function*() {
+          yield* liveNumber(path.id)
+          const client = numbers(String(path.id))
+          yield* client.Unlink().pipe(bounded(entityTimeout))
+          yield* Effect.logInfo(`number ${path.id} unlinked by the operator to link it again`)
+          const link = yield* client.Link({ method: payload.method ?? "qr" }).pipe(bounded(entityTimeout))
+          return yield* linkOf(path.id, link)
+        }))
       .handle("pause", ({ path, payload }) =>
         Effect.gen(function*() {
           const { accountId: owner } = yield* accounting.operatorPause(NumberId.make(path.id), payload.paused).pipe(
