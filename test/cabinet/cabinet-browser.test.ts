@@ -156,7 +156,7 @@ describe.skipIf(!existsSync(CHROMIUM))("the cabinet in a browser", () => {
     await page.setViewportSize({ width: 1280, height: 800 })
   })
 
-  it("links a second number by its 8-character pairing code", async () => {
+  it("links a second number by its 8-character pairing code; the numbers page shows a logout live", async () => {
     await open("/numbers")
     await page.getByLabel("Phone number with country code").fill(codePhone)
     await page.getByText("Enter an 8-character code on the phone").click()
@@ -170,6 +170,9 @@ describe.skipIf(!existsSync(CHROMIUM))("the cabinet in a browser", () => {
     await open("/numbers")
     assert.strictEqual(await page.getByRole("cell", { name: "Working" }).count(), 2)
     await accessible("numbers page")
+    // The phone logs the device out: the open page shows it with the reason, by itself.
+    await run(world.gateway.sim.disconnect(codePhone, "logged_out").pipe(Effect.orDie))
+    await page.getByRole("cell", { name: /^Stopped — logged out/ }).waitFor({ timeout: 15_000 })
   })
 
   let oldKey = ""

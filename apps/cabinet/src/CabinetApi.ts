@@ -153,6 +153,11 @@ export class CabinetGroup extends HttpApiGroup.make("cabinet")
     HttpApiEndpoint.get("numbers", "/numbers").addSuccess(Schema.Struct({ numbers: Schema.Array(NumberView), limit: Schema.Int }))
   )
   .add(
+    // Server-sent events: a `numbers` event with the whole list ({numbers, limit}) each time a
+    // number's status, reason or pause changes.
+    HttpApiEndpoint.get("numbersEvents", "/numbers/events").addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
+  )
+  .add(
     HttpApiEndpoint.post("addNumber", "/numbers")
       .setPayload(Schema.Struct({ phone: Schema.String.pipe(Schema.maxLength(32)), method: Schema.optional(LinkMethod) }))
       .addSuccess(Schema.Struct({ number: LinkedNumber, link: NumberLink }), { status: 201 })

@@ -62,7 +62,8 @@ export const socketOptions = (ctx: SessionContext, runtime: Runtime.Runtime<neve
   webSocketUrl: ctx.settings.webSocketUrl,
   version: ctx.deps.versions.current(),
   browser: Browser.browserFor(ctx.settings.deviceName, ctx.auth.isLinked() ? null : ctx.state.linking),
-  cachedGroupMetadata: (jid) => Promise.resolve(ctx.groups.cached(jid)),
+  // Only subjects are kept: a send to a group (the gateway sends none) lets Baileys fetch its members.
+  cachedGroupMetadata: () => Promise.resolve(undefined),
   getMessage: Sending.getMessage(ctx, runtime),
   msgRetryCounterCache: ctx.retryCounter
 })
@@ -160,6 +161,9 @@ export const opened = (ctx: SessionContext) =>
     state.lastTrafficAt = at
     yield* report(ctx, "WORKING")
     yield* watch(ctx)
+    // Every group's subject in one query, off the event path.
+    const socket = state.socket
+    if (socket !== null) yield* ctx.groups.prime(() => socket.groupFetchAllParticipating())
   })
 
 /** The connection closed with `error`: restart, reconnect later, or stop (`DisconnectPolicy`). @since 1.0.0 */

@@ -6,6 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { WAMessage } from "@whiskeysockets/baileys"
 import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import type { IncomingMessage } from "../../src/WhatsAppDriver.js"
 import * as Harness from "./support/Harness.js"
 
@@ -115,10 +116,10 @@ describe("Baileys driver: incoming messages", () => {
       assert.deepStrictEqual(h.fake.downloads, [])
       const event = rec.events.find((e) => e._tag === "Incoming")!
       const media = event._tag === "Incoming" ? event.message.media! : null
-      assert.deepStrictEqual([...(yield* media!.download)], [1, 2, 3])
+      assert.deepStrictEqual([...Buffer.concat([...(yield* Stream.runCollect(media!.download))])], [1, 2, 3])
       assert.deepStrictEqual(h.fake.downloads, ["IMG"])
       h.fake.setDownload({ _tag: "fail", error: new Error("media expired") })
-      const failed = yield* Effect.flip(media!.download)
+      const failed = yield* Effect.flip(Stream.runDrain(media!.download))
       assert.deepStrictEqual([failed._tag, failed.reason], ["DriverUnavailable", "media download failed: media expired"])
     }).pipe(Effect.provide(h.layer))
   })
@@ -250,6 +251,41 @@ describe("Baileys driver: incoming messages", () => {
         { ...group, waMessageId: "G4", text: "from the phone", groupSubject: "Shop staff (new)", fromMe: true, name: null, author: null }
       ])
       assert.deepStrictEqual(socket.groupFetches, [GROUP])
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("group subjects: all primed in one query when the connection opens; a stale one served at once and refreshed in the background", () => {
+    const h = Harness.make()
+    Harness.storeLinked(h, 1)
+    const A = "120363000000000001@g.us"
+    const B = "120363000000000002@g.us"
+    return Effect.gen(function*() {
+      const { rec } = yield* Harness.open({ id: 1, linked: true })
+      const socket = h.fake.latest()
+      socket.groups.set(A, { id: A, subject: "Couriers", owner: undefined, participants: [] })
+      socket.groups.set(B, { id: B, subject: "Suppliers", owner: undefined, participants: [] })
+      socket.open()
+      yield* flush
+      assert.strictEqual(socket.allGroupFetches, 1)
+      const from = (id: string, group: string) => msg(id, { remoteJid: group, participant: `${PEER}@s.whatsapp.net` }, { conversation: id })
+      socket.upsert([from("A1", A), from("B1", B)])
+      yield* flush
+      // No query per group.
+      assert.deepStrictEqual(socket.groupFetches, [])
+      // Eleven minutes later the subject is stale: the message has it at once, a refresh follows.
+      socket.groups.set(A, { id: A, subject: "Couriers (night)", owner: undefined, participants: [] })
+      yield* Harness.advance(11 * 60_000)
+      socket.upsert([from("A2", A)])
+      yield* flush
+      socket.upsert([from("A3", A)])
+      yield* flush
+      assert.deepStrictEqual(socket.groupFetches, [A])
+      assert.deepStrictEqual(incoming(rec.events).map((m) => [m.waMessageId, m.groupSubject]), [
+        ["A1", "Couriers"],
+        ["B1", "Suppliers"],
+        ["A2", "Couriers"],
+        ["A3", "Couriers (night)"]
+      ])
     }).pipe(Effect.provide(h.layer))
   })
 

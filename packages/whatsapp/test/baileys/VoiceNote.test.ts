@@ -5,7 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { existsSync } from "node:fs"
 import { Readable } from "node:stream"
-import * as VoiceNote from "../../src/baileys/VoiceNote.js"
+import * as VoiceNote from "../../src/VoiceNote.js"
 import { opusHead, wav } from "./support/Audio.js"
 
 const readAll = async (stream: Readable): Promise<Buffer> => {
