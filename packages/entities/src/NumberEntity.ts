@@ -35,7 +35,12 @@ export const SendPayload = Schema.Struct({
   to: Schema.String,
   content: SendContent,
   source: MessageSource,
-  idempotency: Schema.optional(Schema.Struct({ key: Schema.String, requestHash: Schema.String }))
+  idempotency: Schema.optional(Schema.Struct({ key: Schema.String, requestHash: Schema.String })),
+  /**
+   * The account the caller acts for: the number refuses the send (`number_not_found`) unless it
+   * is a live number of that account, so a caller can name the number by id without looking it up.
+   */
+  accountId: Schema.optional(Schema.Int)
 })
 /** @since 1.0.0 */
 export type SendPayload = typeof SendPayload.Type
@@ -54,6 +59,7 @@ export type Sent = typeof Sent.Type
 
 /** Why a send can be refused, each with its HTTP status and code. @since 1.0.0 */
 export const SendError = Schema.Union(
+  E.NumberNotFound,
   E.NumberPaused,
   E.NotConnected,
   E.RateLimited,

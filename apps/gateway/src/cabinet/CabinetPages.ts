@@ -72,11 +72,15 @@ const toCabinet = Effect.succeed(HttpServerResponse.redirect(`${BASE}/balance`, 
 export const CabinetPages = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const settings = yield* Settings
-    for (const def of PAGES) yield* router.get(`${BASE}${def.path}` as any, page(def, settings))
+    for (const def of PAGES) {
+      const path: `/${string}` = `${BASE}${def.path}`
+      yield* router.get(path, page(def, settings))
+    }
     yield* router.get("/", toCabinet)
     yield* router.get(BASE, toCabinet)
     for (const [name, file] of Object.entries(ASSETS)) {
-      yield* router.get(`${BASE}/assets/${name}` as any, Effect.succeed(
+      const path: `/${string}` = `${BASE}/assets/${name}`
+      yield* router.get(path, Effect.succeed(
         HttpServerResponse.uint8Array(file.body, {
           contentType: file.contentType,
           headers: { "cache-control": "public, max-age=31536000, immutable", "x-content-type-options": "nosniff" }
