@@ -3,7 +3,7 @@
 // never from HTML strings, so nothing from the server can become markup.
 "use strict";
 (() => {
-  const T = JSON.parse(document.getElementById("i18n").textContent);
+  const T = window.WAGATE_T || {};
   const t = (key, values) => (T[key] || key).replace(/\{(\w+)\}/g, (_, k) => (values && values[k] != null ? String(values[k]) : ""));
   const page = document.body.dataset.page;
   const app = document.getElementById("app");
@@ -344,7 +344,12 @@
     ].filter(Boolean);
     show(numberPicker(numbers, number.id, false),
       h("section", {}, h("h2", {}, t("lim.trust", { rating: l.rating })), h("p", {}, t("tier." + l.tier)),
-        l.enough_data ? null : h("p", { class: "muted" }, t("lim.notEnough"))),
+        l.enough_data ? null : h("p", { class: "muted" }, t("lim.notEnough")),
+        h("h3", {}, t("lim.why")),
+        table([t("lim.factor"), t("lim.score"), t("lim.advice")], Object.entries(l.factors).map(([k, v]) => {
+          const level = v >= 0.8 ? "good" : v >= 0.5 ? "fair" : "weak";
+          return [t("fac." + k), t("lim." + level) + " (" + Math.round(v * 100) + "%)", level === "good" ? "" : t("adv." + k)];
+        }))),
       h("section", {}, h("h2", {}, t("lim.today")),
         bar(t("lim.messages"), l.used.messages, l.limits.messages_per_day),
         bar(t("lim.newContacts"), l.used.new_contacts, l.limits.new_contacts_per_day),
