@@ -204,8 +204,28 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
     const sampler = setInterval(() => {
       rss = Math.max(rss, rssMiB(gateway.pid))
     }, 1000)
+    // How many of the gateway's pooled connections are busy at once (for DATABASE_POOL_SIZE).
+    const busy: Array<number> = []
+    let sampling = true
+    const poolSampler = (async () => {
+      while (sampling) {
+        const { rows } = await admin.query<{ busy: number }>(
+          `SELECT count(*) FILTER (WHERE state <> 'idle')::int AS busy FROM pg_stat_activity WHERE datname = $1`,
+          [name]
+        )
+        busy.push(rows[0].busy)
+        await new Promise((r) => setTimeout(r, 100))
+      }
+    })()
     const measured = (await next()) as Result
     clearInterval(sampler)
+    sampling = false
+    await poolSampler
+    busy.sort((a, b) => a - b)
+    console.error(
+      `connections busy at once (of DATABASE_POOL_SIZE, every 100 ms): median ${percentile(busy, 50)}, ` +
+        `p99 ${percentile(busy, 99)}, max ${busy[busy.length - 1] ?? 0} over ${busy.length} samples`
+    )
     const [gatewayCpu, postgresCpu] = await cpuWindow
     const perSend = (seconds: number) => (1000 * seconds) / ((measured.accepted * (SECONDS - 0.5)) / SECONDS)
     const result: Result = { ...measured, cpu: { gateway: perSend(gatewayCpu), postgres: perSend(postgresCpu) } }
