@@ -130,6 +130,18 @@ const ops = async (url: string, method: string, path: string, body?: unknown): P
   }
 }
 
+/** Adds a number; one whose 503 was retried although it had been added is found in the account. */
+const addNumber = async (url: string, accountId: number, phone: string): Promise<{ id: number }> => {
+  try {
+    return (await ops(url, "POST", `/ops/v1/accounts/${accountId}/numbers`, { phone })).number
+  } catch (error) {
+    const account = await ops(url, "GET", `/ops/v1/accounts/${accountId}`)
+    const found = account.numbers.find((n: { phone: string }) => n.phone === phone)
+    if (found === undefined) throw error
+    return found
+  }
+}
+
 const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
   const name = `wagate_bench_${randomBytes(4).toString("hex")}`
   const admin = new pg.Client({ connectionString: ADMIN })
@@ -170,7 +182,7 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
       const { key } = await ops(base, "POST", "/ops/v1/keys", { account_id: account.id })
       await Promise.all(Array.from({ length: Math.min(10, NUMBERS - a * 10) }, async (_, j) => {
         const phone = `7702${String(a * 10 + j).padStart(7, "0")}`
-        const { number } = await ops(base, "POST", `/ops/v1/accounts/${account.id}/numbers`, { phone })
+        const number = await addNumber(base, account.id, phone)
         const peer = `7703${String(a * 10 + j).padStart(7, "0")}`
         await ops(base, "POST", "/sim/v1/inbound", { to: phone, from: peer, text: "hello" })
         numbers.push({ key, id: number.id, peer })
