@@ -46,6 +46,7 @@ import type { KeyRevocations } from "./auth/KeyRevocations.js"
 import { OperatorToken } from "./auth/OperatorToken.js"
 import { hostsEntities } from "./cluster/Cluster.js"
 import { NumberWaker } from "./cluster/NumberWaker.js"
+import { RunnerLiveness } from "./cluster/RunnerLiveness.js"
 import { RunnerStats } from "./cluster/RunnerStats.js"
 import { type GatewaySettings, Settings } from "./Config.js"
 import { Health } from "./Health.js"
@@ -111,6 +112,7 @@ export const layer = (settings: GatewaySettings, infra: Infrastructure) => {
       AccountLive,
       NumberSupervisor,
       NumberWaker,
+      RunnerLiveness,
       RunnerStats,
       WebhookLive,
       WebhookDispatcher,

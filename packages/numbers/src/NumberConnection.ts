@@ -25,6 +25,7 @@ import * as DomainClock from "./DomainClock.js"
 import * as IncomingFailures from "./IncomingFailures.js"
 import * as IncomingMedia from "./IncomingMedia.js"
 import * as IncomingText from "./IncomingText.js"
+import * as NumberMetrics from "./NumberMetrics.js"
 import type { NumberContext } from "./NumberContext.js"
 
 /** A pending message the network did not take after this many hand-overs fails. */
@@ -138,7 +139,7 @@ export const open = (ctx: NumberContext) =>
       Effect.gen(function*() {
         if (!m.isGroup) ctx.contacts.remember(m.peer)
         const stored = yield* Effect.exit(recordIncoming(m, null))
-        if (stored._tag === "Success") return
+        if (stored._tag === "Success") return yield* Metric.increment(NumberMetrics.incoming)
         yield* Metric.increment(IncomingFailures.failures)
         yield* Effect.logError(`incoming message ${m.waMessageId} of number ${numberId} not stored; kept for a retry`, stored.cause)
         const event = IncomingFailures.serialize(m)
@@ -191,6 +192,7 @@ export const open = (ctx: NumberContext) =>
             number.restrictedUntil = null
             return yield* states.setRestricted(numberId, null, "WhatsApp lifted the restriction")
           case "Ack":
+            yield* Metric.increment(Metric.tagged(NumberMetrics.acks, "status", event.ack))
             return yield* conversations.applyAck({
               numberId,
               waMessageId: event.waMessageId,
@@ -251,7 +253,10 @@ export const open = (ctx: NumberContext) =>
 
     session = yield* driver.open({ id: numberId, phone: number.phone, linked: number.linked }, onEvent)
     if (number.linked) yield* Entity.keepAlive(true)
-    yield* retryFailedIncoming.pipe(
+    // Also sends what is still pending: a send that met a session the network had already
+    // replaced (another runner's, in a failover) was recorded and answered, and waits here
+    // rather than for the next reconnect.
+    yield* Effect.zipRight(retryFailedIncoming, resendPending).pipe(
       Effect.repeat(Schedule.spaced(retrySettings.sweepInterval)),
       Effect.forkScoped
     )

@@ -5,7 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import { type ChildProcess, spawn } from "node:child_process"
-import { readdirSync, readFileSync } from "node:fs"
+import { createWriteStream, readdirSync, readFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { cpus, loadavg, totalmem } from "node:os"
 import { fileURLToPath } from "node:url"
@@ -32,6 +32,8 @@ export const spawnTs = (
     readonly nodeArgs?: ReadonlyArray<string>
     /** Whether an exit not asked for by `stop` is reported on stderr (default true). */
     readonly reportExit?: boolean
+    /** A file that receives everything the process writes, besides the last 20 kB kept in memory. */
+    readonly logFile?: string
   } = {}
 ): Child => {
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", "tsx", entry, ...(options.args ?? [])], {
@@ -45,6 +47,12 @@ export const spawnTs = (
   }
   child.stdout!.on("data", keep)
   child.stderr!.on("data", keep)
+  if (options.logFile !== undefined) {
+    const file = createWriteStream(options.logFile, { flags: "a" })
+    child.stdout!.pipe(file, { end: false })
+    child.stderr!.pipe(file, { end: false })
+    child.once("close", () => file.end())
+  }
   const stopping = { value: false }
   child.once("exit", (code, signal) => {
     if (!stopping.value && options.reportExit !== false) {
@@ -86,13 +94,13 @@ export const freePort = Effect.promise(() =>
 )
 
 /** Polls `url` until it answers 200, failing with the child's output after `timeoutMs`. */
-export const waitReady = (child: Child, url: string, timeoutMs = 60_000) =>
+export const waitReady = (child: Child, url: string, timeoutMs = 60_000, headers: Record<string, string> = {}) =>
   Effect.promise(async () => {
     const deadline = Date.now() + timeoutMs
     while (Date.now() < deadline) {
       if (child.process.exitCode !== null) break
       try {
-        const response = await fetch(url, { signal: AbortSignal.timeout(2000) })
+        const response = await fetch(url, { headers, signal: AbortSignal.timeout(2000) })
         await response.arrayBuffer()
         if (response.status === 200) return
       } catch {

@@ -76,7 +76,13 @@ export const start = <A>(
       WA_SIM_URL: simUrl
     }
 
-    const sim = spawnTs("simulator", SIMULATOR, { env: { SIM_HOST: "127.0.0.1", SIM_PORT: String(simPort), OPERATOR_TOKEN } })
+    // Every process's output, kept for the reader of a failed run.
+    const logs = mkdtempSync(join(tmpdir(), "wagate-cluster-logs-"))
+    console.log(`[cluster] process logs in ${logs}`)
+    const sim = spawnTs("simulator", SIMULATOR, {
+      env: { SIM_HOST: "127.0.0.1", SIM_PORT: String(simPort), OPERATOR_TOKEN },
+      logFile: join(logs, "simulator.log")
+    })
     yield* stopped(sim)
     const api = spawnTs("api", GATEWAY, {
       env: {
@@ -85,11 +91,12 @@ export const start = <A>(
         HTTP_HOST: "127.0.0.1",
         HTTP_PORT: String(httpPort),
         DATA_DIR: mkdtempSync(join(tmpdir(), "wagate-cluster-api-"))
-      }
+      },
+      logFile: join(logs, "api.log")
     })
     yield* stopped(api)
     const apiUrl = `http://127.0.0.1:${httpPort}`
-    yield* waitReady(sim, `${simUrl}/sim/v1/config`, 120_000).pipe(Effect.catchAllDefect(() => Effect.void))
+    yield* waitReady(sim, `${simUrl}/sim/v1/config`, 120_000, { authorization: `Bearer ${OPERATOR_TOKEN}` })
     yield* waitReady(api, `${apiUrl}/api/status`, 120_000)
     console.log(`[cluster] simulator and api ready in ${Date.now() - started} ms`)
 
@@ -108,7 +115,8 @@ export const start = <A>(
             RUNNER_LISTEN_HOST: "127.0.0.1",
             RUNNER_PORT: String(runnerPorts[slot]),
             DATA_DIR: mkdtempSync(join(tmpdir(), "wagate-cluster-runner-"))
-          }
+          },
+          logFile: join(logs, `runner-${slot}.log`)
         })
         runners[slot] = child
         yield* Scope.addFinalizer(scope, Effect.suspend(() => stop(child, 20_000)))
@@ -116,7 +124,7 @@ export const start = <A>(
       })
     const healthyRunners = sql<{ n: number }>`
       SELECT count(*)::int AS n FROM cluster_runners
-      WHERE healthy AND last_heartbeat > now() - interval '5 seconds'`.pipe(
+      WHERE healthy AND last_heartbeat > now() - interval '15 seconds'`.pipe(
       Effect.map(([row]) => row.n),
       Effect.catchAll(() => Effect.succeed(0))
     )

@@ -44,7 +44,9 @@ export const NumberWaker = Layer.scopedDiscard(Effect.gen(function*() {
     const ids = (yield* states.live()).filter((id) => fresh.has(sharding.getShardId(EntityId.make(String(id)), GROUP).id))
     if (ids.length === 0) return
     yield* Effect.logInfo(`took over ${acquired.length} shards: waking ${ids.length} numbers`)
+    const started = Date.now()
     yield* Effect.forEach(ids, wake, { concurrency: WAKE_CONCURRENCY, discard: true })
+    yield* Effect.logInfo(`woke ${ids.length} numbers in ${Date.now() - started} ms`)
   })
 
   yield* check.pipe(

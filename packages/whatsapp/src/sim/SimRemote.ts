@@ -59,7 +59,15 @@ export const make = Effect.gen(function*() {
       const opened = yield* Deferred.make<number>()
       yield* client.Connect({ phone, linked }).pipe(
         Stream.runForEach((item) =>
-          item._tag === "Opened" ? Deferred.succeed(opened, item.session) : onEvent(driverEvent(item.event))
+          item._tag === "Opened"
+            ? Deferred.succeed(opened, item.session)
+            : item.event._tag === "Incoming"
+            // Handled (stored, or kept for a retry): the network may forget it.
+            ? Effect.zipRight(
+              onEvent(driverEvent(item.event)),
+              client.Received({ phone, waMessageId: item.event.message.waMessageId }).pipe(Effect.ignore)
+            )
+            : onEvent(driverEvent(item.event))
         ),
         Effect.catchAllCause((cause) => Effect.logWarning("simulator: the session's stream ended", cause)),
         Effect.zipRight(Deferred.die(opened, new Error("the simulator closed the session before opening it"))),
