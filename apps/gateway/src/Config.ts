@@ -65,6 +65,9 @@ export interface GatewaySettings {
   readonly billingTickMs: number
   /** Secret of the test payment provider; unset: the provider is off. */
   readonly paymentsTestSecret: Option.Option<Redacted.Redacted>
+  /** Where this process serves its own metrics without a token (`GET /metrics`); none when unset. */
+  readonly metricsPort: Option.Option<number>
+  readonly metricsHost: string
 }
 
 export const settings: Config.Config<GatewaySettings> = Config.all({
@@ -179,7 +182,14 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
   ),
   paymentsTestSecret: Config.option(Config.redacted("PAYMENTS_TEST_SECRET").pipe(
     Config.withDescription("Turns on the test payment provider, whose webhooks are signed with this secret")
-  ))
+  )),
+  metricsPort: Config.option(Config.integer("METRICS_PORT").pipe(
+    Config.withDescription("Port of GET /metrics without a token (a runner's own metrics; keep it on the internal network)")
+  )),
+  metricsHost: Config.string("METRICS_HOST").pipe(
+    Config.withDefault("0.0.0.0"),
+    Config.withDescription("Address the METRICS_PORT listener binds")
+  )
 })
 
 export class Settings extends Context.Tag("@wagate/gateway/Settings")<Settings, GatewaySettings>() {

@@ -14,9 +14,11 @@ import { join } from "node:path"
 import { KeyRevocations } from "./auth/KeyRevocations.js"
 import { OperatorToken } from "./auth/OperatorToken.js"
 import * as Cluster from "./cluster/Cluster.js"
+import * as RunnerLiveness from "./cluster/RunnerLiveness.js"
 import { Settings } from "./Config.js"
 import * as Gateway from "./Gateway.js"
 import * as DataDir from "./infra/DataDir.js"
+import * as MetricsServer from "./infra/MetricsServer.js"
 import * as NodeServer from "./http/NodeServer.js"
 import * as Redis from "./infra/Redis.js"
 import { RequestCounter } from "./infra/RequestCounter.js"
@@ -33,7 +35,15 @@ const Main = Layer.unwrapEffect(Effect.gen(function*() {
   const gateway = Gateway.layer(settings, {
     database: Option.match(settings.databaseUrl, {
       onNone: () => Database.layerEmbedded({ dataDir: join(settings.dataDir, "pg") }),
-      onSome: (url) => Database.layerPostgres({ url, maxConnections: settings.databasePoolSize })
+      onSome: (url) =>
+        Database.layerPostgres({
+          url,
+          maxConnections: settings.databasePoolSize,
+          // A runner's sessions carry its address: while one is open, the runner is alive.
+          applicationName: Cluster.hostsEntities(settings)
+            ? RunnerLiveness.sessionName(`${settings.runnerHost}:${settings.runnerPort}`)
+            : undefined
+        })
     }),
     cluster: Cluster.layer(settings, embedded ? "embedded" : "postgres"),
     sharedState: Option.match(settings.redisUrl, {
@@ -54,7 +64,11 @@ const Main = Layer.unwrapEffect(Effect.gen(function*() {
       `wagate ${settings.role} on http://${settings.httpHost}:${settings.httpPort}, network: ${settings.waDriver}, operator token: ${token.source}`
     )
   }).pipe(Effect.provide(OperatorToken.Default), Effect.provideService(Settings, settings))
-  return Layer.mergeAll(gateway, Layer.effectDiscard(announce), Shutdown.layer(settings.shutdownTimeoutMs))
+  const metrics = Option.match(settings.metricsPort, {
+    onNone: () => Layer.empty,
+    onSome: (port) => MetricsServer.layer({ host: settings.metricsHost, port })
+  })
+  return Layer.mergeAll(gateway, metrics, Layer.effectDiscard(announce), Shutdown.layer(settings.shutdownTimeoutMs))
 })).pipe(Layer.provide(Settings.layer))
 
 // No tracer is exported, so spans would only cost time: each one allocates and captures a stack.
