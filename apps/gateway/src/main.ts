@@ -24,6 +24,7 @@ import * as Redis from "./infra/Redis.js"
 import { RequestCounter } from "./infra/RequestCounter.js"
 import * as Network from "./Network.js"
 import * as Shutdown from "./Shutdown.js"
+import * as Telemetry from "./infra/Telemetry.js"
 
 const Main = Layer.unwrapEffect(Effect.gen(function*() {
   const settings = yield* Settings
@@ -71,5 +72,13 @@ const Main = Layer.unwrapEffect(Effect.gen(function*() {
   return Layer.mergeAll(gateway, metrics, Layer.effectDiscard(announce), Shutdown.layer(settings.shutdownTimeoutMs))
 })).pipe(Layer.provide(Settings.layer))
 
-// No tracer is exported, so spans would only cost time: each one allocates and captures a stack.
-NodeRuntime.runMain(Layer.launch(Main).pipe(Effect.withTracerEnabled(false)))
+const program = Effect.gen(function*() {
+  const telemetry = yield* Telemetry.settings
+  return yield* Layer.launch(Main).pipe(
+    // Without an exporter spans would only cost time: each one allocates and captures a stack.
+    Effect.withTracerEnabled(Option.isSome(Telemetry.tracesUrl(telemetry))),
+    Effect.provide(Telemetry.layer(telemetry))
+  )
+})
+
+NodeRuntime.runMain(program, { disablePrettyLogger: true })

@@ -236,6 +236,13 @@ export const open = (ctx: NumberContext) =>
           yield* reject("the attachment was lost in a restart before it was sent")
           continue
         }
+        // Sent in a second of its own: a send taken over from a dead runner never goes out in
+        // the same second as one the new owner just accepted.
+        for (let tries = 0; tries < 5; tries++) {
+          const wait = yield* serialized(Effect.map(DomainClock.now, ctx.counters.takeSendSlot))
+          if (wait === 0) break
+          yield* Effect.sleep(wait)
+        }
         const attempts = yield* conversations.countAttempt(p.id)
         const sent = yield* Effect.either(
           session.send({ waMessageId: p.wa_message_id, to: p.peer, content: { kind: "text", text: p.text } })

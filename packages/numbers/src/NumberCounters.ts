@@ -10,6 +10,7 @@ import type { NumberSnapshot, NumberStates, SendHistory, Usage } from "@wagate/s
 import * as Effect from "effect/Effect"
 import type { Mutable } from "effect/Types"
 import * as AntiMailing from "./policy/AntiMailing.js"
+import * as SendPolicy from "./policy/SendPolicy.js"
 import * as Tiers from "./policy/Tiers.js"
 import * as TrustIndex from "./policy/TrustIndex.js"
 
@@ -114,8 +115,20 @@ export const make = (options: {
       } satisfies Limits
     })
 
+  /**
+   * A message recorded before (pending) may go to the network at `now` only in a second of its
+   * own, like any send: takes the number's slot and answers 0, or answers how long to wait.
+   */
+  const takeSendSlot = (now: number) => {
+    const due = history.lastSendAt === null ? now : history.lastSendAt + SendPolicy.MIN_INTERVAL_MS
+    if (due > now) return due - now
+    history.lastSendAt = now
+    return 0
+  }
+
   return {
     history: history as Readonly<typeof history>,
+    takeSendSlot,
     today,
     refreshTrust,
     limitsAt,

@@ -56,8 +56,10 @@ const stopped = (child: Child) =>
 export const start = <A>(
   runnerCount: number,
   /** Runs once the api process is ready, before any runner starts (e.g. to seed the database). */
-  beforeRunners: (ready: { readonly apiUrl: string; readonly simUrl: string; readonly sql: SqlClient.SqlClient }) => Effect.Effect<A>
-): Effect.Effect<Cluster & { readonly prepared: A }, never, Scope.Scope> =>
+  beforeRunners: (ready: { readonly apiUrl: string; readonly simUrl: string; readonly sql: SqlClient.SqlClient }) => Effect.Effect<A>,
+  /** More environment for the api and runner processes. */
+  env: Record<string, string> = {}
+): Effect.Effect<Cluster & { readonly prepared: A; readonly logs: string }, never, Scope.Scope> =>
   Effect.gen(function*() {
     const scope = yield* Effect.scope
     const started = Date.now()
@@ -73,7 +75,8 @@ export const start = <A>(
       REDIS_PREFIX: `wagate-cluster-${randomBytes(4).toString("hex")}`,
       OPERATOR_TOKEN,
       WA_DRIVER: "simulator",
-      WA_SIM_URL: simUrl
+      WA_SIM_URL: simUrl,
+      ...env
     }
 
     // Every process's output, kept for the reader of a failed run.
@@ -131,7 +134,7 @@ export const start = <A>(
     for (let slot = 0; slot < runnerCount; slot++) yield* startRunner(slot)
     yield* untilTrue(Effect.map(healthyRunners, (n) => n === runnerCount), 120_000, "runners registered")
     console.log(`[cluster] ${runnerCount} runners registered in ${Date.now() - started} ms`)
-    return { simUrl, apiUrl, sql, runners, startRunner, healthyRunners, prepared }
+    return { simUrl, apiUrl, sql, runners, startRunner, healthyRunners, prepared, logs }
   })
 
 /** Polls until `check` is true, dying with `what` after `timeoutMs`. */

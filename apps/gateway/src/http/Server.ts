@@ -36,6 +36,7 @@ import { makeSimHttp, SimAuthLive } from "./handlers/SimHttp.js"
 import { StorageHttp } from "./handlers/StorageHttp.js"
 import { WebhooksHttp } from "./handlers/WebhooksHttp.js"
 import { NumberScope } from "./NumberScope.js"
+import * as RequestId from "./RequestId.js"
 import * as RouteTable from "./RouteTable.js"
 
 export const OPENAPI_PATH = "/api/v1/openapi.json"
@@ -65,7 +66,7 @@ const Handlers = Layer.mergeAll(
 )
 
 const serve = <E, R>(api: HttpApi.HttpApi.Any, apiLayer: Layer.Layer<HttpApi.Api, E, R>) =>
-  HttpApiBuilder.serve().pipe(
+  HttpApiBuilder.serve(RequestId.middleware).pipe(
     Layer.provide(HttpApiScalar.layer({ path: DOCS_PATH })),
     Layer.provide(ClusterPage),
     Layer.provide(McpLive.pipe(Layer.provide([KeyAuth.Default, NumberScope.Default]))),
