@@ -37,8 +37,10 @@ export const settings = Config.all({
 export type Settings = Config.Config.Success<typeof settings>
 
 /** Where spans are exported, if anywhere. */
-export const tracesUrl = (s: Settings): Option.Option<string> =>
-  Option.orElse(s.tracesEndpoint, () => Option.map(s.endpoint, (base) => `${base.replace(/\/$/, "")}/v1/traces`))
+export const tracesUrl = (s: Settings): Option.Option<string> => {
+  const given = (o: Option.Option<string>) => Option.filter(o, (url) => url.trim() !== "")
+  return Option.orElse(given(s.tracesEndpoint), () => Option.map(given(s.endpoint), (base) => `${base.replace(/\/$/, "")}/v1/traces`))
+}
 
 export const layer = (s: Settings) => {
   const logger = s.logFormat === "json" ? Logger.json : s.logFormat === "logfmt" ? Logger.logFmt : Logger.pretty
