@@ -14,8 +14,10 @@ import * as PgAuthStore from "@wagate/whatsapp/baileys/PgAuthStore"
 import type { WAMessage } from "@whiskeysockets/baileys"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as FakeSocket from "../../packages/whatsapp/test/baileys/support/FakeSocket.js"
 import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
@@ -301,5 +303,197 @@ describe("operator metrics", () => {
       assert.deepStrictEqual([anonymous.status, ((yield* anonymous.json) as { code: string }).code], [401, "unauthorized"])
       const wrong = yield* gateway.http.get("/ops/v1/metrics", { headers: { authorization: "Bearer wag_op_wrong" } })
       assert.deepStrictEqual([wrong.status, ((yield* wrong.json) as { code: string }).code], [401, "invalid_key"])
+    }))
+})
+
+describe("people WhatsApp names only by a LID, on the Baileys driver", () => {
+  it.scopedLive("stored without a phone under chat <lid>@lid, answered there; once the phone is learned the two chats are one", () =>
+    Effect.gen(function*() {
+      const { acme, api, fake, gateway, id } = yield* workingNumber
+      const lid = `${Date.now()}${Math.floor(Math.random() * 1000)}`.slice(0, 15)
+      const lidChat = `${lid}@lid`
+      const peer = uniquePhone()
+      // One message a second per number: a send that comes too soon waits for its turn.
+      const send = (to: string, text: string) =>
+        api.messages.send({ payload: { to, text } }).pipe(
+          Effect.retry({ while: (e) => e._tag === "RateLimited", schedule: Schedule.spaced("250 millis") })
+        )
+
+      // A message from a person known only by a LID: no phone anywhere, chat <lid>@lid.
+      fake.latest().upsert([{
+        key: { remoteJid: lidChat, id: "3A0L01", fromMe: false },
+        message: { conversation: "Do you deliver?" },
+        messageTimestamp: Math.floor(Date.now() / 1000),
+        pushName: "Dana"
+      }])
+      const first = yield* eventually(api.messages.list({ urlParams: { chat: lidChat } }), (p) => p.messages.length === 1)
+      assert.deepStrictEqual(
+        [first.messages[0]!.peer, first.messages[0]!.peer_lid, first.messages[0]!.chat_id],
+        ["", lidChat, lidChat]
+      )
+      const [hook] = yield* query<{ from: string; chat_id: string }>(gateway.database, (sql) =>
+        sql`SELECT payload->'data'->>'from' AS "from", payload->'data'->>'chat_id' AS chat_id FROM webhook_outbox
+            WHERE event = 'message' AND account_id = ${acme.accountId} AND payload->'data'->>'id' = '3A0L01'`)
+      assert.deepStrictEqual(hook, { from: "", chat_id: lidChat })
+      const contacts = yield* query<{ phone: string | null; lid: string }>(gateway.database, (sql) =>
+        sql`SELECT phone, lid FROM contacts WHERE number_id = ${id}`)
+      assert.deepStrictEqual(contacts, [{ phone: null, lid: lidChat }])
+
+      // The reply goes to the LID, as a known contact (the person wrote first).
+      const reply = yield* send(lidChat, "Yes, tomorrow")
+      assert.strictEqual(fake.latest().sent.at(-1)?.jid, lidChat)
+      const replied = yield* eventually(api.messages.list({ urlParams: { chat: lidChat } }), (p) => p.messages.length === 2)
+      assert.deepStrictEqual(
+        replied.messages.map((m) => [m.direction, m.peer, m.chat_id, m.status]),
+        [["out", "", lidChat, "sent"], ["in", "", lidChat, "received"]]
+      )
+      assert.strictEqual(replied.messages[0]!.id, reply.id)
+      const [out] = yield* query<{ first_contact: boolean }>(gateway.database, (sql) =>
+        sql`SELECT first_contact FROM messages WHERE id = ${reply.id}`)
+      assert.strictEqual(out!.first_contact, false)
+
+      // The phone was already in a chat of its own (the number wrote to it before).
+      yield* send(peer, "Your order is ready")
+
+      // WhatsApp reveals the mapping: one chat <phone>@c.us with all four messages, one contact.
+      fake.latest().emit("lid-mapping.update", { lid: lidChat, pn: `${peer}@s.whatsapp.net` })
+      const chats = yield* eventually(
+        api.chats.list({ urlParams: {} }),
+        (c) => c.chats.every((chat) => chat.chat_id !== lidChat)
+      )
+      const chat = chats.chats.find((c) => c.chat_id === `${peer}@c.us`)
+      assert.deepStrictEqual(
+        [chat?.peer, chat?.peer_lid, chat?.message_count, chats.chats.length],
+        [peer, lidChat, 3, 1]
+      )
+      const merged = yield* api.messages.list({ urlParams: { chat: peer } })
+      assert.deepStrictEqual(merged.messages.map((m) => [m.peer, m.chat_id]), [
+        [peer, `${peer}@c.us`],
+        [peer, `${peer}@c.us`],
+        [peer, `${peer}@c.us`]
+      ])
+      const after = yield* query<{ phone: string | null; lid: string | null; wrote_first: boolean }>(gateway.database, (sql) =>
+        sql`SELECT phone, lid, wrote_first FROM contacts WHERE number_id = ${id}`)
+      // The person wrote first through the LID, before the number wrote to the phone.
+      assert.deepStrictEqual(after, [{ phone: peer, lid: lidChat, wrote_first: true }])
+
+      // Later messages from the LID land in the phone's chat; a reply to the LID goes to the phone.
+      fake.latest().upsert([{
+        key: { remoteJid: lidChat, id: "3A0L02", fromMe: false },
+        message: { conversation: "Thanks" },
+        messageTimestamp: Math.floor(Date.now() / 1000),
+        pushName: "Dana"
+      }])
+      yield* eventually(api.messages.list({ urlParams: { chat: peer } }), (p) => p.messages.length === 4)
+      yield* send(lidChat, "You're welcome")
+      assert.strictEqual(fake.latest().sent.at(-1)?.jid, `${peer}@s.whatsapp.net`)
+      const final = yield* api.messages.list({ urlParams: { chat: peer } })
+      assert.deepStrictEqual([final.messages.length, final.messages[0]!.peer], [5, peer])
+    }))
+})
+
+describe("messages the network did not take, on the Baileys driver", () => {
+  it.scopedLive("re-sent under the same id on each reconnect, at most 5 times, then failed alone; the messages behind it go out", () =>
+    Effect.gen(function*() {
+      const { acme, api, fake, gateway, id } = yield* workingNumber
+      const stuck = uniquePhone()
+      const other = uniquePhone()
+      const send = (to: string, text: string) =>
+        api.messages.send({ payload: { to, text } }).pipe(
+          Effect.retry({ while: (e) => e._tag === "RateLimited", schedule: Schedule.spaced("250 millis") })
+        )
+      const row = (id: number) =>
+        Effect.map(
+          query<{ status: string; send_attempts: number; error: string | null }>(gateway.database, (sql) =>
+            sql`SELECT status, send_attempts, error FROM messages WHERE id = ${id}`),
+          (rows) => rows[0]!
+        )
+
+      // The connection drops under both sends (Baileys' Boom "Connection Closed"): both stay pending.
+      const closed = () => ({ _tag: "fail" as const, error: Object.assign(new Error("Connection Closed"), { output: { statusCode: 428 } }) })
+      let otherDown = true
+      const install = () => {
+        fake.latest().sendOutcome = (jid) =>
+          jid === `${stuck}@s.whatsapp.net` || (otherDown && jid === `${other}@s.whatsapp.net`) ? closed() : null
+      }
+      install()
+      const first = yield* send(stuck, "first")
+      const second = yield* send(other, "second")
+      assert.deepStrictEqual([(yield* row(first.id)).status, (yield* row(second.id)).status], ["pending", "pending"])
+      otherDown = false
+
+      // Each reconnect hands the pending messages to WhatsApp again, under the ids they were recorded with.
+      for (let n = 1; n <= 5; n++) {
+        const sockets = fake.sockets.length
+        fake.latest().close(428)
+        yield* eventually(Effect.sync(() => fake.sockets.length), (k) => k === sockets + 1)
+        install()
+        fake.latest().open()
+        yield* eventually(row(first.id), (r) => r.send_attempts === n)
+        if (n === 1) {
+          // The one behind it is not held up: it went out on the first reconnect.
+          yield* eventually(row(second.id), (r) => r.status === "sent")
+          assert.deepStrictEqual(
+            fake.latest().sent.map((s) => [s.jid, s.options?.messageId]),
+            [[`${stuck}@s.whatsapp.net`, first.wa_message_id], [`${other}@s.whatsapp.net`, second.wa_message_id]]
+          )
+        }
+      }
+      const failed = yield* eventually(row(first.id), (r) => r.status === "failed")
+      assert.match(failed.error ?? "", /^not taken by the network after 5 attempts: the connection dropped during the send: Connection Closed/)
+      assert.strictEqual((yield* row(second.id)).send_attempts, 1)
+      const acks = yield* query<{ id: string; ack: string }>(gateway.database, (sql) =>
+        sql`SELECT payload->'data'->>'id' AS id, payload->'data'->>'ack' AS ack FROM webhook_outbox
+            WHERE event = 'message.ack' AND account_id = ${acme.accountId} AND payload->'data'->>'id' = ${first.wa_message_id}`)
+      assert.deepStrictEqual(acks.map((a) => a.ack), ["failed"])
+
+      // A sixth reconnect sends it no more: the next socket carries only a new message.
+      const sockets = fake.sockets.length
+      fake.latest().close(428)
+      yield* eventually(Effect.sync(() => fake.sockets.length), (k) => k === sockets + 1)
+      fake.latest().open()
+      yield* eventually(api.numbers.connection({ path: { id } }), (c) => c.status === "WORKING")
+      const third = yield* send(other, "third")
+      yield* eventually(row(third.id), (r) => r.status === "sent")
+      assert.deepStrictEqual(fake.latest().sent.map((s) => s.options?.messageId), [third.wa_message_id])
+    }))
+})
+
+describe("operator unlink and relink on the Baileys driver", () => {
+  it.scopedLive("unlink removes the device from the phone and deletes its credentials; relink after a 411 links a new device", () =>
+    Effect.gen(function*() {
+      const { fake, gateway, id } = yield* workingNumber
+      const credentials = query<{ n: string }>(gateway.database, (sql) =>
+        sql`SELECT count(*) AS n FROM wa_auth_state WHERE number_id = ${id}`)
+
+      const unlinked = yield* gateway.ops.ops.unlink({ path: { id } })
+      assert.deepStrictEqual([unlinked.status, unlinked.reason], ["STOPPED", "logged out"])
+      assert.strictEqual(fake.latest().loggedOut, 1)
+      assert.strictEqual(Number((yield* credentials)[0]!.n), 0)
+
+      // Linked again, then WhatsApp says the device no longer matches (411): FAILED with credentials kept.
+      yield* gateway.ops.ops.link({ path: { id }, payload: {} })
+      fake.latest().qr("2@ref-again")
+      fake.latest().pairSuccess(uniquePhone())
+      const scanned = fake.sockets.length
+      fake.latest().close(515)
+      yield* eventually(Effect.sync(() => fake.sockets.length), (n) => n === scanned + 1)
+      fake.latest().open()
+      yield* eventually(gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.status === "WORKING")
+      fake.latest().close(411)
+      yield* eventually(gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.status === "FAILED")
+
+      // Relink: the old device is removed through a connection of its own, then a new link starts.
+      const sockets = fake.sockets.length
+      const relinked = yield* Effect.fork(gateway.ops.ops.relink({ path: { id }, payload: { method: "qr" } }))
+      yield* eventually(Effect.sync(() => fake.sockets.length), (n) => n === sockets + 1)
+      fake.latest().open()
+      yield* eventually(Effect.sync(() => fake.sockets.length), (n) => n === sockets + 2)
+      assert.strictEqual(fake.sockets[sockets]!.loggedOut, 1)
+      assert.isUndefined(fake.latest().options.auth.creds.account)
+      const link = yield* Fiber.join(relinked)
+      assert.strictEqual(link.status, "STARTING")
+      fake.latest().qr("2@ref-new-device")
+      yield* eventually(gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.qr === "2@ref-new-device")
     }))
 })

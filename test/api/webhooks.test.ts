@@ -202,7 +202,7 @@ describe("delivery log and resend", () => {
 })
 
 describe("operator CLI", () => {
-  it.scopedLive("webhook set, show and rotate", () =>
+  it.scopedLive("webhook set, show, rotate and reseal-secrets", () =>
     Effect.gen(function*() {
       const gateway = yield* webhookGateway(yield* freshDatabase)
       const acme = yield* provision(gateway.ops)
@@ -229,6 +229,9 @@ describe("operator CLI", () => {
       assert.match(rotated.secret, /^whsec_/)
       assert.notStrictEqual(rotated.secret, set.secret)
       assert.deepStrictEqual(yield* cli("webhook", "show", "--account", "999999"), { error: "No account 999999", code: "not_found" })
+      // Every secret is already sealed with the gateway's current key: nothing to do.
+      const resealed = yield* cli("webhook", "reseal-secrets")
+      assert.deepStrictEqual([resealed.resealed, resealed.unreadable], [0, 0])
       // The account sees what the operator set.
       assert.strictEqual((yield* call(gateway, "GET", "/api/v1/webhook", acme.accountKey)).body.url, "http://127.0.0.1:9/ops")
     }), { timeout: 300_000 })

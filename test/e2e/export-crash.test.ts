@@ -16,7 +16,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { blobBytes, readArchive, seedFile } from "../support/Archives.js"
 import { eventually, provision } from "../support/Fixtures.js"
-import { freePort, freshDatabase, OPERATOR_TOKEN, startGateway } from "../support/TestGateway.js"
+import { freePort, freshDatabase, OPERATOR_TOKEN, startGateway, WEBHOOK_SECRET_KEY } from "../support/TestGateway.js"
 import { call } from "../support/Webhooks.js"
 
 const root = join(import.meta.dirname, "../..")
@@ -75,6 +75,7 @@ describe("a runner killed during an archive export", () => {
         DATABASE_URL: admin.toString(),
         DATA_DIR: dataDir,
         OPERATOR_TOKEN,
+        WEBHOOK_SECRET_KEY,
         BLOB_SIGNING_SECRET: SECRET
       }
       const runners = [yield* startRunner("runner-a", env), yield* startRunner("runner-b", env)]

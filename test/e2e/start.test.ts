@@ -117,6 +117,9 @@ describe("npm start on a fresh machine", () => {
       // The generated operator token is kept for the CLI, readable only by its owner.
       assert.strictEqual(statSync(join(dataDir, "operator-token")).mode & 0o777, 0o600)
       assert.match(readFileSync(join(dataDir, "operator-token"), "utf8"), /^wag_op_/)
+      // So is the generated key that encrypts webhook secrets at rest.
+      assert.strictEqual(statSync(join(dataDir, "webhook-secret-key")).mode & 0o777, 0o600)
+      assert.match(readFileSync(join(dataDir, "webhook-secret-key"), "utf8"), /^[A-Za-z0-9+/]{43}=\n$/)
 
       const account = await cli(env, "account", "create", "--email", "owner@shop.kz", "--company", "Shop LLP")
       assert.strictEqual(account.email, "owner@shop.kz")

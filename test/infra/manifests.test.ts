@@ -86,7 +86,7 @@ describe("infra/k8s", () => {
 
   it("secrets come from the Secret, and every pod runs as non-root", () => {
     const secret = find("Secret", "wagate")
-    for (const key of ["OPERATOR_TOKEN", "BLOB_SIGNING_SECRET", "DATABASE_URL", "S3_SECRET_ACCESS_KEY"]) {
+    for (const key of ["OPERATOR_TOKEN", "BLOB_SIGNING_SECRET", "WEBHOOK_SECRET_KEY", "DATABASE_URL", "S3_SECRET_ACCESS_KEY"]) {
       assert.property(secret.stringData, key)
     }
     for (const workload of [find("Deployment", "wagate-api"), find("StatefulSet", "wagate-runner")]) {

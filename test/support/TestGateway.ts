@@ -12,6 +12,7 @@ import * as OpsClient from "@wagate/client/OpsClient"
 import * as WagateClient from "@wagate/client/WagateClient"
 import { BlobStore } from "@wagate/media/BlobStore"
 import { MediaFetcher, type Options as MediaFetcherOptions } from "@wagate/media/MediaFetcher"
+import { type Hooks, NumberHooks } from "@wagate/numbers/NumberHooks"
 import * as Database from "@wagate/store/Database"
 import * as SimNetwork from "@wagate/whatsapp/sim/SimNetwork"
 import * as SimulatorDriver from "@wagate/whatsapp/sim/SimulatorDriver"
@@ -38,6 +39,8 @@ import * as Redis from "../../apps/gateway/src/infra/Redis.js"
 import { RequestCounter } from "../../apps/gateway/src/infra/RequestCounter.js"
 
 export const OPERATOR_TOKEN = "wag_op_test_operator_token"
+/** The key that seals webhook secrets in every test gateway (and test process) sharing a database. */
+export const WEBHOOK_SECRET_KEY = Buffer.alloc(32, 7).toString("base64")
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379"
 
 export type DatabaseContext = Context.Context<Database.Database>
@@ -59,6 +62,8 @@ export interface GatewayOptions {
   readonly domainClock?: Clock.Clock | undefined
   /** The simulated network; by default a fresh one of its own, linking at once. */
   readonly sim?: Context.Context<SimNetwork.SimNetwork | WhatsAppDriver> | undefined
+  /** Hooks inside the number entities (a defect at a chosen moment); none by default. */
+  readonly numberHooks?: Hooks | undefined
   /** The blob store, given the gateway's address (links point there); in memory by default. */
   readonly blobs?: ((publicBaseUrl: string) => Layer.Layer<BlobStore, unknown>) | undefined
 }
@@ -106,6 +111,7 @@ export const startGateway = (database: DatabaseContext, options: GatewayOptions 
       role: options.role ?? "all",
       dataDir,
       operatorToken: Option.some(Redacted.make(OPERATOR_TOKEN)),
+      webhookSecretKey: Option.some(Redacted.make(WEBHOOK_SECRET_KEY)),
       runnerHost: "127.0.0.1",
       runnerListenHost: "127.0.0.1",
       runnerPort: yield* freePort,
@@ -121,7 +127,8 @@ export const startGateway = (database: DatabaseContext, options: GatewayOptions 
         ? BlobStore.layerMemory({ publicBaseUrl: "http://127.0.0.1", signingSecret: Redacted.make("s".repeat(32)) })
         : options.blobs(publicBaseUrl)
     )
-    yield* Layer.build(Gateway.layer(gatewaySettings, {
+    const hooks = options.numberHooks === undefined ? Layer.empty : Layer.succeed(NumberHooks, options.numberHooks)
+    yield* Layer.build(Layer.provide(Gateway.layer(gatewaySettings, {
       database: Layer.succeedContext(database),
       cluster: Cluster.layer(gatewaySettings, "postgres"),
       sharedState: (Option.isNone(redisUrl)
@@ -138,7 +145,7 @@ export const startGateway = (database: DatabaseContext, options: GatewayOptions 
       domainClock: options.domainClock,
       fetcher: MediaFetcher.layer({ timeout: "5 seconds", ...options.fetcher, allowPrivateAddresses: true }),
       httpServer: Layer.succeedContext(httpServer)
-    }))
+    }), hooks))
     const server = Context.get(httpServer, HttpServer.HttpServer)
     const address = server.address as HttpServer.TcpAddress
     const url = `http://127.0.0.1:${address.port}`

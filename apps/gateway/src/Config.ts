@@ -45,6 +45,10 @@ export interface GatewaySettings {
   readonly shutdownTimeoutMs: number
   /** Let webhook URLs reach loopback and private addresses (tests, closed networks). */
   readonly webhookAllowPrivateUrls: boolean
+  /** The key that seals webhook secrets at rest; none: `DATA_DIR/webhook-secret-key`. */
+  readonly webhookSecretKey: Option.Option<Redacted.Redacted>
+  /** Older keys that still open webhook secrets sealed before a key rotation. */
+  readonly webhookSecretKeysOld: ReadonlyArray<Redacted.Redacted>
   /** How long a webhook receiver has to answer. */
   readonly webhookTimeoutMs: number
   /** How often due webhook events are looked for; unset: 1 s on PostgreSQL, 250 ms embedded. */
@@ -68,6 +72,11 @@ export interface GatewaySettings {
   /** Where this process serves its own metrics without a token (`GET /metrics`); none when unset. */
   readonly metricsPort: Option.Option<number>
   readonly metricsHost: string
+  /** The SMTP server cabinet mail (email confirmation, password reset) goes through; unset: the log. */
+  readonly smtpUrl: Option.Option<Redacted.Redacted>
+  readonly mailFrom: string
+  /** The address customers reach the gateway at, for links in mail; unset: http://localhost:HTTP_PORT. */
+  readonly publicUrl: Option.Option<string>
 }
 
 export const settings: Config.Config<GatewaySettings> = Config.all({
@@ -135,6 +144,13 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
     Config.withDefault(false),
     Config.withDescription("Let webhook URLs reach loopback and private addresses (never on a public gateway)")
   ),
+  webhookSecretKey: Config.option(Config.redacted("WEBHOOK_SECRET_KEY").pipe(
+    Config.withDescription("32 bytes, base64 or hex, that seal webhook secrets at rest (default: DATA_DIR/webhook-secret-key)")
+  )),
+  webhookSecretKeysOld: Config.array(Config.redacted(), "WEBHOOK_SECRET_KEYS_OLD").pipe(
+    Config.withDefault([]),
+    Config.withDescription("Earlier WEBHOOK_SECRET_KEY values, comma-separated, still accepted to read secrets sealed with them")
+  ),
   webhookTimeoutMs: Config.integer("WEBHOOK_TIMEOUT_MS").pipe(
     Config.withDefault(10_000),
     Config.withDescription("Time a webhook receiver has to answer, in milliseconds")
@@ -189,7 +205,18 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
   metricsHost: Config.string("METRICS_HOST").pipe(
     Config.withDefault("0.0.0.0"),
     Config.withDescription("Address the METRICS_PORT listener binds")
-  )
+  ),
+  smtpUrl: Config.option(Config.redacted("SMTP_URL").pipe(
+    Config.withDescription("SMTP server for cabinet mail: smtp://user:pass@host:587 (smtps:// for TLS); unset: mail goes to the log")
+  )),
+  mailFrom: Config.string("MAIL_FROM").pipe(
+    Config.withDefault("wagate <no-reply@localhost>"),
+    Config.withDescription("Sender of cabinet mail")
+  ),
+  publicUrl: Config.option(Config.string("PUBLIC_URL").pipe(
+    Config.validate({ message: "PUBLIC_URL must start with http:// or https://", validation: (u) => /^https?:\/\//.test(u) }),
+    Config.withDescription("Address customers reach the gateway at, for links in mail (https: cabinet cookies are Secure)")
+  ))
 })
 
 export class Settings extends Context.Tag("@wagate/gateway/Settings")<Settings, GatewaySettings>() {

@@ -25,6 +25,7 @@ import { PaymentProviders } from "@wagate/numbers/billing/PaymentProvider"
 import * as TestPayments from "@wagate/numbers/billing/TestPayments"
 import { Accounts } from "@wagate/store/Accounts"
 import { Billing } from "@wagate/store/Billing"
+import { CabinetUsers } from "@wagate/store/CabinetUsers"
 import { ApiKeys } from "@wagate/store/ApiKeys"
 import { Conversations } from "@wagate/store/Conversations"
 import type * as Database from "@wagate/store/Database"
@@ -53,6 +54,7 @@ import { Health } from "./Health.js"
 import { HttpLive } from "./http/Server.js"
 import * as IdempotencyUpkeep from "./IdempotencyUpkeep.js"
 import * as MediaUpkeep from "./MediaUpkeep.js"
+import * as WebhookKeys from "./infra/WebhookKeys.js"
 import type { RequestCounter } from "./infra/RequestCounter.js"
 
 /** What a process runs on; each is a choice of main.ts (or of a test). */
@@ -78,7 +80,8 @@ export const Stores = Layer.mergeAll(
   Conversations.Default,
   NumberStates.Default,
   WebhookStore.Default,
-  WebhookLog.Default
+  WebhookLog.Default,
+  CabinetUsers.Default
 )
 
 const webhookConfig = (settings: GatewaySettings) =>
@@ -146,7 +149,9 @@ export const layer = (settings: GatewaySettings, infra: Infrastructure) => {
     Layer.provide(infra.network),
     Layer.provide(infra.cluster),
     Layer.provide(Stores),
+    // The migrations seal secrets written before encryption at rest with the same key.
     Layer.provideMerge(infra.database),
+    Layer.provideMerge(WebhookKeys.layer(settings)),
     Layer.provide(Layer.succeed(Settings, settings))
   )
 }

@@ -10,7 +10,9 @@ import * as Database from "@wagate/store/Database"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { realpathSync } from "node:fs"
 import { join } from "node:path"
+import { pathToFileURL } from "node:url"
 import { KeyRevocations } from "./auth/KeyRevocations.js"
 import { OperatorToken } from "./auth/OperatorToken.js"
 import * as Cluster from "./cluster/Cluster.js"
@@ -26,7 +28,7 @@ import * as Network from "./Network.js"
 import * as Shutdown from "./Shutdown.js"
 import * as Telemetry from "./infra/Telemetry.js"
 
-const Main = Layer.unwrapEffect(Effect.gen(function*() {
+export const Main = Layer.unwrapEffect(Effect.gen(function*() {
   const settings = yield* Settings
   yield* DataDir.prepare(settings.dataDir)
   const embedded = Option.isNone(settings.databaseUrl)
@@ -72,13 +74,19 @@ const Main = Layer.unwrapEffect(Effect.gen(function*() {
   return Layer.mergeAll(gateway, metrics, Layer.effectDiscard(announce), Shutdown.layer(settings.shutdownTimeoutMs))
 })).pipe(Layer.provide(Settings.layer))
 
-const program = Effect.gen(function*() {
-  const telemetry = yield* Telemetry.settings
-  return yield* Layer.launch(Main).pipe(
-    // Without an exporter spans would only cost time: each one allocates and captures a stack.
-    Effect.withTracerEnabled(Option.isSome(Telemetry.tracesUrl(telemetry))),
-    Effect.provide(Telemetry.layer(telemetry))
+/** Runs a process of `layer` (Main, or Main with a test's hooks) until SIGTERM/SIGINT. */
+export const launch = (layer: Layer.Layer<never, unknown>) =>
+  NodeRuntime.runMain(
+    Effect.gen(function*() {
+      const telemetry = yield* Telemetry.settings
+      return yield* Layer.launch(layer).pipe(
+        // Without an exporter spans would only cost time: each one allocates and captures a stack.
+        Effect.withTracerEnabled(Option.isSome(Telemetry.tracesUrl(telemetry))),
+        Effect.provide(Telemetry.layer(telemetry))
+      )
+    }),
+    { disablePrettyLogger: true }
   )
-})
 
-NodeRuntime.runMain(program, { disablePrettyLogger: true })
+// Run when started as the program (`npm start`), not when a test's entry point imports Main.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) launch(Main)

@@ -318,6 +318,25 @@ export class NotImplemented extends make<NotImplemented>()(
   501,
   "This endpoint of the contract is not served by this version yet"
 ) {}
+// The customer cabinet (its own API under /cabinet/api, not in the public contract)
+
+/** The cabinet request carries no live session. @since 1.0.0 */
+export class NotSignedIn extends make<NotSignedIn>()("NotSignedIn", "not_signed_in", 401, "Sign in to the cabinet") {}
+/** Wrong email or password; the same answer whichever of them is wrong. @since 1.0.0 */
+export class InvalidCredentials extends make<InvalidCredentials>()(
+  "InvalidCredentials",
+  "invalid_credentials",
+  401,
+  "Wrong email or password"
+) {}
+/** A state change without the page's CSRF token, or from another site. @since 1.0.0 */
+export class CsrfRejected extends make<CsrfRejected>()(
+  "CsrfRejected",
+  "csrf_rejected",
+  403,
+  "The request did not come from a cabinet page; reload the page and try again"
+) {}
+
 /** @since 1.0.0 */
 export class InternalError extends make<InternalError>()("InternalError", "internal_error", 500, "Internal error") {}
 

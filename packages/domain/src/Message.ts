@@ -95,9 +95,15 @@ export const Message = Schema.Struct({
   from: Schema.Int.annotations({ description: "Id of the account number that sent or received the message" }),
   direction: Direction,
   source: MessageSource,
-  chat_id: Schema.String.annotations({ description: "`<phone>@c.us` for one-to-one chats, `<id>@g.us` for groups" }),
-  peer: Phone.annotations({ description: "Counterpart phone, digits" }),
-  peer_lid: Schema.NullOr(Schema.String),
+  chat_id: Schema.String.annotations({
+    description: "`<phone>@c.us` for one-to-one chats, `<id>@g.us` for groups, `<lid>@lid` for a person whose phone " +
+      "WhatsApp has not revealed (merged into `<phone>@c.us` once it does)"
+  }),
+  peer: Phone.annotations({
+    description: "Counterpart phone, digits; \"\" when WhatsApp names the person only by a LID (then `peer_lid` " +
+      "and `chat_id` `<lid>@lid` identify them, and a reply goes to `to: \"<lid>@lid\"`)"
+  }),
+  peer_lid: Schema.NullOr(Schema.String).annotations({ description: "The person's LID (`<lid>@lid`), when known" }),
   name: Schema.NullOr(Schema.String).annotations({ description: "Counterpart display name" }),
   is_group: Schema.Boolean,
   group_subject: Schema.NullOr(Schema.String),

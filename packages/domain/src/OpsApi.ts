@@ -146,6 +146,24 @@ export class OpsGroup extends HttpApiGroup.make("ops")
       .addError(E.wire(E.Capacity))
   )
   .add(
+    // Logs the device out (WhatsApp removes it from the phone) and deletes its credentials: STOPPED.
+    HttpApiEndpoint.post("unlink")`/numbers/${id}/unlink`
+      .addSuccess(NumberLink)
+      .addError(E.wire(E.InvalidParam))
+      .addError(E.wire(E.NotFound))
+      .addError(E.wire(E.Capacity))
+  )
+  .add(
+    // Unlink, then link anew with a new device identity (after 411, 403 or a lost phone).
+    HttpApiEndpoint.post("relink")`/numbers/${id}/relink`
+      .setPayload(Schema.Struct({ method: Schema.optional(LinkMethod) }))
+      .addSuccess(NumberLink)
+      .addError(E.wire(E.InvalidJson))
+      .addError(E.wire(E.InvalidParam))
+      .addError(E.wire(E.NotFound))
+      .addError(E.wire(E.Capacity))
+  )
+  .add(
     HttpApiEndpoint.post("pause")`/numbers/${id}/pause`
       .setPayload(Schema.Struct({ paused: Schema.Boolean }))
       .addSuccess(LinkedNumber)
@@ -172,6 +190,14 @@ export class OpsGroup extends HttpApiGroup.make("ops")
       .addError(E.wire(E.InvalidParam))
       .addError(E.wire(E.NotFound))
   )
+  .add(
+    // A one-time link (1 hour) for the account's owner to set the cabinet password: for a
+    // gateway without SMTP, or an account the operator made.
+    HttpApiEndpoint.post("cabinetResetLink")`/accounts/${id}/cabinet-reset-link`
+      .addSuccess(Schema.Struct({ url: Schema.String, expires_at: Timestamp }), { status: 201 })
+      .addError(E.wire(E.InvalidParam))
+      .addError(E.wire(E.NotFound))
+  )
   .add(HttpApiEndpoint.get("cluster", "/cluster").addSuccess(ClusterView))
   .add(
     // The process's metrics (e.g. wagate_zombie_restarts) in Prometheus' text format.
@@ -183,6 +209,18 @@ export class OpsGroup extends HttpApiGroup.make("ops")
   .middleware(OperatorAuth)
   .prefix("/ops/v1")
 {}
+
+/**
+ * What `POST /ops/v1/webhook-secrets/reseal` did: secrets sealed again with the current key
+ * (`key`, its id), and endpoints whose secrets no key of the process opens.
+ *
+ * @since 1.0.0
+ */
+export const ResealedSecrets = Schema.Struct({
+  resealed: Schema.Int,
+  unreadable: Schema.Int,
+  key: Schema.String
+}).annotations({ identifier: "ResealedSecrets" })
 
 /**
  * An account's webhook, set by the operator (the CLI's `webhook set` / `webhook show`): the same
@@ -212,6 +250,10 @@ export class OpsWebhooksGroup extends HttpApiGroup.make("opsWebhooks")
       .addError(E.wire(E.InvalidParam))
       .addError(E.wire(E.NotFound))
       .addError(E.wire(E.Capacity))
+  )
+  .add(
+    HttpApiEndpoint.post("resealSecrets")`/webhook-secrets/reseal`
+      .addSuccess(ResealedSecrets)
   )
   .middleware(OperatorAuth)
   .prefix("/ops/v1")

@@ -13,7 +13,10 @@ const Caption = Schema.optional(Schema.String)
  * @since 1.0.0
  */
 export const SendMessageRequest = Schema.Struct({
-  to: Schema.String.annotations({ description: "Recipient in international format, digits only" }),
+  to: Schema.String.annotations({
+    description: "Recipient in international format, digits only; or the `chat_id` `<lid>@lid` of a person " +
+      "WhatsApp names only by a LID"
+  }),
   text: Schema.optional(Schema.String.annotations({ description: "Message text (at most 4096 characters)" })),
   image: Schema.optional(Schema.Struct({ url: Url, caption: Caption })),
   document: Schema.optional(Schema.Struct({

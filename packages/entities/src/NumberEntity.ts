@@ -107,6 +107,8 @@ export const NumberEntity = Entity.make("Number", [
     success: ConnectionState,
     error: StateError
   }),
+  /** Unlinks the device (logs it out on the phone's side): the number is STOPPED until linked again. */
+  Rpc.make("Unlink", { success: ConnectionState, error: StateError }),
   /** Takes the number's pause from the database (billing changed it) and answers it. */
   Rpc.make("RefreshPaused", { success: Schema.Boolean, error: StateError }),
   /** Activates the entity (its connection comes up) and tells its state. */

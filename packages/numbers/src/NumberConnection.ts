@@ -137,7 +137,7 @@ export const open = (ctx: NumberContext) =>
      */
     const storeIncoming = (m: IncomingMessage) =>
       Effect.gen(function*() {
-        if (!m.isGroup) ctx.contacts.remember(m.peer)
+        if (!m.isGroup) ctx.contacts.remember(m.peer !== "" ? m.peer : m.chatId)
         const stored = yield* Effect.exit(recordIncoming(m, null))
         if (stored._tag === "Success") return yield* Metric.increment(NumberMetrics.incoming)
         yield* Metric.increment(IncomingFailures.failures)
@@ -202,6 +202,13 @@ export const open = (ctx: NumberContext) =>
             })
           case "Incoming":
             return yield* storeIncoming(IncomingText.sanitize(event.message))
+          case "LidMapped": {
+            // A person known so far only by its LID is the phone's: one chat, one contact.
+            const merged = yield* conversations.mergeLids(numberId, event.pairs)
+            for (const pair of event.pairs) if (merged.includes(pair.lid)) ctx.contacts.remember(pair.phone)
+            if (merged.length > 0) yield* Effect.logInfo(`number ${numberId}: ${merged.length} LID chats merged into their phones' chats`)
+            return
+          }
         }
       })).pipe(
         Effect.catchAllCause((cause) => Effect.logError("number event failed", cause)),
@@ -245,7 +252,8 @@ export const open = (ctx: NumberContext) =>
         }
         const attempts = yield* conversations.countAttempt(p.id)
         const sent = yield* Effect.either(
-          session.send({ waMessageId: p.wa_message_id, to: p.peer, content: { kind: "text", text: p.text } })
+          // A person known only by its LID has no phone: its chat `<lid>@lid` is the address.
+          session.send({ waMessageId: p.wa_message_id, to: p.peer !== "" ? p.peer : p.chat_id, content: { kind: "text", text: p.text } })
         )
         if (sent._tag === "Right") {
           yield* conversations.applyAck({ numberId, waMessageId: p.wa_message_id, ack: "sent", at })

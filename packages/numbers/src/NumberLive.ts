@@ -45,6 +45,7 @@ export const NumberLive = NumberEntity.toLayer(
         Check: () => Effect.fail(gone),
         Connection: () => Effect.succeed(none),
         Link: () => Effect.succeed(none),
+        Unlink: () => Effect.succeed(none),
         RefreshPaused: () => Effect.succeed(false),
         Wake: () => Effect.succeed(none)
       })
@@ -110,6 +111,16 @@ export const NumberLive = NumberEntity.toLayer(
           const shown = () => ["SCAN_QR_CODE", "WORKING", "FAILED", "STOPPED"].includes(ctx.connection.current.status)
           yield* Effect.whileLoop({
             while: () => !shown(),
+            body: () => connection.nextChange,
+            step: () => {}
+          }).pipe(Effect.timeout("5 seconds"), Effect.ignore)
+          return ctx.connection.current
+        }).pipe(guarded),
+      Unlink: () =>
+        Effect.gen(function*() {
+          yield* connection.session.logout
+          yield* Effect.whileLoop({
+            while: () => ctx.connection.current.status !== "STOPPED",
             body: () => connection.nextChange,
             step: () => {}
           }).pipe(Effect.timeout("5 seconds"), Effect.ignore)

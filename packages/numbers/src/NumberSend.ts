@@ -11,6 +11,7 @@ import type { SendContent, SendPayload } from "@wagate/entities/NumberEntity"
 import { MediaFetcher } from "@wagate/media/MediaFetcher"
 import { Conversations } from "@wagate/store/Conversations"
 import { NumberStates } from "@wagate/store/NumberStates"
+import { chatIdOf, isLid as isLidAddress } from "@wagate/store/OutgoingMessages"
 import type { OutgoingContent, Session } from "@wagate/whatsapp/WhatsAppDriver"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -245,7 +246,7 @@ export const make = (ctx: NumberContext, session: Session) =>
             messageId: r.messageId,
             accountId: number.accountId,
             numberId,
-            chatId: `${payload.to}@c.us`,
+            chatId: chatIdOf(payload.to),
             media: prepared.media,
             bytes: prepared.outgoing.media.bytes,
             at: r.at
@@ -254,8 +255,18 @@ export const make = (ctx: NumberContext, session: Session) =>
         return { messageId: r.messageId, waMessageId: r.waMessageId, phone: number.phone, quota: r.quota(), replayed: false }
       }).pipe(Effect.ensuring(Effect.sync(() => ctx.inFlight.delete(r.waMessageId))))
 
-    const send = (payload: SendPayload) =>
+    /** A `<lid>@lid` whose phone the number learned goes to the phone (its chats were merged). */
+    const resolve = (payload: SendPayload) =>
+      isLidAddress(payload.to)
+        ? Effect.map(conversations.phoneOfLid(numberId, payload.to), Option.match({
+          onNone: () => payload,
+          onSome: (phone) => ({ ...payload, to: phone })
+        }))
+        : Effect.succeed(payload)
+
+    const send = (given: SendPayload) =>
       Effect.gen(function*() {
+        const payload = yield* resolve(given)
         const deliver = Effect.gen(function*() {
           const prepared = yield* toOutgoing(payload.content)
           const decided = yield* decideAndRecord(payload, prepared)

@@ -37,6 +37,8 @@ export interface NumberRow {
   /** The network restricted the number (server error 463 and the like) until then; null when it never did. */
   readonly restricted_until: string | null
   readonly restriction_reason: string | null
+  /** Why the connection is in its status (a failure's reason), when known. */
+  readonly status_reason: string | null
 }
 
 /** @since 1.0.0 */
@@ -70,7 +72,8 @@ const toNumber = (r: any): NumberRow => ({
   connected_at: isoOrNull(r.connected_at),
   created_at: iso(r.created_at),
   restricted_until: isoOrNull(r.restricted_until),
-  restriction_reason: r.restriction_reason ?? null
+  restriction_reason: r.restriction_reason ?? null,
+  status_reason: r.status_reason ?? null
 })
 
 const isUniqueViolation = (e: unknown) =>

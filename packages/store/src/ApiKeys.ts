@@ -93,6 +93,11 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@wagate/store/ApiKeys", 
       })
     }, Effect.orDie)
 
-    return { issue, reissue, findByHash } as const
+    /** Records that the key was used now (the cabinet shows when each key was last used). */
+    const touch = Effect.fn("ApiKeys.touch")(function*(keyId: ApiKeyId, at: Date) {
+      yield* sql`UPDATE api_keys SET last_used_at = ${at} WHERE id = ${keyId}`
+    }, Effect.orDie)
+
+    return { issue, reissue, findByHash, touch } as const
   })
 }) {}

@@ -10,6 +10,7 @@
 import * as Effect from "effect/Effect"
 import * as Acks from "./Acks.js"
 import * as IncomingMessages from "./IncomingMessages.js"
+import * as LidMerge from "./LidMerge.js"
 import * as OutgoingMessages from "./OutgoingMessages.js"
 
 export {
@@ -24,6 +25,10 @@ export {
   /** @since 1.0.0 */
   type IncomingRecord
 } from "./IncomingMessages.js"
+export {
+  /** @since 1.0.0 */
+  type LidPhone
+} from "./LidMerge.js"
 
 /** @since 1.0.0 */
 export class Conversations extends Effect.Service<Conversations>()("@wagate/store/Conversations", {
@@ -31,6 +36,7 @@ export class Conversations extends Effect.Service<Conversations>()("@wagate/stor
     const outgoing = yield* OutgoingMessages.make
     const acks = yield* Acks.make
     const incoming = yield* IncomingMessages.make
-    return { ...outgoing, ...acks, ...incoming } as const
+    const lids = yield* LidMerge.make
+    return { ...outgoing, ...acks, ...incoming, ...lids } as const
   })
 }) {}

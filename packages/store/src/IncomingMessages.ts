@@ -18,6 +18,7 @@ export interface IncomingRecord {
   readonly waMessageId: string
   readonly fromMe: boolean
   readonly chatId: string
+  /** The counterpart's phone (digits), or "" when only its LID is known. */
   readonly peer: string
   readonly peerLid: string | null
   readonly name: string | null
@@ -46,7 +47,8 @@ export const make = Effect.gen(function*() {
       messageId: 0,
       numberId: m.numberId,
       waMessageId: m.waMessageId,
-      from: m.isGroup && m.author ? m.author : m.peer,
+      // A phone only: "" for a person WhatsApp names only by a LID (its chat_id is `<lid>@lid`).
+      from: m.isGroup && m.author ? (m.author.endsWith("@lid") ? "" : m.author) : m.peer,
       name: m.name,
       text: m.text,
       hasMedia: m.media !== null || m.mediaPending || m.mediaSkipped,
@@ -54,6 +56,8 @@ export const make = Effect.gen(function*() {
       type: m.type,
       isGroup: m.isGroup
     }))
+    // A person known only by a LID (no phone yet) is a contact without a phone, found by the LID.
+    const lidOnly = !m.isGroup && m.peer === "" && m.peerLid !== null
     // One statement; a replay of a stored network id inserts nothing, so nothing else happens.
     const rows = yield* sql<{ id: string }>`
       WITH msg AS (
@@ -72,10 +76,10 @@ export const make = Effect.gen(function*() {
       ), contact AS (
         INSERT INTO contacts (number_id, phone, lid, name, wrote_first, first_contact_at, last_contact_at,
                               first_in_at, first_out_at)
-        SELECT ${m.numberId}, ${m.peer}, ${m.peerLid}, ${m.name}, ${!m.fromMe}, ${m.at}::timestamptz,
+        SELECT ${m.numberId}, ${lidOnly ? null : m.peer}::text, ${m.peerLid}, ${m.name}, ${!m.fromMe}, ${m.at}::timestamptz,
                ${m.at}::timestamptz, ${m.fromMe ? null : m.at}::timestamptz, ${m.fromMe ? m.at : null}::timestamptz
         FROM msg WHERE NOT ${m.isGroup}
-        ON CONFLICT (number_id, phone) DO UPDATE SET
+        ON CONFLICT ${lidOnly ? sql`(number_id, lid) WHERE phone IS NULL` : sql`(number_id, phone)`} DO UPDATE SET
           lid = coalesce(EXCLUDED.lid, contacts.lid),
           name = coalesce(EXCLUDED.name, contacts.name),
           last_contact_at = greatest(contacts.last_contact_at, EXCLUDED.last_contact_at),

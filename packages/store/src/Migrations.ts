@@ -16,6 +16,9 @@ import reliability from "./migrations/0007_reliability.js"
 import baileysDriver from "./migrations/0008_baileys_driver.js"
 import runnerStats from "./migrations/0009_runner_stats.js"
 import billing from "./migrations/0010_billing.js"
+import webhookSecrets from "./migrations/0011_webhook_secrets.js"
+import cabinet from "./migrations/0012_cabinet.js"
+import lidContacts from "./migrations/0013_lid_contacts.js"
 
 /** @since 1.0.0 */
 export const loader = Migrator.fromRecord({
@@ -28,7 +31,10 @@ export const loader = Migrator.fromRecord({
   "0007_reliability": reliability,
   "0008_baileys_driver": baileysDriver,
   "0009_runner_stats": runnerStats,
-  "0010_billing": billing
+  "0010_billing": billing,
+  "0011_webhook_secrets": webhookSecrets,
+  "0012_cabinet": cabinet,
+  "0013_lid_contacts": lidContacts
 })
 
 /** @since 1.0.0 */

@@ -11,7 +11,7 @@ import type * as PgClient from "@effect/sql-pg/PgClient"
 export type Ack = "sent" | "delivered" | "read" | "failed"
 
 /** Event names of the webhook contract. @since 1.0.0 */
-export type EventName = "message" | "message.ack" | "session.status" | "export.ready"
+export type EventName = "message" | "message.ack" | "session.status" | "export.ready" | "webhook.test"
 
 /** @since 1.0.0 */
 export interface Envelope {

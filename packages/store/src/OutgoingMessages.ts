@@ -14,6 +14,12 @@ import { upsertChat } from "./ChatSql.js"
 import * as Outbox from "./Outbox.js"
 import { int } from "./Time.js"
 
+/** A recipient known only by its LID: `<lid>@lid`. @since 1.0.0 */
+export const isLid = (to: string): boolean => to.endsWith("@lid")
+
+/** The chat of a recipient: `<phone>@c.us`, or `<lid>@lid` as it is. @since 1.0.0 */
+export const chatIdOf = (to: string): string => (isLid(to) ? to : `${to}@c.us`)
+
 /** The Idempotency-Key was used before for a different request. @since 1.0.0 */
 export class IdempotencyConflict extends Data.TaggedError("IdempotencyConflict")<{ readonly key: string }> {}
 
@@ -21,6 +27,7 @@ export class IdempotencyConflict extends Data.TaggedError("IdempotencyConflict")
 export interface OutgoingRecord {
   readonly accountId: number
   readonly numberId: number
+  /** A phone (digits), or `<lid>@lid` for a person known only by its LID. */
   readonly to: string
   readonly type: MessageType
   readonly text: string
@@ -48,11 +55,23 @@ export interface StoredAnswer {
 export const make = Effect.gen(function*() {
   const sql = yield* PgClient.PgClient
 
-  /** Whether this number talked with the phone before, and whether the person wrote first. */
-  const contact = Effect.fn("Conversations.contact")(function*(numberId: number, phone: string) {
+  /**
+   * Whether this number talked with the person before (a phone, or a `<lid>@lid` known only by
+   * its LID), and whether the person wrote first.
+   */
+  const contact = Effect.fn("Conversations.contact")(function*(numberId: number, to: string) {
     const [row] = yield* sql<{ wrote_first: boolean }>`
-      SELECT wrote_first FROM contacts WHERE number_id = ${numberId} AND phone = ${phone}`
+      SELECT wrote_first FROM contacts
+      WHERE number_id = ${numberId} AND ${isLid(to) ? sql`lid = ${to}` : sql`phone = ${to}`}
+      ORDER BY phone NULLS LAST LIMIT 1`
     return Option.map(Option.fromNullable(row), (r) => ({ wroteFirst: r.wrote_first }))
+  })
+
+  /** The phone of a LID (`<lid>@lid`), once the number learned it (its chats were merged then). */
+  const phoneOfLid = Effect.fn("Conversations.phoneOfLid")(function*(numberId: number, lid: string) {
+    const [row] = yield* sql<{ phone: string }>`
+      SELECT phone FROM contacts WHERE number_id = ${numberId} AND lid = ${lid} AND phone IS NOT NULL LIMIT 1`
+    return Option.map(Option.fromNullable(row), (r) => r.phone)
   })
 
   /**
@@ -62,14 +81,16 @@ export const make = Effect.gen(function*() {
    * returns; a refusal by the network replaces it (`markRejected`). Returns the message id.
    */
   const recordOutgoing = Effect.fn("Conversations.recordOutgoing")(function*(r: OutgoingRecord) {
-    const chatId = `${r.to}@c.us`
+    const lid = isLid(r.to)
+    const chatId = chatIdOf(r.to)
+    const peer = lid ? "" : r.to
     // One statement: the message, its Idempotency-Key, chat, contact and day's usage commit
     // together (a used key aborts it all with a unique violation).
     const rows = yield* sql<{ id: string }>`
       WITH msg AS (
-        INSERT INTO messages (account_id, number_id, direction, source, chat_id, peer, wa_message_id, type, text,
-                              status, media, first_contact, text_hash, created_at, updated_at)
-        VALUES (${r.accountId}, ${r.numberId}, 'out', ${r.source}, ${chatId}, ${r.to}, ${r.waMessageId},
+        INSERT INTO messages (account_id, number_id, direction, source, chat_id, peer, peer_lid, wa_message_id, type,
+                              text, status, media, first_contact, text_hash, created_at, updated_at)
+        VALUES (${r.accountId}, ${r.numberId}, 'out', ${r.source}, ${chatId}, ${peer}, ${lid ? r.to : null}, ${r.waMessageId},
                 ${r.type}, ${r.text}, 'pending', ${r.media === null ? null : sql.json(r.media)}, ${r.firstContact},
                 ${r.textHash}, ${r.at}, ${r.at})
         RETURNING id
@@ -85,8 +106,8 @@ export const make = Effect.gen(function*() {
           accountId: r.accountId,
           numberId: r.numberId,
           chatId,
-          peer: r.to,
-          peerLid: null,
+          peer,
+          peerLid: lid ? r.to : null,
           name: null,
           isGroup: false,
           groupSubject: null,
@@ -94,9 +115,9 @@ export const make = Effect.gen(function*() {
           incoming: false
         })}
       ), contact AS (
-        INSERT INTO contacts (number_id, phone, wrote_first, first_contact_at, last_contact_at, first_out_at)
-        VALUES (${r.numberId}, ${r.to}, false, ${r.at}, ${r.at}, ${r.at})
-        ON CONFLICT (number_id, phone) DO UPDATE SET
+        INSERT INTO contacts (number_id, phone, lid, wrote_first, first_contact_at, last_contact_at, first_out_at)
+        VALUES (${r.numberId}, ${lid ? null : r.to}::text, ${lid ? r.to : null}::text, false, ${r.at}, ${r.at}, ${r.at})
+        ON CONFLICT ${lid ? sql`(number_id, lid) WHERE phone IS NULL` : sql`(number_id, phone)`} DO UPDATE SET
           last_contact_at = EXCLUDED.last_contact_at,
           first_out_at = coalesce(contacts.first_out_at, EXCLUDED.first_out_at)
       ), usage AS (
@@ -196,13 +217,14 @@ export const make = Effect.gen(function*() {
     const rows = yield* sql<{
       id: string
       peer: string
+      chat_id: string
       wa_message_id: string
       type: string
       text: string
       media: MessageMedia | null
       send_attempts: number
     }>`
-      SELECT id, peer, wa_message_id, type, text, media, send_attempts FROM messages
+      SELECT id, peer, chat_id, wa_message_id, type, text, media, send_attempts FROM messages
       WHERE number_id = ${numberId} AND status = 'pending' ORDER BY id`
     return rows.map((r) => ({ ...r, id: int(r.id) }))
   }, Effect.orDie)
@@ -219,5 +241,5 @@ export const make = Effect.gen(function*() {
     yield* sql`DELETE FROM idempotency_keys WHERE account_id = ${accountId} AND key = ${key} AND created_at <= ${before}`
   })
 
-  return { contact, recordOutgoing, markRejected, findAnswer, expireKeys, forgetExpiredKey, pending, countAttempt } as const
+  return { contact, phoneOfLid, recordOutgoing, markRejected, findAnswer, expireKeys, forgetExpiredKey, pending, countAttempt } as const
 })

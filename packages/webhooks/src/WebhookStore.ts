@@ -9,8 +9,10 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { DisabledReason } from "@wagate/domain/Webhook"
 import type { Envelope } from "@wagate/store/Outbox"
 import * as Batched from "@wagate/store/Batched"
+import * as SecretKeyring from "@wagate/store/SecretKeyring"
 import { int } from "@wagate/store/Time"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 
 /** @since 1.0.0 */
@@ -72,19 +74,29 @@ export const MAX_RESEND = 10_000
 export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhooks/WebhookStore", {
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const ring = yield* SecretKeyring.SecretKeyring
+    // Secrets are stored sealed (docs/webhooks.md, "Secrets at rest"): clear only in memory.
+    const seal = (accountId: number, secret: string) =>
+      SecretKeyring.seal(ring, secret, SecretKeyring.webhookContext(accountId))
+    const open = (accountId: number, stored: string) =>
+      Either.getOrThrowWith(
+        SecretKeyring.open(ring, stored, SecretKeyring.webhookContext(accountId)),
+        (e) => new Error(`The webhook secret of account ${accountId} cannot be read: ${e.message}`)
+      )
 
     const endpoint = Effect.fn("WebhookStore.endpoint")(function*(accountId: number) {
       const rows = yield* sql<any>`
         SELECT url, secret, previous_secret, previous_secret_until, enabled
         FROM webhook_endpoints WHERE account_id = ${accountId}`
       const r = rows[0]
-      return r === undefined ? Option.none<Endpoint>() : Option.some<Endpoint>({
+      if (r === undefined) return Option.none<Endpoint>()
+      return Option.some<Endpoint>(yield* Effect.try({ catch: (e) => e, try: () => ({
         url: r.url,
-        secret: r.secret,
-        previousSecret: r.previous_secret,
+        secret: open(accountId, r.secret),
+        previousSecret: r.previous_secret === null ? null : open(accountId, r.previous_secret),
         previousSecretUntil: r.previous_secret_until === null ? null : r.previous_secret_until.getTime(),
         enabled: r.enabled
-      })
+      }) }))
     }, Effect.orDie)
 
     /** The first `limit` events of the account's queue, oldest first. */
@@ -192,7 +204,7 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhoo
           SELECT url, enabled FROM webhook_endpoints WHERE account_id = ${c.accountId} FOR UPDATE`
         yield* sql`
           INSERT INTO webhook_endpoints (account_id, url, secret, enabled, disabled_reason, disabled_at, created_at, updated_at)
-          VALUES (${c.accountId}, ${c.url}, ${c.secret}, ${c.enabled}, ${c.enabled ? null : "manual"},
+          VALUES (${c.accountId}, ${c.url}, ${seal(c.accountId, c.secret)}, ${c.enabled}, ${c.enabled ? null : "manual"},
                   ${c.enabled ? null : at}, ${at}, ${at})
           ON CONFLICT (account_id) DO UPDATE SET
             url = EXCLUDED.url,
@@ -218,7 +230,7 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhoo
     const rotate = Effect.fn("WebhookStore.rotate")(function*(accountId: number, secret: string, graceUntil: number, at: number) {
       const rows = yield* sql`
         UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = ${new Date(graceUntil)},
-          secret = ${secret}, updated_at = ${new Date(at)}
+          secret = ${seal(accountId, secret)}, updated_at = ${new Date(at)}
         WHERE account_id = ${accountId} RETURNING account_id`
       return rows.length > 0
     }, Effect.orDie)
@@ -274,6 +286,40 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhoo
       return rows.map((r) => int(r.account_id))
     }, Effect.orDie)
 
-    return { endpoint, queue, record, recordInTransaction, disable, configure, rotate, resend, dueAccounts, transaction: sql.withTransaction } as const
+    /**
+     * Seals again with the current key every secret sealed with another key of the ring (after a
+     * key rotation, before the old key is dropped). A row changed meanwhile (a rotation of its
+     * secret) is left as its writer left it; a row no key of the ring opens is counted, not
+     * touched.
+     */
+    const reseal = Effect.fn("WebhookStore.reseal")(function*() {
+      const rows = yield* sql<{ account_id: string; secret: string; previous_secret: string | null }>`
+        SELECT account_id, secret, previous_secret FROM webhook_endpoints ORDER BY account_id`
+      let resealed = 0
+      let unreadable = 0
+      for (const r of rows) {
+        const accountId = Number(r.account_id)
+        const stale = (v: string | null) => v !== null && SecretKeyring.keyIdOf(v) !== ring.current.id
+        if (!stale(r.secret) && !stale(r.previous_secret)) continue
+        const again = (v: string | null) =>
+          v === null || !stale(v)
+            ? Either.right(v)
+            : Either.map(SecretKeyring.open(ring, v, SecretKeyring.webhookContext(accountId)), (clear) => seal(accountId, clear))
+        const [secret, previous] = [again(r.secret), again(r.previous_secret)]
+        if (Either.isLeft(secret) || Either.isLeft(previous)) {
+          unreadable++
+          continue
+        }
+        const updated = yield* sql`
+          UPDATE webhook_endpoints SET secret = ${secret.right}, previous_secret = ${previous.right}
+          WHERE account_id = ${accountId} AND secret = ${r.secret}
+            AND previous_secret IS NOT DISTINCT FROM ${r.previous_secret}
+          RETURNING account_id`
+        resealed += updated.length
+      }
+      return { resealed, unreadable, key: ring.current.id }
+    }, Effect.orDie)
+
+    return { endpoint, queue, reseal, record, recordInTransaction, disable, configure, rotate, resend, dueAccounts, transaction: sql.withTransaction } as const
   })
 }) {}

@@ -35,7 +35,7 @@ export type OutgoingContent =
 export interface OutgoingMessage {
   /** Chosen by the gateway before sending, so a message recorded before a crash is re-sent under the same id. */
   readonly waMessageId: string
-  /** Recipient phone, digits. */
+  /** Recipient phone, digits; or `<lid>@lid` for a person the network names only by a LID. */
   readonly to: string
   readonly content: OutgoingContent
 }
@@ -56,15 +56,18 @@ export interface IncomingMessage {
   readonly waMessageId: string
   /** Written by the account's own phone (source `phone`), not by the counterpart. */
   readonly fromMe: boolean
-  /** `<phone>@c.us` for one-to-one chats, `<id>@g.us` for groups. */
+  /**
+   * `<phone>@c.us` for one-to-one chats, `<id>@g.us` for groups, `<lid>@lid` for a person whose
+   * phone is not known (only its LID): replies to that address reach the person.
+   */
   readonly chatId: string
-  /** Counterpart phone, digits (for a group: the group id). */
+  /** Counterpart phone, digits (for a group: the group id); "" when only the person's LID is known. */
   readonly peer: string
   readonly peerLid: string | null
   readonly name: string | null
   readonly isGroup: boolean
   readonly groupSubject: string | null
-  /** Author phone inside a group. */
+  /** Author phone inside a group (`<lid>@lid` when only the member's LID is known). */
   readonly author: string | null
   readonly type: MessageType
   readonly text: string
@@ -94,6 +97,11 @@ export type DriverEvent =
   | { readonly _tag: "Restricted"; readonly reason: string; readonly until: number | null }
   /** The network lifted the restriction. */
   | { readonly _tag: "Unrestricted" }
+  /**
+   * The network revealed which phone these LIDs (`<lid>@lid`) are: a person seen before only by
+   * its LID is the phone's, and the two chats are one.
+   */
+  | { readonly _tag: "LidMapped"; readonly pairs: ReadonlyArray<{ readonly lid: string; readonly phone: string }> }
 
 /** The network refused the message (it will not be delivered). @since 1.0.0 */
 export class SendRejected extends Data.TaggedError("SendRejected")<{ readonly reason: string }> {}

@@ -74,6 +74,7 @@ export const start = <A>(
       REDIS_URL,
       REDIS_PREFIX: `wagate-cluster-${randomBytes(4).toString("hex")}`,
       OPERATOR_TOKEN,
+      WEBHOOK_SECRET_KEY: randomBytes(32).toString("base64"),
       WA_DRIVER: "simulator",
       WA_SIM_URL: simUrl,
       ...env

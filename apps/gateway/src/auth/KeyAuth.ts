@@ -36,6 +36,8 @@ export class KeyAuth extends Effect.Service<KeyAuth>()("@wagate/gateway/KeyAuth"
     const counter = yield* RequestCounter
     const revocations = yield* KeyRevocations
     const cache = new Map<string, { readonly principal: Principal; readonly until: number }>()
+    // When each key's last use was last written: written at most once a minute per key.
+    const touched = new Map<number, number>()
     yield* revocations.listen((hash) => (hash === null ? cache.clear() : cache.delete(hash)))
 
     const lookup = (key: string) =>
@@ -63,6 +65,13 @@ export class KeyAuth extends Effect.Service<KeyAuth>()("@wagate/gateway/KeyAuth"
       if (Option.isNone(principal)) return yield* wrongCredential(counter, ip, new InvalidKey())
       const used = yield* counter.hit(`key:${principal.value.keyId}`, MINUTE)
       if (used.count > KEY_REQUESTS_PER_MINUTE) return yield* new KeyRateLimited({ retryAfter: 60 })
+      const now = yield* Clock.currentTimeMillis
+      const keyId = principal.value.keyId
+      if ((touched.get(keyId) ?? 0) <= now - MINUTE) {
+        if (touched.size > 100_000) touched.clear()
+        touched.set(keyId, now)
+        yield* keys.touch(keyId, new Date(now))
+      }
       return principal.value
     })
 

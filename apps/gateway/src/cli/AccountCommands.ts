@@ -1,4 +1,4 @@
-/** `wagate account create | credit | show | ledger | refund | pay`. */
+/** `wagate account create | credit | show | ledger | refund | pay | reset-link`. */
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Option from "effect/Option"
@@ -30,7 +30,12 @@ const show = Command.make("show", { account: Flags.account }, ({ account }) =>
   Command.withDescription("An account with its numbers, keys and balance")
 )
 
+const resetLink = Command.make("reset-link", { account: Flags.account }, ({ account }) =>
+  answer((ops) => ops.ops.cabinetResetLink({ path: { id: account } }))).pipe(
+  Command.withDescription("A one-time link (valid 1 hour) for the owner to set the cabinet password; give it to them yourself")
+)
+
 export const accountCommand = Command.make("account", {}, group("account")).pipe(
   Command.withDescription("Accounts and their money"),
-  Command.withSubcommands([create, credit, show, ledger, refund, pay])
+  Command.withSubcommands([create, credit, show, ledger, refund, pay, resetLink])
 )

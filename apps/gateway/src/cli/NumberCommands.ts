@@ -1,4 +1,4 @@
-/** `wagate number add | link | status | pause | resume`. */
+/** `wagate number add | link | unlink | relink | status | pause | resume`. */
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import type * as OpsClient from "@wagate/client/OpsClient"
@@ -45,6 +45,20 @@ const link = Command.make("link", { number: Flags.number, method: Flags.method, 
     (link) => ({ link, numberId: number })
   )).pipe(Command.withDescription("Link a number again (a new QR or pairing code)"))
 
+const unlink = Command.make("unlink", { number: Flags.number }, ({ number }) =>
+  answer((ops) => ops.ops.unlink({ path: { id: number } }))).pipe(
+  Command.withDescription("Unlink a number: WhatsApp removes the device from the phone, its credentials are deleted (STOPPED)")
+)
+
+const relink = Command.make("relink", { number: Flags.number, method: Flags.method, watch: Flags.watch }, ({ method, number, watch }) =>
+  linking(
+    (ops) => ops.ops.relink({ path: { id: number }, payload: { method: Option.getOrUndefined(method) } }),
+    watch,
+    (link) => ({ link, numberId: number })
+  )).pipe(Command.withDescription(
+    "Unlink a number and link it anew with a new device (after a 411 or 403, or a lost phone): a new QR or pairing code"
+  ))
+
 const status = Command.make("status", { number: Flags.number, watch: Flags.watch }, ({ number, watch }) =>
   linking(
     (ops) => ops.ops.linkStatus({ path: { id: number } }),
@@ -64,5 +78,5 @@ const resume = Command.make("resume", { number: Flags.number }, ({ number }) =>
 
 export const numberCommand = Command.make("number", {}, group("number")).pipe(
   Command.withDescription("An account's WhatsApp numbers"),
-  Command.withSubcommands([add, link, status, pause, resume])
+  Command.withSubcommands([add, link, unlink, relink, status, pause, resume])
 )

@@ -1,4 +1,4 @@
-/** `wagate webhook set | show | rotate`. */
+/** `wagate webhook set | show | rotate | reseal-secrets`. */
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Flags from "./Flags.js"
@@ -23,7 +23,13 @@ const rotate = Command.make("rotate", { account: Flags.account }, ({ account }) 
   Command.withDescription("A new signing secret for an account's webhook")
 )
 
+const reseal = Command.make("reseal-secrets", {}, () => answer((ops) => ops.opsWebhooks.resealSecrets())).pipe(
+  Command.withDescription(
+    "Encrypt every webhook secret again with the current WEBHOOK_SECRET_KEY (after a key rotation, before dropping the old key)"
+  )
+)
+
 export const webhookCommand = Command.make("webhook", {}, group("webhook")).pipe(
   Command.withDescription("An account's webhook"),
-  Command.withSubcommands([set, show, rotate])
+  Command.withSubcommands([set, show, rotate, reseal])
 )

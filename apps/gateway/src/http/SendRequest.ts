@@ -62,7 +62,12 @@ export const validateSend = (body: unknown): Effect.Effect<ValidSend, InvalidJso
   Effect.gen(function*() {
     if (!isObject(body)) return yield* new InvalidJson({ error: "The body must be a JSON object" })
     const rawTo = typeof body.to === "number" ? String(body.to) : body.to
-    const to = typeof rawTo === "string" ? normalizePhone(rawTo.replace(/@(c\.us|s\.whatsapp\.net)$/, "")) : null
+    // A phone, its chat id, or the chat id `<lid>@lid` of a person WhatsApp names only by a LID.
+    const to = typeof rawTo !== "string"
+      ? null
+      : /^\s*[1-9]\d{0,19}@lid\s*$/.test(rawTo)
+      ? rawTo.trim()
+      : normalizePhone(rawTo.replace(/@(c\.us|s\.whatsapp\.net)$/, ""))
     if (to === null) return yield* new InvalidTo()
 
     const given = ATTACHMENTS.filter((k) => body[k] !== undefined && body[k] !== null)

@@ -37,6 +37,13 @@ import { StorageHttp } from "./handlers/StorageHttp.js"
 import { WebhooksHttp } from "./handlers/WebhooksHttp.js"
 import { NumberScope } from "./NumberScope.js"
 import * as RequestId from "./RequestId.js"
+import { CabinetCsrfLive, CabinetSessionLive } from "../cabinet/CabinetAuth.js"
+import { CabinetAuthHttp } from "../cabinet/CabinetAuthHttp.js"
+import { CabinetHttp } from "../cabinet/CabinetHttp.js"
+import { CabinetLinks } from "../cabinet/CabinetLinks.js"
+import { CabinetPages, PAGE_ROUTES as CABINET_PAGE_ROUTES } from "../cabinet/CabinetPages.js"
+import { Mailer } from "@wagate/cabinet/Mailer"
+import { ExportRecords } from "@wagate/exports/ExportRecords"
 import * as RouteTable from "./RouteTable.js"
 
 export const OPENAPI_PATH = "/api/v1/openapi.json"
@@ -59,21 +66,26 @@ const Handlers = Layer.mergeAll(
     OpsStorageHttp,
     FilesHttp,
     OpsBillingHttp,
-    PaymentsHttp
+    PaymentsHttp,
+    CabinetAuthHttp,
+    CabinetHttp.pipe(Layer.provide(ExportRecords.Default))
 ).pipe(
-  Layer.provide([AuthenticationLive, OperatorAuthLive]),
-  Layer.provide([KeyAuth.Default, NumberScope.Default])
+  Layer.provide([AuthenticationLive, OperatorAuthLive, CabinetSessionLive, CabinetCsrfLive]),
+  Layer.provide([KeyAuth.Default, NumberScope.Default, CabinetLinks.Default]),
+  Layer.provide(Layer.unwrapEffect(Effect.map(Settings, (s) =>
+    Option.match(s.smtpUrl, { onNone: () => Mailer.layerLog, onSome: (url) => Mailer.layerSmtp(url, s.mailFrom) }))))
 )
 
 const serve = <E, R>(api: HttpApi.HttpApi.Any, apiLayer: Layer.Layer<HttpApi.Api, E, R>) =>
   HttpApiBuilder.serve(RequestId.middleware).pipe(
     Layer.provide(HttpApiScalar.layer({ path: DOCS_PATH })),
     Layer.provide(ClusterPage),
+    Layer.provide(CabinetPages),
     Layer.provide(McpLive.pipe(Layer.provide([KeyAuth.Default, NumberScope.Default]))),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: OPENAPI_PATH })),
     Layer.provide(Layer.unwrapEffect(Effect.map(Settings, ({ maxBodyBytes }) =>
       ApiErrors.layer(
-        RouteTable.make([api], [["GET", OPENAPI_PATH], ["GET", DOCS_PATH], ["GET", CLUSTER_PAGE_PATH]]),
+        RouteTable.make([api], [["GET", OPENAPI_PATH], ["GET", DOCS_PATH], ["GET", CLUSTER_PAGE_PATH], ...CABINET_PAGE_ROUTES]),
         { maxBodyBytes }
       )))),
     Layer.provide(apiLayer),

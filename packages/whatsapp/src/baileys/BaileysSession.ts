@@ -118,17 +118,18 @@ export const open = (
     const runtime = yield* Effect.runtime<never>()
     const auth = yield* deps.store.open(number.id)
     const inbox = yield* Queue.unbounded<Signal>()
+    const clock = yield* Effect.clock
     const ctx: SessionContext = {
       deps,
       settings,
       number,
       auth,
       scope,
-      clock: yield* Effect.clock,
-      logger: BaileysLogger.make(runtime, settings.logLevel, { numberId: number.id }),
+      clock,
+      logger: BaileysLogger.make(runtime, settings.logLevel, { numberId: number.id }, () => clock.unsafeCurrentTimeMillis()),
       state: initialState(),
-      lids: LidMap.make(() => auth.state.keys),
-      groups: GroupSubjects.make({ ttlMs: settings.groupSubjectTtlMs, timeoutMs: settings.queryTimeoutMs }),
+      lids: LidMap.make(() => auth.state.keys, (pairs) => onEvent({ _tag: "LidMapped", pairs })),
+      groups: GroupSubjects.make({ ttlMs: settings.groupSubjectTtlMs, timeoutMs: settings.queryTimeoutMs, scope }),
       retryCounter: retryCounter(),
       onEvent,
       signal: (s) => void Queue.unsafeOffer(inbox, s)

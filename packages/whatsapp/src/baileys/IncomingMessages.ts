@@ -88,11 +88,12 @@ export const toIncoming = (m: WAMessage, ctx: Context): Effect.Effect<IncomingMe
     }
     if (!Jids.isPhone(remote) && !Jids.isLid(remote)) return null
     const who = yield* person(remote, key.remoteJidAlt, ctx.lids)
-    const peer = who.phone ?? Jids.userOf(who.lid!)
     return {
       ...base,
+      // Known only by its LID: no phone (never the LID's digits), and the chat is `<lid>@lid`,
+      // the address replies go to.
       chatId: who.phone !== null ? Jids.chatOf(who.phone) : who.lid!,
-      peer,
+      peer: who.phone ?? "",
       peerLid: who.lid,
       isGroup: false,
       groupSubject: null,

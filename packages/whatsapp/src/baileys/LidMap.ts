@@ -21,8 +21,17 @@ export interface LidMap {
   readonly lidOf: (phone: string) => Effect.Effect<string | null>
 }
 
-/** @since 1.0.0 */
-export const make = (keys: () => SignalKeyStore): LidMap => {
+/**
+ * `learned` hears of every pair stored (`<lid>@lid`, phone digits), after it is stored: the
+ * entity merges a person seen before only by its LID into the phone's chat.
+ *
+ * @since 1.0.0
+ */
+export const make = (
+  keys: () => SignalKeyStore,
+  learned: (pairs: ReadonlyArray<{ readonly lid: string; readonly phone: string }>) => Effect.Effect<void> = () =>
+    Effect.void
+): LidMap => {
   // A few recent answers; the key store caches the rest.
   const known = new Map<string, string>()
   const note = (key: string, value: string) => {
@@ -48,16 +57,19 @@ export const make = (keys: () => SignalKeyStore): LidMap => {
     remember: (pairs) =>
       Effect.gen(function*() {
         const data: Record<string, string> = {}
+        const fresh: Array<{ lid: string; phone: string }> = []
         for (const pair of pairs) {
           const lid = Jids.userOf(pair.lid)
           const phone = Jids.userOf(pair.phone)
           if (lid === "" || phone === "" || known.get(`${lid}_reverse`) === phone) continue
+          if (data[`${lid}_reverse`] === undefined) fresh.push({ lid: `${lid}@lid`, phone })
           data[phone] = lid
           data[`${lid}_reverse`] = phone
         }
-        if (Object.keys(data).length === 0) return
+        if (fresh.length === 0) return
         yield* Effect.promise(() => Promise.resolve(keys().set({ "lid-mapping": data })))
         for (const [key, value] of Object.entries(data)) note(key, value)
+        yield* learned(fresh)
       }).pipe(Effect.catchAllDefect((defect) => Effect.logWarning("could not store a LID mapping", defect))),
     phoneOf: (lid) => lookup(`${Jids.userOf(lid)}_reverse`),
     lidOf: (phone) => Effect.map(lookup(Jids.userOf(phone)), (lid) => lid === null ? null : `${lid}@lid`)

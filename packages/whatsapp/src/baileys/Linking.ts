@@ -115,12 +115,51 @@ export const logout = (ctx: SessionContext) =>
   Effect.gen(function*() {
     const { settings, state } = ctx
     const s0 = state.socket
-    yield* Reconnect.drop(ctx, { end: false })
-    if (s0 !== null) {
+    const connected = s0 !== null && state.status === "WORKING"
+    yield* Reconnect.drop(ctx, { end: !connected })
+    let reason = "logged out"
+    if (connected) {
       yield* Effect.ignore(timed(() => s0.logout("logged out by the gateway"), settings.queryTimeoutMs))
       yield* Effect.ignore(timed(() => Promise.resolve(s0.end(undefined)), settings.queryTimeoutMs))
+    } else if (ctx.auth.isLinked()) {
+      // Not connected now: connect once, only to have WhatsApp remove the device from the phone.
+      const told = yield* Effect.either(removeDevice(ctx))
+      if (told._tag === "Left") {
+        reason = `logged out here, but WhatsApp could not be reached to remove the device (${messageOf(told.left)}): ` +
+          "remove it on the phone under Linked devices"
+        yield* Effect.logWarning(`number ${ctx.number.id}: ${reason}`)
+      }
     }
     state.linking = null
     yield* ctx.auth.reset
-    yield* report(ctx, "STOPPED", { reason: "logged out" })
+    yield* report(ctx, "STOPPED", { reason })
   })
+
+/** How long a logout while not connected waits for its own connection to open, and for the answer. */
+const OFFLINE_LOGOUT_MS = 6_000
+
+/**
+ * A socket of its own (not the session's: no events reach the entity), open within the query
+ * time limit, that sends WhatsApp `remove-companion-device` and is then ended.
+ */
+const removeDevice = (ctx: SessionContext) =>
+  Effect.gen(function*() {
+    // Short, so an operator's unlink answers within the gateway's entity time limit.
+    const limitMs = Math.min(ctx.settings.queryTimeoutMs, OFFLINE_LOGOUT_MS)
+    const runtime = yield* Effect.runtime<never>()
+    const socket = yield* Effect.try(() => ctx.deps.factory.make(Reconnect.socketOptions(ctx, runtime)))
+    const opened = new Promise<void>((resolve, reject) => {
+      socket.ev.on("connection.update", (u) => {
+        if (u.connection === "open") resolve()
+        else if (u.connection === "close") reject(u.lastDisconnect?.error ?? new Error("connection closed"))
+      })
+    })
+    opened.catch(() => {})
+    yield* Effect.ensuring(
+      Effect.zipRight(
+        timed(() => opened, limitMs),
+        timed(() => socket.logout("logged out by the gateway"), limitMs)
+      ),
+      Effect.ignore(timed(() => Promise.resolve(socket.end(undefined)), limitMs))
+    )
+  }).pipe((tell) => ctx.deps.connectSlots.withPermits(1)(tell))

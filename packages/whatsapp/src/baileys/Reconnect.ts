@@ -11,6 +11,8 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Metric from "effect/Metric"
 import * as Random from "effect/Random"
+import type * as Runtime from "effect/Runtime"
+import type { SocketOptions } from "./BaileysSocket.js"
 import * as Browser from "./Browser.js"
 import * as DisconnectPolicy from "./DisconnectPolicy.js"
 import * as Sending from "./Sending.js"
@@ -53,6 +55,19 @@ export const drop = (ctx: SessionContext, options: { readonly end: boolean }) =>
     }
   })
 
+/** What a socket of this session is made with. @since 1.0.0 */
+export const socketOptions = (ctx: SessionContext, runtime: Runtime.Runtime<never>): SocketOptions => ({
+  auth: { creds: ctx.auth.state.creds, keys: ctx.auth.state.keys },
+  logger: ctx.logger,
+  webSocketUrl: ctx.settings.webSocketUrl,
+  version: ctx.deps.versions.current(),
+  browser: Browser.browserFor(ctx.settings.deviceName, ctx.auth.isLinked() ? null : ctx.state.linking),
+  // Only subjects are kept: a send to a group (the gateway sends none) lets Baileys fetch its members.
+  cachedGroupMetadata: () => Promise.resolve(undefined),
+  getMessage: Sending.getMessage(ctx, runtime),
+  msgRetryCounterCache: ctx.retryCounter
+})
+
 /** A new socket for a new generation, once a connect slot is free. @since 1.0.0 */
 export const connect = (ctx: SessionContext) =>
   Effect.gen(function*() {
@@ -64,18 +79,7 @@ export const connect = (ctx: SessionContext) =>
     const runtime = yield* Effect.runtime<never>()
     const start = Effect.suspend(() => {
       if (mine !== state.gen || state.closed) return Effect.void
-      const made = Effect.try(() =>
-        ctx.deps.factory.make({
-          auth: { creds: ctx.auth.state.creds, keys: ctx.auth.state.keys },
-          logger: ctx.logger,
-          webSocketUrl: settings.webSocketUrl,
-          version: ctx.deps.versions.current(),
-          browser: Browser.browserFor(settings.deviceName, ctx.auth.isLinked() ? null : state.linking),
-          cachedGroupMetadata: (jid) => Promise.resolve(ctx.groups.cached(jid)),
-          getMessage: Sending.getMessage(ctx, runtime),
-          msgRetryCounterCache: ctx.retryCounter
-        })
-      )
+      const made = Effect.try(() => ctx.deps.factory.make(socketOptions(ctx, runtime)))
       return Effect.matchEffect(made, {
         onFailure: (error) =>
           Effect.sync(() =>
@@ -157,6 +161,9 @@ export const opened = (ctx: SessionContext) =>
     state.lastTrafficAt = at
     yield* report(ctx, "WORKING")
     yield* watch(ctx)
+    // Every group's subject in one query, off the event path.
+    const socket = state.socket
+    if (socket !== null) yield* ctx.groups.prime(() => socket.groupFetchAllParticipating())
   })
 
 /** The connection closed with `error`: restart, reconnect later, or stop (`DisconnectPolicy`). @since 1.0.0 */

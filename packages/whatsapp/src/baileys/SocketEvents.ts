@@ -8,12 +8,14 @@ import type {
   BaileysEventMap,
   BinaryNode,
   ConnectionState,
+  Contact,
   GroupMetadata,
   MessageUserReceiptUpdate,
   WAMessage,
   WAMessageUpdate
 } from "@whiskeysockets/baileys"
 import type { BaileysSocket } from "./BaileysSocket.js"
+import * as Jids from "./Jids.js"
 
 /** @since 1.0.0 */
 export type SocketSignal =
@@ -75,6 +77,17 @@ export const attach = (
     lidPnMappings === undefined || lidPnMappings.length === 0
       ? null
       : { _tag: "Lids", gen, pairs: lidPnMappings.map(({ lid, pn }) => ({ lid, phone: pn })) })
+  // Contacts from the app state sync name a person by both its LID and its phone.
+  const contactPairs = (contacts: ReadonlyArray<Partial<Contact>>): SocketSignal | null => {
+    const pairs = contacts.flatMap(({ id, lid, phoneNumber }) => {
+      const phone = Jids.isPhone(phoneNumber) ? phoneNumber : Jids.isPhone(id) ? id : null
+      const l = Jids.isLid(lid) ? lid : Jids.isLid(id) ? id : null
+      return phone !== null && l !== null ? [{ lid: l, phone }] : []
+    })
+    return pairs.length === 0 ? null : { _tag: "Lids", gen, pairs }
+  }
+  on("contacts.upsert", contactPairs)
+  on("contacts.update", contactPairs)
   on("groups.update", (groups) => ({ _tag: "Groups", gen, groups }))
   on("groups.upsert", (groups) => ({ _tag: "Groups", gen, groups }))
   const wire = (event: string, handle: (node: BinaryNode) => void) => {

@@ -5,6 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as DisconnectPolicy from "../../src/baileys/DisconnectPolicy.js"
 import { Closes } from "./support/FakeSocket.js"
 import * as Harness from "./support/Harness.js"
@@ -514,6 +515,51 @@ describe("Baileys driver: reconnecting", () => {
       assert.strictEqual(h.backend.rows.get(1)?.size, 0)
       const sent = yield* Effect.flip(session.send({ waMessageId: "X", to: "77017654321", content: { kind: "text", text: "hi" } }))
       assert.strictEqual(sent._tag, "DriverUnavailable")
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("logout while not connected: a connection of its own removes the device from the phone, then STOPPED", () => {
+    const h = Harness.make()
+    Harness.storeLinked(h, 1)
+    return Effect.gen(function*() {
+      const { rec, session } = yield* Harness.open({ id: 1, linked: true })
+      h.fake.latest().open()
+      yield* flush
+      // The connection is lost: waiting to reconnect.
+      h.fake.latest().close(428, "Connection Closed")
+      yield* flush
+      const before = h.fake.sockets.length
+      const done = yield* Effect.fork(session.logout)
+      yield* flush
+      assert.strictEqual(h.fake.sockets.length, before + 1)
+      h.fake.latest().open()
+      yield* flush
+      yield* Fiber.join(done)
+      assert.deepStrictEqual([h.fake.latest().loggedOut, h.fake.latest().ended], [1, 1])
+      assert.deepStrictEqual(rec.take().slice(-1), ["0 STOPPED (logged out)"])
+      assert.strictEqual(h.backend.rows.get(1)?.size, 0)
+      // Nothing reconnects afterwards.
+      yield* advance(600_000)
+      assert.strictEqual(h.fake.sockets.length, before + 1)
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("logout while WhatsApp cannot be reached: credentials deleted all the same, STOPPED says to remove the device on the phone", () => {
+    const h = Harness.make()
+    Harness.storeLinked(h, 1)
+    return Effect.gen(function*() {
+      const { rec, session } = yield* Harness.open({ id: 1, linked: true })
+      h.fake.latest().closeWith(Closes.network())
+      yield* flush
+      const done = yield* Effect.fork(session.logout)
+      yield* flush
+      // The connection made to say goodbye never opens.
+      yield* advance(6_000)
+      yield* Fiber.join(done)
+      assert.strictEqual(h.fake.latest().loggedOut, 0)
+      const [last] = rec.take().slice(-1)
+      assert.match(last!, /STOPPED \(logged out here, but WhatsApp could not be reached to remove the device \(no answer within 6000 ms\)\: remove it on the phone under Linked devices\)$/)
+      assert.strictEqual(h.backend.rows.get(1)?.size, 0)
     }).pipe(Effect.provide(h.layer))
   })
 

@@ -170,7 +170,7 @@ describe("Baileys driver: incoming messages", () => {
     }).pipe(Effect.provide(h.layer))
   })
 
-  it.scoped("a LID never seen with its phone: shown as the LID, never as a made-up phone; Baileys' mapping events teach it", () => {
+  it.scoped("a LID never seen with its phone: no phone (never the LID's digits), chat <lid>@lid; Baileys' mapping events teach it and are reported", () => {
     const h = Harness.make()
     Harness.storeLinked(h, 1)
     return Effect.gen(function*() {
@@ -182,8 +182,43 @@ describe("Baileys driver: incoming messages", () => {
       yield* flush
       const got = incoming(rec.events)
       assert.deepStrictEqual(got.map((m) => [m.peer, m.chatId, m.peerLid]), [
-        ["99887766554433", "99887766554433@lid", "99887766554433@lid"],
+        ["", "99887766554433@lid", "99887766554433@lid"],
         ["77010001122", "77010001122@c.us", "99887766554433@lid"]
+      ])
+      // The entity hears of the mapping before the next message, so it can merge the two chats.
+      assert.deepStrictEqual(rec.take().map((l) => l.replace(/^\d+ /, "")), [
+        "in : who am i",
+        "lids 99887766554433@lid=77010001122",
+        "in 77010001122: now known"
+      ])
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("LID mappings reported from every source: a message with both, history sync, contacts; each pair once", () => {
+    const h = Harness.make()
+    Harness.storeLinked(h, 1)
+    return Effect.gen(function*() {
+      const { rec } = yield* working(h)
+      const socket = h.fake.latest()
+      socket.upsert([msg("M1", { remoteJid: "11111111111111@lid", remoteJidAlt: "77010000001@s.whatsapp.net" }, { conversation: "a" })])
+      yield* flush
+      socket.emit("messaging-history.set", {
+        chats: [],
+        contacts: [],
+        messages: [],
+        lidPnMappings: [{ lid: "22222222222222@lid", pn: "77010000002@s.whatsapp.net" }]
+      } as any)
+      // rc14's contact sync action: contacts.upsert with the LID and the phone, then lid-mapping.update of the same pair.
+      socket.emit("contacts.upsert", [{ id: "77010000003@s.whatsapp.net", lid: "33333333333333@lid", phoneNumber: "77010000003@s.whatsapp.net" }])
+      socket.emit("lid-mapping.update", { lid: "33333333333333@lid", pn: "77010000003@s.whatsapp.net" })
+      // A LID contact without a phone teaches nothing.
+      socket.emit("contacts.upsert", [{ id: "44444444444444@lid", lid: "44444444444444@lid", phoneNumber: undefined }])
+      yield* flush
+      assert.deepStrictEqual(rec.take().map((l) => l.replace(/^\d+ /, "")), [
+        "lids 11111111111111@lid=77010000001",
+        "in 77010000001: a",
+        "lids 22222222222222@lid=77010000002",
+        "lids 33333333333333@lid=77010000003"
       ])
     }).pipe(Effect.provide(h.layer))
   })
@@ -215,6 +250,41 @@ describe("Baileys driver: incoming messages", () => {
         { ...group, waMessageId: "G4", text: "from the phone", groupSubject: "Shop staff (new)", fromMe: true, name: null, author: null }
       ])
       assert.deepStrictEqual(socket.groupFetches, [GROUP])
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("group subjects: all primed in one query when the connection opens; a stale one served at once and refreshed in the background", () => {
+    const h = Harness.make()
+    Harness.storeLinked(h, 1)
+    const A = "120363000000000001@g.us"
+    const B = "120363000000000002@g.us"
+    return Effect.gen(function*() {
+      const { rec } = yield* Harness.open({ id: 1, linked: true })
+      const socket = h.fake.latest()
+      socket.groups.set(A, { id: A, subject: "Couriers", owner: undefined, participants: [] })
+      socket.groups.set(B, { id: B, subject: "Suppliers", owner: undefined, participants: [] })
+      socket.open()
+      yield* flush
+      assert.strictEqual(socket.allGroupFetches, 1)
+      const from = (id: string, group: string) => msg(id, { remoteJid: group, participant: `${PEER}@s.whatsapp.net` }, { conversation: id })
+      socket.upsert([from("A1", A), from("B1", B)])
+      yield* flush
+      // No query per group.
+      assert.deepStrictEqual(socket.groupFetches, [])
+      // Eleven minutes later the subject is stale: the message has it at once, a refresh follows.
+      socket.groups.set(A, { id: A, subject: "Couriers (night)", owner: undefined, participants: [] })
+      yield* Harness.advance(11 * 60_000)
+      socket.upsert([from("A2", A)])
+      yield* flush
+      socket.upsert([from("A3", A)])
+      yield* flush
+      assert.deepStrictEqual(socket.groupFetches, [A])
+      assert.deepStrictEqual(incoming(rec.events).map((m) => [m.waMessageId, m.groupSubject]), [
+        ["A1", "Couriers"],
+        ["B1", "Suppliers"],
+        ["A2", "Couriers"],
+        ["A3", "Couriers (night)"]
+      ])
     }).pipe(Effect.provide(h.layer))
   })
 

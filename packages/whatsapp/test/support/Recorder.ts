@@ -33,6 +33,8 @@ export const line = (at: number, event: DriverEvent): string => {
       return `${at} ack ${event.waMessageId} ${event.ack}${event.error === undefined ? "" : ` (${event.error})`}`
     case "Incoming":
       return `${at} in ${event.message.peer}: ${event.message.text}`
+    case "LidMapped":
+      return `${at} lids ${event.pairs.map((p) => `${p.lid}=${p.phone}`).join(" ")}`
   }
 }
 

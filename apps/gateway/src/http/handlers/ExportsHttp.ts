@@ -7,7 +7,8 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { WagateApi } from "@wagate/domain/Api"
 import { ExportBusy, ExportLimit, NotFound, RateLimited, StorageUnavailable } from "@wagate/domain/ApiError"
-import { CurrentKey } from "@wagate/domain/Auth"
+import { CurrentKey, type Principal } from "@wagate/domain/Auth"
+import type { CreateExportRequest } from "@wagate/domain/ArchiveExport"
 import { ExportEntity } from "@wagate/entities/ExportEntity"
 import { ExportRecords, type ExportRow, isExpired, toArchiveExport } from "@wagate/exports/ExportRecords"
 import * as HistoryFile from "@wagate/exports/HistoryFile"
@@ -66,75 +67,84 @@ export const HistoryHttp = HttpApiBuilder.group(WagateApi, "history", (handlers)
       }))
   }))
 
+/** Archive exports for a principal: the API's and the cabinet's (an account-wide principal). */
+export const makeArchiveExports = Effect.gen(function*() {
+  const records = yield* ExportRecords
+  const scope = yield* NumberScope
+  const blobs = yield* BlobStore
+  const exportClient = yield* ExportEntity.client
+
+  const present = (row: ExportRow, now: number) =>
+    Effect.gen(function*() {
+      if (row.status !== "done" || row.blob_key === null || isExpired(row, now)) {
+        return toArchiveExport(row, now, null)
+      }
+      const url = yield* blobs.signedUrl(row.blob_key, {
+        expiresInSeconds: LINK_SECONDS,
+        disposition: "attachment",
+        filename: `wagate-export-${row.id}.zip`
+      }).pipe(Effect.mapError(() => new StorageUnavailable()))
+      return toArchiveExport(row, now, url)
+    })
+
+  const list = (principal: Principal) =>
+    Effect.gen(function*() {
+      const now = yield* DomainClock.now
+      const rows = yield* records.list(principal.accountId, principal.numberId)
+      // A list carries no links: each one is made by GET /exports/{id}.
+      return { exports: rows.map((row) => toArchiveExport(row, now, null)) }
+    })
+
+  const create = (principal: Principal, payload: typeof CreateExportRequest.Type) =>
+    Effect.gen(function*() {
+      const number = yield* scope.reading(principal, payload.from)
+      const { since, until } = yield* parseRange(payload)
+      const chat = payload.chat === undefined ? null : yield* parseChat(payload.chat)
+      const health = yield* blobs.health
+      if (health.status === "down") return yield* new StorageUnavailable()
+      const now = yield* DomainClock.now
+      const created = yield* records.create({
+        accountId: principal.accountId,
+        numberId: number?.id ?? null,
+        keyNumberId: principal.numberId,
+        chat,
+        since: since ?? null,
+        until: until ?? null,
+        includeMedia: payload.include_media ?? true
+      }, now)
+      if (created._tag === "Refused") {
+        return yield* created.refusal._tag === "Busy"
+          ? new ExportBusy({ retryAfter: 60 })
+          : new ExportLimit({ retryAfter: created.refusal.retryAfter })
+      }
+      const row = created.row
+      // Stored before this answers; if the cluster cannot take it now, the export stays
+      // queued and the exports' background job hands it over on its next pass.
+      yield* exportClient(row.id).Run({ exportId: Number(row.id) }, { discard: true }).pipe(
+        Effect.timeout("5 seconds"),
+        Effect.catchAllCause((cause) => Effect.logWarning(`export ${row.id} left for the background job`, cause))
+      )
+      return toArchiveExport(row, now, null)
+    })
+
+  const get = (principal: Principal, id: number) =>
+    Effect.gen(function*() {
+      const now = yield* DomainClock.now
+      const found = yield* records.find(principal.accountId, principal.numberId, id)
+      if (Option.isNone(found)) return yield* new NotFound({ error: "Export not found" })
+      return yield* present(found.value, now)
+    })
+
+  return { list, create, get } as const
+})
+
 export const ArchiveExportsHttp = HttpApiBuilder.group(WagateApi, "exports", (handlers) =>
   Effect.gen(function*() {
-    const records = yield* ExportRecords
-    const scope = yield* NumberScope
-    const blobs = yield* BlobStore
-    const exportClient = yield* ExportEntity.client
-
-    const present = (row: ExportRow, now: number) =>
-      Effect.gen(function*() {
-        if (row.status !== "done" || row.blob_key === null || isExpired(row, now)) {
-          return toArchiveExport(row, now, null)
-        }
-        const url = yield* blobs.signedUrl(row.blob_key, {
-          expiresInSeconds: LINK_SECONDS,
-          disposition: "attachment",
-          filename: `wagate-export-${row.id}.zip`
-        }).pipe(Effect.mapError(() => new StorageUnavailable()))
-        return toArchiveExport(row, now, url)
-      })
-
+    const exports = yield* makeArchiveExports
     return handlers
-      .handle("list", () =>
-        Effect.gen(function*() {
-          const principal = yield* CurrentKey
-          const now = yield* DomainClock.now
-          const rows = yield* records.list(principal.accountId, principal.numberId)
-          // A list carries no links: each one is made by GET /exports/{id}.
-          return { exports: rows.map((row) => toArchiveExport(row, now, null)) }
-        }))
-      .handle("create", ({ payload }) =>
-        Effect.gen(function*() {
-          const principal = yield* CurrentKey
-          const number = yield* scope.reading(principal, payload.from)
-          const { since, until } = yield* parseRange(payload)
-          const chat = payload.chat === undefined ? null : yield* parseChat(payload.chat)
-          const health = yield* blobs.health
-          if (health.status === "down") return yield* new StorageUnavailable()
-          const now = yield* DomainClock.now
-          const created = yield* records.create({
-            accountId: principal.accountId,
-            numberId: number?.id ?? null,
-            keyNumberId: principal.numberId,
-            chat,
-            since: since ?? null,
-            until: until ?? null,
-            includeMedia: payload.include_media ?? true
-          }, now)
-          if (created._tag === "Refused") {
-            return yield* created.refusal._tag === "Busy"
-              ? new ExportBusy({ retryAfter: 60 })
-              : new ExportLimit({ retryAfter: created.refusal.retryAfter })
-          }
-          const row = created.row
-          // Stored before this answers; if the cluster cannot take it now, the export stays
-          // queued and the exports' background job hands it over on its next pass.
-          yield* exportClient(row.id).Run({ exportId: Number(row.id) }, { discard: true }).pipe(
-            Effect.timeout("5 seconds"),
-            Effect.catchAllCause((cause) => Effect.logWarning(`export ${row.id} left for the background job`, cause))
-          )
-          return toArchiveExport(row, now, null)
-        }))
-      .handle("get", ({ path }) =>
-        Effect.gen(function*() {
-          const principal = yield* CurrentKey
-          const now = yield* DomainClock.now
-          const found = yield* records.find(principal.accountId, principal.numberId, path.id)
-          if (Option.isNone(found)) return yield* new NotFound({ error: "Export not found" })
-          return yield* present(found.value, now)
-        }))
+      .handle("list", () => Effect.flatMap(CurrentKey, exports.list))
+      .handle("create", ({ payload }) => Effect.flatMap(CurrentKey, (principal) => exports.create(principal, payload)))
+      .handle("get", ({ path }) => Effect.flatMap(CurrentKey, (principal) => exports.get(principal, path.id)))
   }))
 
 export const ExportsHttp = Layer.mergeAll(HistoryHttp, ArchiveExportsHttp).pipe(

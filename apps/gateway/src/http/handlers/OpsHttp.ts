@@ -30,6 +30,7 @@ import { bounded } from "../EntityCalls.js"
 import { normalizePhone } from "../Params.js"
 import { GatewayApi } from "../GatewayApi.js"
 import { ClusterView } from "../../ops/ClusterView.js"
+import { CabinetLinks } from "../../cabinet/CabinetLinks.js"
 
 export const OperatorAuthLive = Layer.effect(
   OperatorAuth,
@@ -46,6 +47,7 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
     const numbers = yield* NumberEntity.client
     const { entityTimeoutMs } = yield* Settings
     const clusterView = yield* ClusterView
+    const links = yield* CabinetLinks
     const entityTimeout = `${entityTimeoutMs} millis` as const
 
     const linkOf = (numberId: number, c: ConnectionState) =>
@@ -142,6 +144,22 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
           const link = yield* numbers(String(path.id)).Link({ method: payload.method ?? "qr" }).pipe(bounded(entityTimeout))
           return yield* linkOf(path.id, link)
         }))
+      .handle("unlink", ({ path }) =>
+        Effect.gen(function*() {
+          yield* liveNumber(path.id)
+          const state = yield* numbers(String(path.id)).Unlink().pipe(bounded(entityTimeout))
+          yield* Effect.logInfo(`number ${path.id} unlinked by the operator: ${state.reason ?? state.status}`)
+          return yield* linkOf(path.id, state)
+        }))
+      .handle("relink", ({ path, payload }) =>
+        Effect.gen(function*() {
+          yield* liveNumber(path.id)
+          const client = numbers(String(path.id))
+          yield* client.Unlink().pipe(bounded(entityTimeout))
+          yield* Effect.logInfo(`number ${path.id} unlinked by the operator to link it again`)
+          const link = yield* client.Link({ method: payload.method ?? "qr" }).pipe(bounded(entityTimeout))
+          return yield* linkOf(path.id, link)
+        }))
       .handle("pause", ({ path, payload }) =>
         Effect.gen(function*() {
           const { accountId: owner } = yield* accounting.operatorPause(NumberId.make(path.id), payload.paused).pipe(
@@ -159,6 +177,13 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
             if (Option.isNone(number)) return yield* new NumberNotFound()
           }
           return yield* keys.issue(found.id, payload.number_id === undefined ? null : NumberId.make(payload.number_id))
+        }))
+      .handle("cabinetResetLink", ({ path }) =>
+        Effect.gen(function*() {
+          const found = yield* account(path.id)
+          const link = yield* links.issue(found.id, "reset")
+          yield* Effect.logInfo(`cabinet reset link issued by the operator for account ${found.id}`)
+          return link
         }))
       .handle("cluster", () => clusterView.read)
       .handle("metrics", () =>

@@ -162,7 +162,11 @@ export class FakeSocket implements BaileysSocket {
     this.emit("connection.update", { reachoutTimeLock: this.timelock as never })
     return this.timelock
   }
-  groupFetchAllParticipating = async () => Object.fromEntries(this.groups)
+  allGroupFetches = 0
+  groupFetchAllParticipating = async () => {
+    this.allGroupFetches++
+    return Object.fromEntries(this.groups)
+  }
   requestPairingCode = (phone: string) => {
     this.pairingRequests.push(phone)
     return settle(this.pairingOutcome)

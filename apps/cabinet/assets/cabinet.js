@@ -1,0 +1,466 @@
+// The wagate cabinet: one plain script for every page (no framework, no build step). Each page's
+// <main> is filled from the cabinet API (/cabinet/api); elements are built with textContent only,
+// never from HTML strings, so nothing from the server can become markup.
+"use strict";
+(() => {
+  const T = JSON.parse(document.getElementById("i18n").textContent);
+  const t = (key, values) => (T[key] || key).replace(/\{(\w+)\}/g, (_, k) => (values && values[k] != null ? String(values[k]) : ""));
+  const page = document.body.dataset.page;
+  const app = document.getElementById("app");
+  const query = new URLSearchParams(location.search);
+  let csrf = document.querySelector('meta[name="csrf-token"]').content;
+  const lang = document.documentElement.lang;
+
+  // --- elements -----------------------------------------------------------------------------
+  const h = (tag, attrs, ...children) => {
+    const el = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v == null || v === false) continue;
+      if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+      else if (k === "text") el.textContent = v;
+      else el.setAttribute(k, v === true ? "" : v);
+    }
+    for (const c of children.flat()) if (c != null && c !== false) el.append(c instanceof Node ? c : String(c));
+    return el;
+  };
+  const show = (...nodes) => app.replaceChildren(...nodes.flat().filter(Boolean));
+  const note = (kind, text) => h("p", { class: "msg " + kind, role: kind === "err" ? "alert" : "status" }, text);
+  let fieldId = 0;
+  const field = (label, attrs) => {
+    const id = "f" + ++fieldId;
+    return [h("label", { for: id }, label), h("input", Object.assign({ id }, attrs))];
+  };
+  const check = (label, attrs) => h("label", { class: "check" }, h("input", Object.assign({ type: "checkbox" }, attrs)), label);
+  const select = (label, name, options, value) => {
+    const id = "f" + ++fieldId;
+    return [h("label", { for: id }, label),
+      h("select", { id, name }, options.map(([v, text]) => h("option", { value: v, selected: String(v) === String(value) }, text)))];
+  };
+  const table = (head, rows) =>
+    h("div", { class: "scroll" }, h("table", {}, h("thead", {}, h("tr", {}, head.map((x) => h("th", { scope: "col" }, x)))),
+      h("tbody", {}, rows.map((r) => h("tr", {}, r.map((c) => h("td", {}, c)))))));
+  const when = (iso) => (iso ? new Date(iso).toLocaleString(lang === "ru" ? "ru-RU" : "en-GB", { dateStyle: "medium", timeStyle: "short" }) : "—");
+  const money = (n) => Number(n).toLocaleString(lang === "ru" ? "ru-RU" : "en-GB", { maximumFractionDigits: 2 });
+  const bytes = (n) => {
+    const units = ["B", "KB", "MB", "GB", "TB"];
+    let i = 0;
+    while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+    return (i === 0 ? n : n.toFixed(1)) + " " + units[i];
+  };
+  const figures = (pairs) => h("dl", { class: "figures" }, pairs.map(([k, v]) => h("div", {}, h("dt", {}, k), h("dd", {}, v))));
+  const copyButton = (text) => h("button", { type: "button", class: "secondary", onclick: (e) => {
+    navigator.clipboard && navigator.clipboard.writeText(text);
+    e.target.textContent = t("keys.copied");
+  } }, t("keys.copy"));
+
+  // --- the API ------------------------------------------------------------------------------
+  const api = async (method, path, body) => {
+    const response = await fetch("/cabinet/api" + path, {
+      method,
+      credentials: "same-origin",
+      headers: Object.assign({ "x-csrf-token": csrf }, body === undefined ? {} : { "content-type": "application/json" }),
+      body: body === undefined ? undefined : JSON.stringify(body)
+    });
+    const data = await response.json().catch(() => null);
+    if (response.status === 401 && data && data.code === "not_signed_in" && document.body.dataset.signedIn === "true") {
+      location.assign("/cabinet/login?next=" + encodeURIComponent(location.pathname + location.search));
+      throw new Error(data.error);
+    }
+    if (!response.ok) throw Object.assign(new Error((data && data.error) || response.statusText), { code: data && data.code });
+    return data;
+  };
+  /** Runs a form's action, showing its error (or a message) in the form's status line. */
+  const submit = (form, action) => form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const status = form.querySelector(".status") || form.appendChild(h("div", { class: "status" }));
+    status.replaceChildren();
+    const button = form.querySelector("button[type=submit]");
+    if (button) button.disabled = true;
+    try {
+      const message = await action(new FormData(form));
+      if (message) status.replaceChildren(message instanceof Node ? message : note("ok", message));
+    } catch (error) {
+      status.replaceChildren(note("err", error.message));
+    } finally {
+      if (button) button.disabled = false;
+    }
+  });
+  const fail = (error) => show(note("err", t("error.generic", { error: error.message })));
+  const signedIn = (next) => (data) => {
+    csrf = data.csrf;
+    location.assign(next || query.get("next") || "/cabinet/numbers");
+  };
+  const safeNext = () => {
+    const next = query.get("next");
+    return next && next.startsWith("/cabinet/") && !next.startsWith("//") ? next : null;
+  };
+
+  // --- pages before signing in -----------------------------------------------------------------
+  const pages = {};
+  pages.login = () => {
+    const form = h("form", { class: "card" },
+      field(t("f.email"), { name: "email", type: "email", autocomplete: "username", required: true }),
+      field(t("f.password"), { name: "password", type: "password", autocomplete: "current-password", required: true }),
+      h("button", { type: "submit" }, t("b.login")));
+    submit(form, async (f) => signedIn(safeNext())(await api("POST", "/login", { email: f.get("email"), password: f.get("password") })));
+    show(h("p", { lang: "kk" }, t("welcome.kk")), form,
+      h("p", {}, h("a", { href: "/cabinet/signup" }, t("l.toSignup"))), h("p", {}, h("a", { href: "/cabinet/reset" }, t("l.toReset"))));
+  };
+  pages.signup = () => {
+    const form = h("form", { class: "card" },
+      field(t("f.email"), { name: "email", type: "email", autocomplete: "email", required: true }),
+      field(t("f.company"), { name: "company", autocomplete: "organization", required: true }),
+      field(t("f.passwordNew"), { name: "password", type: "password", autocomplete: "new-password", minlength: 10, required: true }),
+      h("button", { type: "submit" }, t("b.signup")));
+    submit(form, async (f) =>
+      (await api("POST", "/signup", { email: f.get("email"), company: f.get("company"), password: f.get("password") })).message);
+    show(h("p", { lang: "kk" }, t("welcome.kk")), form, h("p", {}, h("a", { href: "/cabinet/login" }, t("l.toLogin"))));
+  };
+  pages.confirm = async () => {
+    try {
+      signedIn("/cabinet/balance")(await api("POST", "/confirm", { token: query.get("token") || "" }));
+    } catch (error) {
+      show(note("err", error.message), h("p", {}, h("a", { href: "/cabinet/login" }, t("l.toLogin"))));
+    }
+  };
+  pages.reset = () => {
+    const form = h("form", { class: "card" },
+      field(t("f.email"), { name: "email", type: "email", autocomplete: "email", required: true }),
+      h("button", { type: "submit" }, t("b.reset")));
+    submit(form, async (f) => (await api("POST", "/reset", { email: f.get("email") })).message);
+    show(form, h("p", {}, h("a", { href: "/cabinet/login" }, t("l.toLogin"))));
+  };
+  pages.resetNew = () => {
+    const form = h("form", { class: "card" },
+      field(t("f.passwordNew"), { name: "password", type: "password", autocomplete: "new-password", minlength: 10, required: true }),
+      h("button", { type: "submit" }, t("b.save")));
+    submit(form, async (f) => signedIn("/cabinet/numbers")(await api("POST", "/reset/confirm", { token: query.get("token") || "", password: f.get("password") })));
+    show(form);
+  };
+
+  // --- signed-in pages -------------------------------------------------------------------------
+  let me = null;
+
+  pages.balance = async () => {
+    const data = await api("GET", "/balance");
+    const b = data.balance;
+    const topUp = me.payments
+      ? (() => {
+        const form = h("form", { class: "card" }, h("h2", {}, t("bal.topup")),
+          field(t("bal.amount"), { name: "amount", type: "number", min: 100, step: 1, value: 9900, required: true }),
+          h("button", { type: "submit" }, t("bal.topup")));
+        submit(form, async (f) => {
+          const amount = Number(f.get("amount"));
+          await api("POST", "/balance/top-up", { amount });
+          setTimeout(() => render(), 800);
+          return t("bal.topupDone", { amount: money(amount) });
+        });
+        return form;
+      })()
+      : note("warn", t("bal.noPayments"));
+    show(
+      figures([[t("bal.balance"), money(b.balance) + " ₸"], [t("bal.daily"), money(b.daily_charge) + " ₸"],
+        [t("bal.days"), String(b.days_left)], [t("bal.paidUntil"), when(data.paid_until)]]),
+      h("p", { class: "muted" }, t("bal.perNumber", { kzt: money(data.number_day) })),
+      topUp,
+      h("h2", {}, t("bal.ledger")),
+      data.entries.length === 0 ? h("p", {}, t("bal.empty")) : table([t("col.date"), t("col.what"), t("col.amount")],
+        data.entries.map((e) => [when(e.created_at), t("kind." + e.kind) + (e.day ? " · " + e.day : "") + (e.note ? " · " + e.note : ""), money(e.amount)]))
+    );
+  };
+
+  const statusText = (n) => t("st." + n.status) + (n.reason && n.status !== "WORKING" ? " — " + n.reason : "");
+
+  pages.numbers = async () => {
+    const data = await api("GET", "/numbers");
+    const rows = data.numbers.map((n) => [
+      n.phone,
+      h("span", {}, statusText(n), n.paused ? h("br") : null, n.paused ? h("strong", {}, t("num.paused")) : null),
+      h("span", {},
+        n.status === "WORKING"
+          ? h("a", { href: "/cabinet/limits?number=" + n.id }, t("nav.limits"))
+          : h("a", { href: "/cabinet/link?number=" + n.id }, n.status === "none" ? t("num.link") : t("num.relink")),
+        " ",
+        n.status === "WORKING" || n.status === "SCAN_QR_CODE"
+          ? h("button", { type: "button", class: "secondary", onclick: async () => {
+            if (!confirm(t("num.unlinkConfirm"))) return;
+            try { await api("POST", "/numbers/" + n.id + "/unlink"); render(); } catch (error) { fail(error); }
+          } }, t("num.unlink"))
+          : null)
+    ]);
+    const form = h("form", { class: "card" }, h("h2", {}, t("num.add")),
+      field(t("num.phone"), { name: "phone", inputmode: "numeric", autocomplete: "tel", placeholder: "77011234567", required: true }),
+      h("fieldset", {}, h("legend", {}, t("num.method")),
+        h("label", { class: "check" }, h("input", { type: "radio", name: "method", value: "qr", checked: true }), t("num.methodQr")),
+        h("label", { class: "check" }, h("input", { type: "radio", name: "method", value: "code" }), t("num.methodCode"))),
+      h("button", { type: "submit" }, t("num.add")));
+    submit(form, async (f) => {
+      try {
+        const added = await api("POST", "/numbers", { phone: String(f.get("phone")).replace(/\D/g, ""), method: f.get("method") });
+        location.assign("/cabinet/link?number=" + added.number.id + "&method=" + f.get("method"));
+      } catch (error) {
+        if (error.code !== "insufficient_balance") throw error;
+        return h("div", { class: "msg err", role: "alert" }, error.message, " ", h("a", { href: "/cabinet/balance" }, t("num.topupFirst")));
+      }
+    });
+    show(
+      data.numbers.length === 0 ? h("p", {}, t("num.none")) : table([t("col.phone"), t("col.status"), t("col.actions")], rows),
+      h("p", { class: "muted" }, t("num.limit", { count: data.numbers.length, limit: data.limit })),
+      form
+    );
+  };
+
+  pages.link = async () => {
+    const id = Number(query.get("number"));
+    const status = h("p", { class: "msg warn", role: "status" });
+    const view = h("div");
+    const draw = (link) => {
+      status.textContent = t("st." + link.status);
+      status.className = "msg " + (link.status === "WORKING" ? "ok" : link.status === "FAILED" || link.status === "STOPPED" ? "err" : "warn");
+      if (link.status === "WORKING") {
+        view.replaceChildren(note("ok", t("link.done")), h("p", {}, h("a", { href: "/cabinet/keys" }, t("link.toKeys"))));
+      } else if (link.qr_image) {
+        view.replaceChildren(h("p", {}, t("link.qrHelp")), h("img", { class: "qr", src: link.qr_image, alt: t("link.qrAlt"), width: 280, height: 280 }),
+          h("button", { type: "button", class: "secondary", onclick: () => start("code") }, t("link.useCode")));
+      } else if (link.pairing_code) {
+        view.replaceChildren(h("p", {}, t("link.codeHelp")), h("p", { class: "code", "aria-label": link.pairing_code.split("").join(" ") }, link.pairing_code),
+          h("button", { type: "button", class: "secondary", onclick: () => start("qr") }, t("link.useQr")));
+      } else if (link.status === "FAILED" || link.status === "STOPPED" || link.status === "none") {
+        view.replaceChildren(
+          link.reason ? note("err", t("link.failed", { reason: link.reason })) : null,
+          h("button", { type: "button", onclick: () => start("qr") }, t("num.methodQr")),
+          h("button", { type: "button", class: "secondary", onclick: () => start("code") }, t("num.methodCode")));
+      }
+    };
+    const start = async (method) => {
+      try { draw(await api("POST", "/numbers/" + id + "/link", { method })); } catch (error) { view.replaceChildren(note("err", error.message)); }
+    };
+    show(status, view, h("p", { class: "muted" }, t("link.live")));
+    const current = await api("GET", "/numbers/" + id + "/link");
+    draw(current);
+    const events = new EventSource("/cabinet/api/numbers/" + id + "/events");
+    events.addEventListener("link", (e) => draw(JSON.parse(e.data)));
+    const method = query.get("method");
+    if (current.status !== "WORKING" && !current.qr && !current.pairing_code && method) start(method);
+  };
+
+  pages.keys = async () => {
+    const [data, numbers] = await Promise.all([api("GET", "/keys"), api("GET", "/numbers")]);
+    // Shown above the page once it is drawn again; nowhere else and never again.
+    const shown = (issued) => app.prepend(h("section", { class: "warn", role: "status" },
+      h("p", {}, h("strong", {}, t("keys.shownOnce"))), h("code", { class: "secret", id: "new-key" }, issued.key), copyButton(issued.key)));
+    const scope = (k) => (k.number_id === null ? t("keys.scopeAccount") : t("keys.scopeNumber", { phone: k.number_phone }));
+    const form = h("form", { class: "card" }, h("h2", {}, t("keys.issue")),
+      select(t("keys.scope"), "scope", [["", t("keys.scopeAccount")]].concat(numbers.numbers.map((n) => [n.id, t("keys.scopeNumber", { phone: n.phone })])), ""),
+      h("button", { type: "submit" }, t("keys.issue")));
+    submit(form, async (f) => {
+      const scopeId = f.get("scope");
+      const issued = await api("POST", "/keys", scopeId ? { number_id: Number(scopeId) } : {});
+      await render();
+      shown(issued);
+    });
+    show(data.keys.length === 0 ? h("p", {}, t("keys.none")) : table(
+      [t("col.key"), t("col.scope"), t("col.created"), t("col.lastUsed"), t("col.actions")],
+      data.keys.map((k) => [h("code", {}, k.prefix + "…"), scope(k), when(k.created_at), k.last_used_at ? when(k.last_used_at) : t("never"),
+        h("button", { type: "button", class: "secondary", "aria-label": t("keys.reissue") + " " + k.prefix, onclick: async () => {
+          if (!confirm(t("keys.reissueConfirm"))) return;
+          try { const issued = await api("POST", "/keys/" + k.id + "/reissue"); await render(); shown(issued); } catch (error) { fail(error); }
+        } }, t("keys.reissue"))])), form);
+  };
+
+  pages.webhook = async () => {
+    const data = await api("GET", "/webhook");
+    const w = data.webhook;
+    const showSecret = (hook) => hook.secret && app.prepend(h("section", { role: "status" },
+      h("p", {}, h("strong", {}, t("wh.secret"))), h("code", { class: "secret", id: "webhook-secret" }, hook.secret), copyButton(hook.secret),
+      hook.previous_secret_expires_at ? h("p", {}, t("wh.grace", { time: when(hook.previous_secret_expires_at) })) : null));
+    const form = h("form", { class: "card" },
+      field(t("wh.url"), { name: "url", type: "url", value: w ? w.url : "", placeholder: "https://shop.kz/wagate", required: true }),
+      check(t("wh.enabled"), { name: "enabled", checked: w ? w.enabled : true }),
+      h("button", { type: "submit" }, t("b.save")));
+    submit(form, async (f) => {
+      const hook = await api("PUT", "/webhook", { url: f.get("url"), enabled: f.get("enabled") === "on" });
+      await render();
+      showSecret(hook);
+    });
+    const actions = w ? h("p", {},
+      h("button", { type: "button", class: "secondary", onclick: async () => {
+        if (!confirm(t("wh.rotateConfirm"))) return;
+        try { const hook = await api("POST", "/webhook/rotate-secret"); await render(); showSecret(hook); } catch (error) { fail(error); }
+      } }, t("wh.rotate")),
+      h("button", { type: "button", class: "secondary", onclick: async (e) => {
+        try {
+          await api("POST", "/webhook/test");
+          e.target.after(note("ok", t("wh.testQueued")));
+          setTimeout(render, 1500);
+        } catch (error) { fail(error); }
+      } }, t("wh.test"))) : null;
+    show(
+      w ? null : h("p", {}, t("wh.none")),
+      w && !w.enabled && w.notice ? note("err", t("wh.off", { notice: w.notice })) : null,
+      w && w.pending_events > 0 ? h("p", {}, t("wh.pending", { count: w.pending_events })) : null,
+      form, actions,
+      h("h2", {}, t("wh.log")),
+      data.deliveries.length === 0 ? h("p", {}, t("wh.noDeliveries")) : table(
+        [t("col.time"), t("col.event"), t("col.result"), t("col.actions")],
+        data.deliveries.map((d) => [when(d.created_at), d.event + " #" + d.event_id,
+          t("dl." + d.status) + (d.response_code ? " · HTTP " + d.response_code : "") + (d.error ? " · " + d.error : "") + " · " + d.attempts + "×",
+          d.status === "notice" ? "" : h("button", { type: "button", class: "secondary", "aria-label": t("wh.resend") + " #" + d.event_id, onclick: async (e) => {
+            try { await api("POST", "/webhook/resend", { event_id: d.event_id }); e.target.replaceWith(t("wh.resent")); } catch (error) { fail(error); }
+          } }, t("wh.resend"))])));
+  };
+
+  const numberPicker = (numbers, chosen, all) => {
+    const [label, sel] = select(t("lim.number"), "number", (all ? [["", t("hist.all")]] : []).concat(numbers.map((n) => [n.id, n.phone])), chosen);
+    sel.addEventListener("change", () => {
+      const q = new URLSearchParams(location.search);
+      if (sel.value) q.set("number", sel.value); else q.delete("number");
+      history.replaceState(null, "", "?" + q.toString());
+      render();
+    });
+    return h("p", {}, label, sel);
+  };
+
+  pages.limits = async () => {
+    const numbers = (await api("GET", "/numbers")).numbers;
+    if (numbers.length === 0) return show(h("p", {}, t("lim.noNumbers")));
+    const id = query.get("number") || numbers[0].id;
+    const number = numbers.find((n) => String(n.id) === String(id)) || numbers[0];
+    const l = await api("GET", "/numbers/" + number.id + "/limits");
+    const bar = (label, used, limit) => h("div", {}, h("p", {}, label + ": " + t("lim.of", { used, limit })),
+      h("div", { class: "bar", role: "img", "aria-label": label + ": " + t("lim.of", { used, limit }) },
+        h("span", { style: null, "data-w": Math.min(100, Math.round((100 * used) / Math.max(1, limit))) })));
+    const holds = [
+      l.paused ? note("err", t("lim.paused")) : null,
+      l.warmup ? note("warn", t("lim.warmup")) : null,
+      l.cold_blocked_until ? note("warn", t("lim.cold", { time: when(l.cold_blocked_until) })) : null,
+      number.restricted_until && new Date(number.restricted_until) > new Date()
+        ? note("err", t("lim.restricted", { time: when(number.restricted_until), reason: number.restriction_reason || "" })) : null
+    ].filter(Boolean);
+    show(numberPicker(numbers, number.id, false),
+      h("section", {}, h("h2", {}, t("lim.trust", { rating: l.rating })), h("p", {}, t("tier." + l.tier)),
+        l.enough_data ? null : h("p", { class: "muted" }, t("lim.notEnough"))),
+      h("section", {}, h("h2", {}, t("lim.today")),
+        bar(t("lim.messages"), l.used.messages, l.limits.messages_per_day),
+        bar(t("lim.newContacts"), l.used.new_contacts, l.limits.new_contacts_per_day),
+        bar(t("lim.checks"), l.used.checks, l.limits.checks_per_day),
+        h("p", { class: "muted" }, t("lim.speed", { n: l.limits.messages_per_second }))),
+      holds.length ? holds : note("ok", t("lim.fine")));
+    // Widths are set here, not in a style attribute, so the page's CSP needs no inline styles.
+    for (const span of app.querySelectorAll(".bar span")) span.style.width = span.dataset.w + "%";
+  };
+
+  pages.history = async () => {
+    const numbers = (await api("GET", "/numbers")).numbers;
+    const chosen = query.get("number") || "";
+    const list = h("div");
+    const more = h("button", { type: "button", class: "secondary", hidden: true }, t("hist.older"));
+    const rows = [];
+    const phones = Object.fromEntries(numbers.map((n) => [n.id, n.phone]));
+    const load = async (before) => {
+      const data = await api("GET", "/messages?" + new URLSearchParams(Object.assign(chosen ? { number: chosen } : {}, before ? { before } : {})));
+      for (const m of data.messages) {
+        rows.push([when(m.created_at || m.timestamp), phones[m.from] || m.from, t("dir." + m.direction),
+          m.direction === "in" ? m.chat_id || "" : m.to || m.chat_id || "", m.text || "", m.status]);
+      }
+      list.replaceChildren(rows.length === 0 ? h("p", {}, t("hist.none"))
+        : table([t("col.time"), t("col.phone"), t("col.dir"), t("col.peer"), t("col.text"), t("col.status")], rows));
+      more.hidden = data.next_before === null;
+      more.onclick = () => load(data.next_before).catch(fail);
+    };
+    show(numberPicker(numbers, chosen, true), list, more);
+    await load(null);
+  };
+
+  pages.storage = async () => {
+    const s = await api("GET", "/storage");
+    const numbers = (await api("GET", "/numbers")).numbers;
+    const phones = Object.fromEntries(numbers.map((n) => [n.id, n.phone]));
+    const p = s.policy;
+    const form = h("form", { class: "card" }, h("h2", {}, t("sto.policy")),
+      check(t("sto.skipGroups"), { name: "skip_groups", checked: p.skip_groups }),
+      check(t("sto.skipUnknown"), { name: "skip_unknown", checked: p.skip_unknown }),
+      field(t("sto.retention"), { name: "retention_days", type: "number", min: 1, max: 3650, value: s.retention_days == null ? "" : s.retention_days }),
+      field(t("sto.ceiling"), { name: "ceiling_gb", type: "number", min: 1, value: s.ceiling_bytes == null ? "" : Math.round(s.ceiling_bytes / 2 ** 30) }),
+      h("button", { type: "submit" }, t("b.save")));
+    submit(form, async (f) => {
+      const days = f.get("retention_days");
+      const gb = f.get("ceiling_gb");
+      await api("PUT", "/storage/policy", {
+        skip_groups: f.get("skip_groups") === "on",
+        skip_unknown: f.get("skip_unknown") === "on",
+        retention_days: days ? Number(days) : null,
+        ceiling_bytes: gb ? Number(gb) * 2 ** 30 : null
+      });
+      return t("sto.saved");
+    });
+    show(
+      figures([[t("sto.used", { used: bytes(s.used_bytes), included: bytes(s.included_bytes) }), bytes(s.used_bytes)], [t("sto.files", { n: s.files }), String(s.files)]]),
+      note(s.state === "ok" ? "ok" : s.state === "over_allowance" ? "warn" : "err", t("sto.state." + s.state)),
+      s.packs.length ? h("p", {}, t("sto.packs", { charge: money(s.monthly_charge), daily: money(s.daily_charge) })) : null,
+      h("h2", {}, t("sto.byNumber")),
+      table([t("col.phone"), t("col.size"), t("col.count")], s.by_number.map((r) => [phones[r.number_id] || "#" + r.number_id, bytes(r.bytes), String(r.files)])),
+      h("h2", {}, t("sto.byKind")),
+      table([t("col.kind"), t("col.size"), t("col.count")], s.by_kind.map((r) => [r.kind, bytes(r.bytes), String(r.files)])),
+      form);
+  };
+
+  pages.exports = async () => {
+    const [data, numbers] = await Promise.all([api("GET", "/exports"), api("GET", "/numbers")]);
+    const form = h("form", { class: "card" }, h("h2", {}, t("exp.start")),
+      select(t("lim.number"), "number", [["", t("hist.all")]].concat(numbers.numbers.map((n) => [n.id, n.phone])), ""),
+      check(t("exp.media"), { name: "include_media", checked: true }),
+      h("button", { type: "submit" }, t("exp.start")));
+    submit(form, async (f) => {
+      const number = f.get("number");
+      await api("POST", "/exports", Object.assign({ include_media: f.get("include_media") === "on" }, number ? { number: Number(number) } : {}));
+      setTimeout(render, 1500);
+      return t("exp.started");
+    });
+    show(form,
+      h("button", { type: "button", class: "secondary", onclick: () => render() }, t("exp.refresh")),
+      data.exports.length === 0 ? h("p", {}, t("exp.none")) : table([t("col.created"), t("lim.number"), t("col.status"), t("col.size"), t("col.actions")],
+        data.exports.map((x) => [when(x.created_at), x.from === null ? t("hist.all") : String(x.from),
+          t("exs." + x.status) + (x.progress != null && x.status === "running" ? " " + x.progress + "%" : "") + (x.error ? " · " + x.error : ""),
+          x.size == null ? "" : bytes(x.size),
+          x.status === "done" ? h("button", { type: "button", class: "secondary", onclick: async () => {
+            try { location.assign((await api("GET", "/exports/" + x.id)).url); } catch (error) { fail(error); }
+          } }, t("exp.download")) : ""])));
+  };
+
+  pages.account = async () => {
+    const form = h("form", { class: "card" }, h("h2", {}, t("acc.password")),
+      field(t("f.passwordCurrent"), { name: "current", type: "password", autocomplete: "current-password", required: true }),
+      field(t("f.passwordNew"), { name: "password", type: "password", autocomplete: "new-password", minlength: 10, required: true }),
+      h("button", { type: "submit" }, t("b.save")));
+    submit(form, async (f) => {
+      const data = await api("POST", "/password", { current: f.get("current"), password: f.get("password") });
+      csrf = data.csrf;
+      form.reset();
+      return t("m.passwordChanged");
+    });
+    show(figures([[t("f.email"), me.email], [t("acc.company"), me.company]]), form);
+  };
+
+  // --- start ------------------------------------------------------------------------------------
+  const render = async () => {
+    try { await pages[page](); } catch (error) { fail(error); }
+  };
+  const start = async () => {
+    if (document.body.dataset.signedIn === "true") {
+      try {
+        me = await api("GET", "/me");
+        csrf = me.csrf;
+      } catch (error) {
+        return fail(error);
+      }
+      const logout = document.getElementById("logout");
+      if (logout) logout.addEventListener("click", async () => {
+        await api("POST", "/logout").catch(() => null);
+        location.assign("/cabinet/login");
+      });
+    }
+    await render();
+  };
+  start();
+})();

@@ -1,0 +1,93 @@
+/**
+ * Serves the cabinet's pages under /cabinet and its two assets (read once from apps/cabinet at
+ * start, served with a content hash and a year's caching). `/` and `/cabinet` lead to the
+ * balance page; a page not signed in sends the browser to the login page by itself.
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { negotiate } from "@wagate/cabinet/I18n"
+import { BASE, PAGES, render } from "@wagate/cabinet/Pages"
+import * as Effect from "effect/Effect"
+import { createHash } from "node:crypto"
+import { readFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { dirname, join } from "node:path"
+import type { GatewaySettings } from "../Config.js"
+import { Settings } from "../Config.js"
+import { CSRF_COOKIE, httpsOf, secret, withCsrfCookie } from "./CabinetAuth.js"
+
+const assetsDir = join(dirname(createRequire(import.meta.url).resolve("@wagate/cabinet/package.json")), "assets")
+const asset = (name: string, contentType: string) => {
+  const body = readFileSync(join(assetsDir, name))
+  return { body, contentType, hash: createHash("sha256").update(body).digest("hex").slice(0, 12) }
+}
+const ASSETS = {
+  "cabinet.css": asset("cabinet.css", "text/css; charset=utf-8"),
+  "cabinet.js": asset("cabinet.js", "text/javascript; charset=utf-8")
+}
+const VERSION = createHash("sha256").update(ASSETS["cabinet.css"].hash + ASSETS["cabinet.js"].hash).digest("hex").slice(0, 12)
+
+export const LANG_COOKIE = "wagate_lang"
+
+/** Nothing but the cabinet's own files runs or loads on its pages; no other site may frame them. */
+const CSP = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; " +
+  "frame-ancestors 'none'; form-action 'self'; base-uri 'none'; object-src 'none'"
+
+const page = (def: (typeof PAGES)[number], settings: GatewaySettings) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const url = new URL(request.url, "http://x")
+    const chosen = url.searchParams.get("lang") ?? request.cookies[LANG_COOKIE]
+    const lang = negotiate(chosen ?? undefined, request.headers["accept-language"])
+    // The CSRF token of calls made before signing in; kept while the browser has one.
+    const csrf = request.cookies[CSRF_COOKIE] ?? secret()
+    const secure = httpsOf(settings, request)
+    let response = HttpServerResponse.text(render(def, { lang, csrf, version: VERSION }), {
+      contentType: "text/html; charset=utf-8",
+      headers: {
+        "cache-control": "no-store",
+        "content-security-policy": CSP,
+        "x-content-type-options": "nosniff",
+        "referrer-policy": "same-origin",
+        "vary": "Accept-Language, Cookie"
+      }
+    })
+    if (request.cookies[CSRF_COOKIE] === undefined) response = withCsrfCookie(response, csrf, secure)
+    if (url.searchParams.has("lang") && (chosen === "en" || chosen === "ru")) {
+      response = HttpServerResponse.unsafeSetCookie(response, LANG_COOKIE, chosen, {
+        path: BASE,
+        sameSite: "lax",
+        secure,
+        maxAge: "365 days"
+      })
+    }
+    return response
+  })
+
+const toCabinet = Effect.succeed(HttpServerResponse.redirect(`${BASE}/balance`, { status: 302 }))
+
+export const CabinetPages = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function*() {
+    const settings = yield* Settings
+    for (const def of PAGES) yield* router.get(`${BASE}${def.path}` as any, page(def, settings))
+    yield* router.get("/", toCabinet)
+    yield* router.get(BASE, toCabinet)
+    for (const [name, file] of Object.entries(ASSETS)) {
+      yield* router.get(`${BASE}/assets/${name}` as any, Effect.succeed(
+        HttpServerResponse.uint8Array(file.body, {
+          contentType: file.contentType,
+          headers: { "cache-control": "public, max-age=31536000, immutable", "x-content-type-options": "nosniff" }
+        })
+      ))
+    }
+  })
+)
+
+/** The page paths, for the route table (405 instead of 404 on a wrong method). */
+export const PAGE_ROUTES: ReadonlyArray<readonly [string, string]> = [
+  ...PAGES.map((p) => ["GET", `${BASE}${p.path}`] as const),
+  ["GET", "/"],
+  ["GET", BASE],
+  ...Object.keys(ASSETS).map((name) => ["GET", `${BASE}/assets/${name}`] as const)
+]

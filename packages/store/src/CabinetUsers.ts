@@ -1,0 +1,193 @@
+/**
+ * The cabinet's owners, their sessions and their one-time links. Secrets (session ids, link
+ * tokens) arrive here already hashed; passwords arrive as Argon2id hashes.
+ *
+ * @since 1.0.0
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { AccountId } from "@wagate/domain/Ids"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { EmailTaken } from "./Accounts.js"
+import { int, isoOrNull } from "./Time.js"
+
+/** @since 1.0.0 */
+export interface CabinetUser {
+  readonly accountId: AccountId
+  readonly email: string
+  readonly company: string
+  /** Null: the account has no password yet (made by the operator). */
+  readonly passwordHash: string | null
+  readonly verified: boolean
+}
+
+/** @since 1.0.0 */
+export interface CabinetSession {
+  readonly accountId: AccountId
+  readonly email: string
+  readonly company: string
+  readonly csrf: string
+}
+
+/** @since 1.0.0 */
+export type TokenKind = "verify" | "reset"
+
+/** A key of the account as the cabinet lists it (never the key itself). @since 1.0.0 */
+export interface KeyListing {
+  readonly id: number
+  readonly prefix: string
+  readonly number_id: number | null
+  readonly number_phone: string | null
+  readonly created_at: string
+  readonly last_used_at: string | null
+}
+
+const isUniqueViolation = (e: unknown) =>
+  typeof e === "object" && e !== null && "cause" in e && (e as any).cause?.code === "23505"
+
+/** @since 1.0.0 */
+export class CabinetUsers extends Effect.Service<CabinetUsers>()("@wagate/store/CabinetUsers", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    /** A new account with its owner, not yet confirmed. */
+    const signUp = Effect.fn("CabinetUsers.signUp")(function*(
+      input: { readonly email: string; readonly company: string; readonly passwordHash: string }
+    ) {
+      return yield* Effect.gen(function*() {
+        const [row] = yield* sql<{ id: string }>`
+          INSERT INTO accounts (email, company) VALUES (${input.email}, ${input.company}) RETURNING id`.pipe(
+          Effect.catchIf(isUniqueViolation, () => new EmailTaken({ email: input.email }))
+        )
+        const accountId = AccountId.make(int(row.id))
+        yield* sql`INSERT INTO cabinet_users (account_id, password_hash) VALUES (${accountId}, ${input.passwordHash})`
+        return accountId
+      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+    })
+
+    const byEmail = Effect.fn("CabinetUsers.byEmail")(function*(email: string) {
+      const [row] = yield* sql<any>`
+        SELECT a.id, a.email, a.company, u.password_hash, u.verified_at
+        FROM accounts a LEFT JOIN cabinet_users u ON u.account_id = a.id
+        WHERE lower(a.email) = lower(${email})`
+      return Option.map(Option.fromNullable(row), (r): CabinetUser => ({
+        accountId: AccountId.make(int(r.id)),
+        email: r.email,
+        company: r.company,
+        passwordHash: r.password_hash ?? null,
+        verified: r.verified_at !== null && r.verified_at !== undefined
+      }))
+    }, Effect.orDie)
+
+    const passwordHash = Effect.fn("CabinetUsers.passwordHash")(function*(accountId: AccountId) {
+      const [row] = yield* sql<{ password_hash: string | null }>`
+        SELECT password_hash FROM cabinet_users WHERE account_id = ${accountId}`
+      return row?.password_hash ?? null
+    }, Effect.orDie)
+
+    /** Sets the password (confirming the email, since only its owner got here) and ends every session. */
+    const setPassword = Effect.fn("CabinetUsers.setPassword")(function*(accountId: AccountId, hash: string) {
+      yield* sql`
+        INSERT INTO cabinet_users (account_id, password_hash, verified_at, password_changed_at)
+        VALUES (${accountId}, ${hash}, now(), now())
+        ON CONFLICT (account_id) DO UPDATE SET password_hash = ${hash},
+          verified_at = coalesce(cabinet_users.verified_at, now()), password_changed_at = now()`
+      yield* sql`DELETE FROM cabinet_sessions WHERE account_id = ${accountId}`
+    }, sql.withTransaction, Effect.orDie)
+
+    const verify = Effect.fn("CabinetUsers.verify")(function*(accountId: AccountId) {
+      yield* sql`UPDATE cabinet_users SET verified_at = coalesce(verified_at, now()) WHERE account_id = ${accountId}`
+    }, Effect.orDie)
+
+    const createSession = Effect.fn("CabinetUsers.createSession")(function*(
+      input: { readonly idHash: Buffer; readonly accountId: AccountId; readonly csrf: string; readonly expiresAt: Date }
+    ) {
+      yield* sql`
+        INSERT INTO cabinet_sessions (id_hash, account_id, csrf, expires_at)
+        VALUES (${input.idHash}, ${input.accountId}, ${input.csrf}, ${input.expiresAt})`
+    }, Effect.orDie)
+
+    /** The live session with this id hash; it is kept alive by use (idle for `idleMs`, it ends). */
+    const session = Effect.fn("CabinetUsers.session")(function*(idHash: Buffer, now: Date, idleMs: number) {
+      const [row] = yield* sql<any>`
+        UPDATE cabinet_sessions s SET last_seen_at = ${now}
+        FROM accounts a
+        WHERE s.id_hash = ${idHash} AND a.id = s.account_id
+          AND s.expires_at > ${now} AND s.last_seen_at > ${new Date(now.getTime() - idleMs)}
+        RETURNING s.account_id, s.csrf, a.email, a.company`
+      return Option.map(Option.fromNullable(row), (r): CabinetSession => ({
+        accountId: AccountId.make(int(r.account_id)),
+        csrf: r.csrf,
+        email: r.email,
+        company: r.company
+      }))
+    }, Effect.orDie)
+
+    const endSession = Effect.fn("CabinetUsers.endSession")(function*(idHash: Buffer) {
+      yield* sql`DELETE FROM cabinet_sessions WHERE id_hash = ${idHash}`
+    }, Effect.orDie)
+
+    /** Ends the account's other sessions (after a password change). */
+    const endOtherSessions = Effect.fn("CabinetUsers.endOtherSessions")(function*(accountId: AccountId, keep: Buffer) {
+      yield* sql`DELETE FROM cabinet_sessions WHERE account_id = ${accountId} AND id_hash <> ${keep}`
+    }, Effect.orDie)
+
+    const createToken = Effect.fn("CabinetUsers.createToken")(function*(
+      input: { readonly hash: Buffer; readonly accountId: AccountId; readonly kind: TokenKind; readonly expiresAt: Date }
+    ) {
+      yield* sql`
+        INSERT INTO cabinet_tokens (hash, account_id, kind, expires_at)
+        VALUES (${input.hash}, ${input.accountId}, ${input.kind}, ${input.expiresAt})`
+    }, Effect.orDie)
+
+    /** Spends a one-time link: the account it was for, once, while it has not expired. */
+    const useToken = Effect.fn("CabinetUsers.useToken")(function*(hash: Buffer, kind: TokenKind, now: Date) {
+      const [row] = yield* sql<{ account_id: string }>`
+        UPDATE cabinet_tokens SET used_at = ${now}
+        WHERE hash = ${hash} AND kind = ${kind} AND used_at IS NULL AND expires_at > ${now}
+        RETURNING account_id`
+      return Option.map(Option.fromNullable(row), (r) => AccountId.make(int(r.account_id)))
+    }, Effect.orDie)
+
+    /** The account's live keys, newest first. */
+    const keys = Effect.fn("CabinetUsers.keys")(function*(accountId: AccountId) {
+      const rows = yield* sql<any>`
+        SELECT k.id, k.prefix, k.number_id, n.phone, k.created_at, k.last_used_at
+        FROM api_keys k LEFT JOIN numbers n ON n.id = k.number_id
+        WHERE k.account_id = ${accountId} AND k.revoked_at IS NULL
+          AND (k.number_id IS NULL OR n.deleted_at IS NULL)
+        ORDER BY k.id DESC`
+      return rows.map((r): KeyListing => ({
+        id: int(r.id),
+        prefix: r.prefix,
+        number_id: r.number_id === null ? null : int(r.number_id),
+        number_phone: r.phone ?? null,
+        created_at: r.created_at.toISOString(),
+        last_used_at: isoOrNull(r.last_used_at)
+      }))
+    }, Effect.orDie)
+
+    /** Whether the live key `keyId` belongs to the account. */
+    const ownsKey = Effect.fn("CabinetUsers.ownsKey")(function*(accountId: AccountId, keyId: number) {
+      const rows = yield* sql`
+        SELECT 1 FROM api_keys WHERE id = ${keyId} AND account_id = ${accountId} AND revoked_at IS NULL`
+      return rows.length > 0
+    }, Effect.orDie)
+
+    return {
+      signUp,
+      byEmail,
+      passwordHash,
+      setPassword,
+      verify,
+      createSession,
+      session,
+      endSession,
+      endOtherSessions,
+      createToken,
+      useToken,
+      keys,
+      ownsKey
+    } as const
+  })
+}) {}

@@ -1,0 +1,97 @@
+/**
+ * One person, one chat: a person first known only by a LID (chat `<lid>@lid`, no phone) whose
+ * phone the number learns later is merged into the phone's chat and contact.
+ *
+ * @since 1.0.0
+ */
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as Effect from "effect/Effect"
+
+/** @since 1.0.0 */
+export interface LidPhone {
+  /** `<lid>@lid` */
+  readonly lid: string
+  /** digits */
+  readonly phone: string
+}
+
+/** @since 1.0.0 */
+export const make = Effect.gen(function*() {
+  const sql = yield* PgClient.PgClient
+
+  /** Merges one LID-only person into its phone, in one transaction. */
+  const mergeOne = (numberId: number, { lid, phone }: LidPhone) =>
+    Effect.gen(function*() {
+      const chat = `${phone}@c.us`
+      yield* sql`
+        UPDATE messages SET chat_id = ${chat}, peer = ${phone}, peer_lid = ${lid}
+        WHERE number_id = ${numberId} AND chat_id = ${lid}`
+      yield* sql`UPDATE media_files SET chat_id = ${chat} WHERE number_id = ${numberId} AND chat_id = ${lid}`
+      yield* sql`
+        WITH old AS (
+          DELETE FROM chats WHERE number_id = ${numberId} AND chat_id = ${lid} RETURNING *
+        )
+        INSERT INTO chats (number_id, chat_id, account_id, peer, peer_lid, name, is_group, group_subject,
+                           last_message_id, last_message_at, message_count, incoming_count, outgoing_count, created_at)
+        SELECT number_id, ${chat}, account_id, ${phone}, ${lid}, name, false, NULL, last_message_id, last_message_at,
+               message_count, incoming_count, outgoing_count, created_at
+        FROM old
+        ON CONFLICT (number_id, chat_id) DO UPDATE SET
+          peer_lid = EXCLUDED.peer_lid,
+          name = coalesce(chats.name, EXCLUDED.name),
+          last_message_id = CASE WHEN chats.last_message_at IS NULL OR chats.last_message_at <= EXCLUDED.last_message_at
+                                 THEN EXCLUDED.last_message_id ELSE chats.last_message_id END,
+          last_message_at = greatest(chats.last_message_at, EXCLUDED.last_message_at),
+          message_count = chats.message_count + EXCLUDED.message_count,
+          incoming_count = chats.incoming_count + EXCLUDED.incoming_count,
+          outgoing_count = chats.outgoing_count + EXCLUDED.outgoing_count,
+          created_at = least(chats.created_at, EXCLUDED.created_at)`
+      yield* sql`
+        UPDATE chats SET peer_lid = ${lid}
+        WHERE number_id = ${numberId} AND chat_id = ${chat} AND peer_lid IS NULL`
+      // Who wrote first is decided by whichever of the two talked first.
+      yield* sql`
+        WITH old AS (
+          DELETE FROM contacts WHERE number_id = ${numberId} AND phone IS NULL AND lid = ${lid} RETURNING *
+        )
+        INSERT INTO contacts (number_id, phone, lid, name, wrote_first, first_contact_at, last_contact_at,
+                              first_in_at, first_out_at)
+        SELECT number_id, ${phone}, lid, name, wrote_first, first_contact_at, last_contact_at, first_in_at, first_out_at
+        FROM old
+        ON CONFLICT (number_id, phone) DO UPDATE SET
+          lid = EXCLUDED.lid,
+          name = coalesce(contacts.name, EXCLUDED.name),
+          wrote_first = CASE WHEN EXCLUDED.first_contact_at < contacts.first_contact_at
+                             THEN EXCLUDED.wrote_first ELSE contacts.wrote_first END,
+          first_contact_at = least(contacts.first_contact_at, EXCLUDED.first_contact_at),
+          last_contact_at = greatest(contacts.last_contact_at, EXCLUDED.last_contact_at),
+          first_in_at = least(contacts.first_in_at, EXCLUDED.first_in_at),
+          first_out_at = least(contacts.first_out_at, EXCLUDED.first_out_at)`
+    }).pipe(sql.withTransaction)
+
+  /**
+   * The number learned which phone these LIDs are: each LID-only person among them (its contact
+   * and chat `<lid>@lid`) becomes the phone's — messages and files re-pointed to `<phone>@c.us`,
+   * the two chats and contacts one. Pairs of people never seen as LID-only change nothing.
+   * Returns the LIDs merged.
+   */
+  const mergeLids = Effect.fn("Conversations.mergeLids")(function*(numberId: number, pairs: ReadonlyArray<LidPhone>) {
+    if (pairs.length === 0) return [] as ReadonlyArray<string>
+    const lids = [...new Set(pairs.map((p) => p.lid))]
+    const found = yield* sql<{ lid: string }>`
+      SELECT lid FROM contacts WHERE number_id = ${numberId} AND phone IS NULL AND lid IN ${sql.in(lids)}
+      UNION
+      SELECT chat_id AS lid FROM chats WHERE number_id = ${numberId} AND chat_id IN ${sql.in(lids)}`
+    const waiting = new Set(found.map((r) => r.lid))
+    const merged: Array<string> = []
+    for (const pair of pairs) {
+      if (!waiting.has(pair.lid)) continue
+      waiting.delete(pair.lid)
+      yield* mergeOne(numberId, pair)
+      merged.push(pair.lid)
+    }
+    return merged as ReadonlyArray<string>
+  }, Effect.orDie)
+
+  return { mergeLids } as const
+})

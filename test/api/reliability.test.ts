@@ -1,0 +1,99 @@
+/**
+ * Reliability as an API user and an operator see it: a request that fails inside a number's
+ * entity fails alone, the number keeps working, and the operator's link view shows the fault;
+ * an incoming message whose text, sender name or group subject holds U+0000 or a broken
+ * surrogate is stored cleaned and announced by webhook with the cleaned text.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { provision, uniquePhone } from "../support/Fixtures.js"
+import { freshDatabase, OPERATOR_TOKEN, startGateway } from "../support/TestGateway.js"
+import * as WebhookReceiver from "../support/WebhookReceiver.js"
+import { call, eventually, webhookGateway } from "../support/Webhooks.js"
+
+describe("a fault inside a number's entity", () => {
+  it.scopedLive("fails that request alone; the operator's link view shows the fault; the number keeps sending", () =>
+    Effect.gen(function*() {
+      const gateway = yield* startGateway(yield* freshDatabase, {
+        numberHooks: {
+          // A bug that strikes one request inside the entity.
+          onSend: ({ text }) => (text === "poison" ? Effect.die("poison request") : Effect.void),
+          afterRecord: () => Effect.void
+        }
+      })
+      const acme = yield* provision(gateway.ops)
+      const number = acme.numbers[0]!
+      const link = (yield* call(gateway, "GET", `/ops/v1/numbers/${number.id}/link`, OPERATOR_TOKEN)).body
+      assert.strictEqual(link.fault, null)
+
+      for (const attempt of [1, 2]) {
+        const failed = yield* call(gateway, "POST", "/api/v1/messages/send", acme.numberKeys[0]!, { to: uniquePhone(), text: "poison" })
+        assert.strictEqual(`${failed.status} ${failed.body.code}`, "500 internal_error", `attempt ${attempt}`)
+        assert.notInclude(failed.body.error, "poison request")
+      }
+      const shown = yield* call(gateway, "GET", `/ops/v1/numbers/${number.id}/link`, OPERATOR_TOKEN)
+      assert.strictEqual(shown.status, 200)
+      assert.strictEqual(shown.body.status, "WORKING")
+      assert.match(shown.body.fault.error, /poison request/)
+      assert.isBelow(Math.abs(Date.parse(shown.body.fault.at) - Date.now()), 60_000)
+
+      // The entity stayed up: the next send goes out at once.
+      const sent = yield* call(gateway, "POST", "/api/v1/messages/send", acme.numberKeys[0]!, { to: uniquePhone(), text: "fine" })
+      assert.strictEqual(sent.status, 200, JSON.stringify(sent.body))
+      const metrics = yield* gateway.http.get("/ops/v1/metrics", { headers: { authorization: `Bearer ${OPERATOR_TOKEN}` } }).pipe(
+        Effect.flatMap((r) => r.text),
+        Effect.orDie
+      )
+      assert.match(metrics, /wagate_number_request_defects(_total)?\S* [1-9]/)
+    }), { timeout: 60_000 })
+})
+
+describe("incoming messages with U+0000 and broken surrogates", () => {
+  it.scopedLive("are stored cleaned and announced by webhook with the cleaned text and name", () =>
+    Effect.gen(function*() {
+      const receiver = yield* WebhookReceiver.start
+      const gateway = yield* webhookGateway(yield* freshDatabase)
+      const acme = yield* provision(gateway.ops)
+      const phone = acme.numbers[0]!.phone
+      const set = yield* call(gateway, "PUT", "/api/v1/webhook", acme.accountKey, { url: receiver.url("/acme") })
+      assert.strictEqual(set.status, 200)
+      const [p1, p2, p3] = [uniquePhone(), uniquePhone(), uniquePhone()]
+      yield* gateway.sim.inbound({ to: phone, from: p1, name: "B\u0000d", text: "in\u0000nul" })
+      yield* gateway.sim.inbound({ to: phone, from: p2, name: "ok", text: "lone \ud83d" })
+      yield* gateway.sim.inbound({
+        to: phone,
+        from: p3,
+        text: "\ude00 grp",
+        group: { id: "120363000000000077", subject: "S\u0000ub \udbff" }
+      })
+      const expected: Record<string, [text: string, name: string]> = {
+        [p1]: ["innul", "Bd"],
+        [p2]: ["lone \ufffd", "ok"],
+        [p3]: ["\ufffd grp", ""]
+      }
+
+      const messages = yield* eventually(
+        Effect.map(call(gateway, "GET", "/api/v1/messages?limit=10", acme.accountKey), (a) =>
+          (a.body.messages as Array<any>).filter((m) => m.direction === "in")),
+        (ms) => ms.length === 3
+      )
+      const stored = Object.fromEntries(messages.map((m) => [m.peer === "" ? p3 : m.peer, [m.text, m.name, m.group_subject]]))
+      assert.deepStrictEqual(stored[p1], ["innul", "Bd", null])
+      assert.deepStrictEqual(stored[p2], ["lone \ufffd", "ok", null])
+      const group = messages.find((m) => m.is_group)
+      assert.deepStrictEqual([group.text, group.group_subject], ["\ufffd grp", "Sub \ufffd"])
+
+      const events = yield* eventually(
+        Effect.sync(() => receiver.received("/acme").filter((r) => r.json.event === "message")),
+        (rs) => rs.length === 3,
+        20_000
+      )
+      for (const e of events) {
+        // The body is valid JSON text with nothing left to clean.
+        assert.notMatch(e.body, /\\u0000|\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f])/i)
+        const data = e.json.data
+        const sender = data.is_group ? p3 : data.from
+        assert.deepStrictEqual([data.text, data.name], expected[sender], JSON.stringify(data))
+      }
+    }), { timeout: 60_000 })
+})

@@ -1,0 +1,257 @@
+/**
+ * A new customer in a real browser (Debian's Chromium, headless, driven by playwright-core) on a
+ * gateway with the simulated network: signs up (email confirmed from the mail), is refused a
+ * number until paying, tops up with the test provider, links one number by QR on a phone-sized
+ * screen (the QR replaced live) and one by pairing code, issues a key, sends with it through the
+ * API and finds the message in the cabinet, re-issues it and sees the old one refused, sets the
+ * webhook and receives the test event, and every page passes axe-core with no serious or critical
+ * violation. One browser for the file, one page reused.
+ */
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
+import * as SimulatorDriver from "@wagate/whatsapp/sim/SimulatorDriver"
+import { existsSync, readFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { type Browser, chromium, type Page } from "playwright-core"
+import { cabinetSettings, type Mailbox, mailbox } from "../support/Cabinet.js"
+import { uniquePhone } from "../support/Fixtures.js"
+import { freshDatabase, type RunningGateway, startGateway } from "../support/TestGateway.js"
+import * as WebhookReceiver from "../support/WebhookReceiver.js"
+
+// Functions run in the page see the browser's globals; the tests are typed without the DOM's types.
+declare const document: any
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
+
+interface World {
+  readonly gateway: RunningGateway
+  readonly box: Mailbox
+  readonly receiver: WebhookReceiver.Receiver
+}
+
+const scope = Effect.runSync(Scope.make())
+let world: World
+let browser: Browser
+let page: Page
+
+const run = <A>(effect: Effect.Effect<A, unknown, never>) => Effect.runPromise(effect)
+
+const EMAIL = "aigerim@shop.kz"
+const PASSWORD = "qurt and baursak 2026"
+const qrPhone = uniquePhone()
+const codePhone = uniquePhone()
+
+/** Runs axe-core on the page as it is and fails on any serious or critical violation. */
+const accessible = async (what: string) => {
+  await page.evaluate(axeSource)
+  const result: any = await page.evaluate(
+    `axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"] } })`
+  )
+  const bad = result.violations.filter((v: any) => v.impact === "serious" || v.impact === "critical")
+  assert.deepStrictEqual(
+    bad.map((v: any) => `${v.id}: ${v.nodes.map((n: any) => n.target.join(" ")).join(", ")}`),
+    [],
+    `${what}: accessibility violations`
+  )
+}
+
+/** Opens a cabinet page and waits until its script has filled it. */
+const open = async (path: string) => {
+  await page.goto(`${world.gateway.url}/cabinet${path}`)
+  await page.waitForFunction(() => !/^(Loading…|Загрузка…)$/.test(document.querySelector("#app").textContent))
+}
+
+const api = (method: string, path: string, key: string, body?: unknown) =>
+  fetch(`${world.gateway.url}/api/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body)
+  }).then(async (r) => ({ status: r.status, body: await r.json() as any }))
+
+describe.skipIf(!existsSync(CHROMIUM))("the cabinet in a browser", () => {
+  beforeAll(async () => {
+    world = await run(Scope.extend(
+      Effect.gen(function*() {
+        const box = yield* mailbox
+        const receiver = yield* WebhookReceiver.start
+        // The phone scans when the test says so; QRs are replaced every 2 s to see it happen.
+        const sim = yield* Layer.build(SimulatorDriver.layerTest({ autoScan: false, qrRefreshMs: 2_000 }))
+        const gateway = yield* startGateway(yield* freshDatabase, { settings: cabinetSettings(box), sim })
+        return { gateway, box, receiver }
+      }).pipe(Effect.orDie),
+      scope
+    ))
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-extensions"]
+    })
+    const context = await browser.newContext({ locale: "en-GB" })
+    page = await context.newPage()
+    page.on("dialog", (dialog) => dialog.accept())
+  }, 120_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    await run(Scope.close(scope, Exit.void))
+  }, 60_000)
+
+  it("signs up and confirms the email from the mail", async () => {
+    await open("/signup")
+    await accessible("sign-up page")
+    await page.getByLabel("Email").fill(EMAIL)
+    await page.getByLabel("Company or shop name").fill("Aigerim's shop")
+    await page.getByLabel("New password").fill(PASSWORD)
+    await page.getByRole("button", { name: "Create account" }).click()
+    await page.getByText("Check your mailbox").waitFor()
+    // The mail's link starts with PUBLIC_URL, which the test gateway (on a free port) has not set.
+    const link = new URL(await run(world.box.link(EMAIL, "/cabinet/confirm")))
+    await page.goto(`${world.gateway.url}${link.pathname}${link.search}`)
+    await page.waitForURL(/\/cabinet\/balance$/)
+    await page.getByText("Charged per day").waitFor()
+    await accessible("balance page")
+    for (const path of ["/login", "/reset", "/reset/new?token=none", "/confirm?token=spent-or-wrong-token"]) {
+      await open(path)
+      await accessible(path)
+    }
+  })
+
+  it("refuses a number until the balance covers it, then tops up with the test provider", async () => {
+    await open("/numbers")
+    await page.getByLabel("Phone number with country code").fill(qrPhone)
+    await page.getByRole("button", { name: "Add a number" }).click()
+    const refusal = page.getByRole("alert")
+    await refusal.getByText("Payment comes first").waitFor()
+    await refusal.getByRole("link", { name: "Top up the balance" }).click()
+    await page.waitForURL(/\/cabinet\/balance$/)
+    await page.getByLabel("Amount, KZT").fill("9900")
+    await page.getByRole("button", { name: "Top up" }).click()
+    await page.getByText("Paid: 9,900 KZT").waitFor()
+    await page.getByText("9,900 ₸").first().waitFor()
+    await page.getByRole("cell", { name: /^Payment/ }).waitFor()
+  })
+
+  it("links a number by QR on a phone-sized screen: the QR is replaced live, the scan shows as working", async () => {
+    await page.setViewportSize({ width: 375, height: 740 })
+    await open("/numbers")
+    await page.getByLabel("Phone number with country code").fill(qrPhone)
+    await page.getByRole("button", { name: "Add a number" }).click()
+    await page.waitForURL(/\/cabinet\/link\?number=\d+/)
+    const qr = page.getByRole("img", { name: "QR code to scan with WhatsApp" })
+    await qr.waitFor()
+    const first = await qr.getAttribute("src")
+    assert.match(first!, /^data:image\/png;base64,/)
+    await accessible("link page (QR, phone screen)")
+    // Nothing sticks out sideways on the phone's screen, and the QR fits on it.
+    assert.isAtMost(await page.evaluate<number>("document.documentElement.scrollWidth"), 375)
+    const box = await qr.boundingBox()
+    assert.isAtMost(box!.x + box!.width, 375)
+    // WhatsApp replaces the QR: the page shows the new one without being reloaded.
+    await page.waitForFunction((src) => document.querySelector("img.qr")?.getAttribute("src") !== src, first, { timeout: 15_000 })
+    await run(world.gateway.sim.scan(qrPhone).pipe(Effect.orDie))
+    await page.getByText("Linked. The number works").waitFor({ timeout: 15_000 })
+    await page.setViewportSize({ width: 1280, height: 800 })
+  })
+
+  it("links a second number by its 8-character pairing code", async () => {
+    await open("/numbers")
+    await page.getByLabel("Phone number with country code").fill(codePhone)
+    await page.getByText("Enter an 8-character code on the phone").click()
+    await page.getByRole("button", { name: "Add a number" }).click()
+    await page.waitForURL(/\/cabinet\/link\?number=\d+/)
+    const code = await page.locator(".code").textContent({ timeout: 15_000 })
+    assert.match(code!, /^[A-Z0-9]{4}-?[A-Z0-9]{4}$/)
+    await accessible("link page (code)")
+    await run(world.gateway.sim.pair(codePhone, code!).pipe(Effect.orDie))
+    await page.getByText("Linked. The number works").waitFor({ timeout: 15_000 })
+    await open("/numbers")
+    assert.strictEqual(await page.getByRole("cell", { name: "Working" }).count(), 2)
+    await accessible("numbers page")
+  })
+
+  let oldKey = ""
+  it("issues a key shown once, sends with it through the API and finds the message in the cabinet", async () => {
+    await open("/keys")
+    await page.getByRole("button", { name: "Issue a key" }).click()
+    oldKey = (await page.locator("#new-key").textContent())!
+    assert.match(oldKey, /^wag_acc_[0-9A-Za-z]{32}$/)
+    await accessible("keys page with a new key")
+    await open("/keys")
+    assert.notInclude(await page.content(), oldKey)
+    const sent = await api("POST", "/messages/send", oldKey, { from: qrPhone, to: uniquePhone(), text: "Your order 1042 is ready" })
+    assert.strictEqual(sent.status, 200, JSON.stringify(sent.body))
+    await open("/history")
+    await page.getByRole("cell", { name: "Your order 1042 is ready" }).waitFor()
+    await accessible("messages page")
+    await open("/keys")
+    assert.strictEqual(await page.getByRole("cell", { name: "never" }).count(), 0)
+  })
+
+  it("re-issues the key: the new one is shown once and the old one is refused at once", async () => {
+    await page.getByRole("button", { name: /^Re-issue/ }).click()
+    await page.locator("#new-key").waitFor()
+    const newKey = (await page.locator("#new-key").textContent())!
+    assert.notStrictEqual(newKey, oldKey)
+    assert.strictEqual((await api("GET", "/numbers", oldKey)).body.code, "invalid_key")
+    assert.strictEqual((await api("GET", "/numbers", newKey)).status, 200)
+  })
+
+  it("sets the webhook: the secret is shown once, the test event arrives, the log resends it", async () => {
+    await open("/webhook")
+    await accessible("webhook page, empty")
+    await page.getByLabel("Webhook URL").fill(world.receiver.url("/hook"))
+    await page.getByRole("button", { name: "Save" }).click()
+    const secret = await page.locator("#webhook-secret").textContent()
+    assert.match(secret!, /^whsec_/)
+    await page.getByRole("button", { name: "Send a test event" }).click()
+    // Acks of the message sent earlier may arrive too; the test event is among them.
+    const tests = () => world.receiver.received("/hook").filter((r) => r.json.event === "webhook.test")
+    for (let i = 0; i < 200 && tests().length === 0; i++) await new Promise((r) => setTimeout(r, 50))
+    const [event] = tests()
+    assert.ok(event, "the test event arrived")
+    assert.match(event.headers["webhook-signature"], /^v1,/)
+    await open("/webhook")
+    assert.notInclude(await page.content(), secret!)
+    const row = page.getByRole("row").filter({ hasText: "webhook.test" })
+    await row.getByRole("cell", { name: /^delivered/ }).waitFor()
+    await accessible("webhook page with deliveries")
+    await row.getByRole("button", { name: /^Resend/ }).click()
+    for (let i = 0; i < 200 && tests().length < 2; i++) await new Promise((r) => setTimeout(r, 50))
+    assert.strictEqual(tests().length, 2)
+    assert.strictEqual(tests()[1].headers["webhook-id"], event.headers["webhook-id"])
+  })
+
+  it("shows limits, storage, exports and the account in plain words, in English and Russian", async () => {
+    await open("/limits")
+    await page.getByText("Trust index").waitFor()
+    await page.getByText("Warm-up").waitFor()
+    await accessible("limits page")
+    await open("/storage")
+    await page.getByText("Within the free allowance.").waitFor()
+    await accessible("storage page")
+    await open("/exports")
+    await page.getByRole("button", { name: "Start an export" }).click()
+    await page.getByText("The export is being prepared").waitFor()
+    await accessible("exports page")
+    await open("/account")
+    await page.getByText(EMAIL).waitFor()
+    await accessible("account page")
+    await page.getByRole("link", { name: "RU" }).click()
+    await page.getByRole("heading", { name: "Профиль" }).waitFor()
+    await open("/numbers")
+    await page.getByRole("heading", { name: "Номера" }).waitFor()
+    await accessible("numbers page in Russian")
+  })
+
+  it("unlinks a number and signs out", async () => {
+    await page.getByRole("button", { name: "Отключить" }).last().click()
+    await page.getByRole("cell", { name: /^Остановлен/ }).waitFor({ timeout: 15_000 })
+    await page.getByRole("button", { name: "Выйти" }).click()
+    await page.waitForURL(/\/cabinet\/login$/)
+    await open("/balance")
+    await page.waitForURL(/\/cabinet\/login\?next=/)
+  })
+}, 180_000)

@@ -1,0 +1,64 @@
+/**
+ * The cabinet's pages as served: every page answers with its shell under a strict CSP, in the
+ * visitor's language (Accept-Language, or the switch, which sticks), and within the page-weight
+ * budget of docs/cabinet.md.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { PAGES } from "@wagate/cabinet/Pages"
+import * as Effect from "effect/Effect"
+import { gzipSync } from "node:zlib"
+import { freshDatabase, startGateway } from "../support/TestGateway.js"
+
+/** docs/cabinet.md: bytes on the wire (the gateway sends them uncompressed). */
+export const BUDGET = { firstVisit: 48 * 1024, laterPage: 16 * 1024 }
+
+const fetchText = (url: string, headers: Record<string, string> = {}) =>
+  Effect.promise(async () => {
+    const r = await fetch(url, { headers, redirect: "manual" })
+    const body = Buffer.from(await r.arrayBuffer())
+    return { status: r.status, headers: r.headers, body, text: body.toString("utf8") }
+  })
+
+describe("cabinet pages", () => {
+  it.scopedLive("every page is served with a strict CSP, in the visitor's language, within the weight budget", () =>
+    Effect.gen(function*() {
+      const gateway = yield* startGateway(yield* freshDatabase)
+      const root = yield* fetchText(`${gateway.url}/`)
+      assert.deepStrictEqual([root.status, root.headers.get("location")], [302, "/cabinet/balance"])
+
+      const weights: Array<string> = []
+      for (const def of PAGES) {
+        for (const lang of ["en", "ru"]) {
+          const page = yield* fetchText(`${gateway.url}/cabinet${def.path}`, { "accept-language": lang })
+          assert.strictEqual(page.status, 200, def.path)
+          assert.match(page.headers.get("content-type")!, /text\/html/)
+          assert.match(page.headers.get("content-security-policy")!, /script-src 'self'; /)
+          assert.include(page.text, `<html lang="${lang}">`)
+          const assets = [...page.text.matchAll(/(?:href|src)="(\/cabinet\/assets\/[^"]+)"/g)].map((m) => m[1])
+          assert.strictEqual(assets.length, 2)
+          const files = yield* Effect.forEach(assets, (a) => fetchText(`${gateway.url}${a}`))
+          for (const f of files) assert.match(f.headers.get("cache-control")!, /immutable/)
+          const first = page.body.length + files.reduce((n, f) => n + f.body.length, 0)
+          assert.isAtMost(first, BUDGET.firstVisit, `${def.path} (${lang}) first visit: ${first} bytes`)
+          assert.isAtMost(page.body.length, BUDGET.laterPage, `${def.path} (${lang}): ${page.body.length} bytes`)
+          if (def.path === "/numbers") {
+            const gz = gzipSync(page.body).length + files.reduce((n, f) => n + gzipSync(f.body).length, 0)
+            weights.push(`${lang}: first visit ${first} B (${gz} B if gzipped), later pages ${page.body.length} B`)
+          }
+        }
+      }
+      console.log(`cabinet page weight, /cabinet/numbers: ${weights.join("; ")}`)
+
+      // Kazakh readers get Russian with a Kazakh welcome; the switch wins over the browser and sticks.
+      const kk = yield* fetchText(`${gateway.url}/cabinet/login`, { "accept-language": "kk-KZ,kk;q=0.9" })
+      assert.include(kk.text, `<html lang="ru">`)
+      const switched = yield* fetchText(`${gateway.url}/cabinet/login?lang=en`, { "accept-language": "ru" })
+      assert.include(switched.text, `<html lang="en">`)
+      const cookie = switched.headers.getSetCookie().find((c) => c.startsWith("wagate_lang="))!
+      const later = yield* fetchText(`${gateway.url}/cabinet/numbers`, { "accept-language": "ru", cookie: cookie.split(";")[0] })
+      assert.include(later.text, `<html lang="en">`)
+      // The cabinet's API is not in the public contract.
+      const openapi = yield* fetchText(`${gateway.url}/api/v1/openapi.json`)
+      assert.notInclude(openapi.text, "/cabinet/")
+    }))
+})

@@ -1,0 +1,200 @@
+/**
+ * The cabinet's accounts and sessions through HTTP, as a browser speaks it: sign-up with the
+ * email confirmed by mail (a real SMTP server), log-in, log-out, password change and reset, no
+ * answer that tells whether an email has an account, CSRF refused, no session fixation, throttled
+ * log-in, and one customer unable to see or change another's numbers, keys, exports or webhook
+ * events by any id.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { browserClient, cabinetSettings, mailbox, signedUp } from "../support/Cabinet.js"
+import { eventually, uniquePhone } from "../support/Fixtures.js"
+import { freshDatabase, startGateway } from "../support/TestGateway.js"
+
+const setup = Effect.gen(function*() {
+  const box = yield* mailbox
+  const gateway = yield* startGateway(yield* freshDatabase, { settings: cabinetSettings(box) })
+  return { box, gateway, url: gateway.url }
+})
+
+const code = (r: { status: number; body: any }) => `${r.status} ${r.body?.code ?? "ok"}`
+
+describe("accounts and sessions", () => {
+  it.scopedLive("sign-up, confirmation by mail, log-out, log-in, password change and reset; no answer tells who has an account", () =>
+    Effect.gen(function*() {
+      const { box, url } = yield* setup
+      const owner = yield* signedUp(url, box, "owner@shop.kz")
+      const me = yield* owner.get("/me")
+      assert.strictEqual(me.status, 200)
+      assert.strictEqual(me.body.email, "owner@shop.kz")
+
+      // Sign-up with a taken email answers exactly as a new one; the owner gets a mail instead.
+      const stranger = browserClient(url)
+      yield* stranger.open("/cabinet/signup")
+      const again = yield* stranger.post("/signup", { email: "owner@shop.kz", company: "Other", password: "another password 1" })
+      const fresh = yield* stranger.post("/signup", { email: "new@shop.kz", company: "New", password: "another password 1" })
+      assert.deepStrictEqual([again.status, again.body], [fresh.status, fresh.body])
+      yield* box.link("owner@shop.kz", "/cabinet/reset/new")
+
+      // A wrong password and an unknown email: the same answer.
+      const wrongPassword = yield* stranger.post("/login", { email: "owner@shop.kz", password: "not the password" })
+      const unknown = yield* stranger.post("/login", { email: "nobody@shop.kz", password: "not the password" })
+      assert.deepStrictEqual([wrongPassword.status, wrongPassword.body], [unknown.status, unknown.body])
+      assert.strictEqual(code(unknown), "401 invalid_credentials")
+      // Reset asks answer alike too.
+      const resetKnown = yield* stranger.post("/reset", { email: "owner@shop.kz" })
+      const resetUnknown = yield* stranger.post("/reset", { email: "nobody@shop.kz" })
+      assert.deepStrictEqual([resetKnown.status, resetKnown.body], [resetUnknown.status, resetUnknown.body])
+
+      // Log out ends the session on the server: its cookie no longer works.
+      const sid = owner.cookies.get("wagate_sid")!
+      assert.strictEqual((yield* owner.post("/logout")).status, 200)
+      const replay = browserClient(url)
+      replay.cookies.set("wagate_sid", sid)
+      assert.strictEqual(code(yield* replay.get("/me")), "401 not_signed_in")
+
+      // Log in on two devices; a password change signs the other one out.
+      const laptop = browserClient(url)
+      yield* laptop.open("/cabinet/login")
+      assert.strictEqual((yield* laptop.post("/login", { email: "owner@shop.kz", password: "correct horse battery" })).status, 200)
+      const phone = browserClient(url)
+      yield* phone.open("/cabinet/login")
+      assert.strictEqual((yield* phone.post("/login", { email: "owner@shop.kz", password: "correct horse battery" })).status, 200)
+      assert.strictEqual(code(yield* laptop.post("/password", { current: "wrong", password: "a new long password" })), "401 invalid_credentials")
+      assert.strictEqual((yield* laptop.post("/password", { current: "correct horse battery", password: "a new long password" })).status, 200)
+      assert.strictEqual((yield* laptop.get("/me")).status, 200)
+      assert.strictEqual(code(yield* phone.get("/me")), "401 not_signed_in")
+
+      // Reset by mail: the link works once and signs in; the new password works.
+      const forgot = browserClient(url)
+      yield* forgot.open("/cabinet/reset")
+      const before = box.mails.length
+      yield* forgot.post("/reset", { email: "owner@shop.kz" })
+      yield* eventually(Effect.sync(() => box.mails.length), (n) => n > before)
+      const link = yield* box.link("owner@shop.kz", "/cabinet/reset/new")
+      const token = new URL(link).searchParams.get("token")!
+      assert.strictEqual((yield* forgot.post("/reset/confirm", { token, password: "third password here" })).status, 200)
+      assert.strictEqual(code(yield* forgot.post("/reset/confirm", { token, password: "fourth password here" })), "404 not_found")
+      assert.strictEqual(code(yield* laptop.get("/me")), "401 not_signed_in")
+      const again2 = browserClient(url)
+      yield* again2.open("/cabinet/login")
+      assert.strictEqual((yield* again2.post("/login", { email: "owner@shop.kz", password: "third password here" })).status, 200)
+    }), { timeout: 60_000 })
+
+  it.scopedLive("the operator issues a reset link for an account it made; without SMTP the link goes to the log", () =>
+    Effect.gen(function*() {
+      const { url, gateway } = yield* setup
+      const account = yield* gateway.ops.ops.createAccount({ payload: { email: "made@shop.kz", company: "Made" } })
+      const { url: link } = yield* gateway.ops.ops.cabinetResetLink({ path: { id: account.id } })
+      const client = browserClient(url)
+      yield* client.open("/cabinet/reset/new")
+      const token = new URL(link).searchParams.get("token")!
+      assert.strictEqual((yield* client.post("/reset/confirm", { token, password: "owner's own password" })).status, 200)
+      assert.strictEqual((yield* client.get("/me")).body.email, "made@shop.kz")
+    }))
+})
+
+describe("attacks", () => {
+  it.scopedLive("CSRF: a state change without the token, with another token or from another site is refused", () =>
+    Effect.gen(function*() {
+      const { box, url } = yield* setup
+      const owner = yield* signedUp(url, box, "csrf@shop.kz")
+      const token = owner.csrf
+      owner.csrf = ""
+      assert.strictEqual(code(yield* owner.post("/keys", {})), "403 csrf_rejected")
+      owner.csrf = "x".repeat(43)
+      assert.strictEqual(code(yield* owner.post("/keys", {})), "403 csrf_rejected")
+      owner.csrf = token
+      assert.strictEqual(code(yield* owner.post("/keys", {}, { origin: "https://evil.example" })), "403 csrf_rejected")
+      assert.strictEqual((yield* owner.post("/keys", {})).status, 201)
+      // Before signing in: the log-in form's token must match its cookie.
+      const visitor = browserClient(url)
+      assert.strictEqual(code(yield* visitor.post("/login", { email: "csrf@shop.kz", password: "correct horse battery" })), "403 csrf_rejected")
+      yield* visitor.open("/cabinet/login")
+      assert.strictEqual((yield* visitor.post("/login", { email: "csrf@shop.kz", password: "correct horse battery" })).status, 200)
+    }))
+
+  it.scopedLive("session fixation: an id planted before log-in never becomes a session; log-in issues a new one", () =>
+    Effect.gen(function*() {
+      const { box, url } = yield* setup
+      yield* signedUp(url, box, "fix@shop.kz")
+      const planted = "A".repeat(43)
+      const victim = browserClient(url)
+      victim.cookies.set("wagate_sid", planted)
+      yield* victim.open("/cabinet/login")
+      assert.strictEqual((yield* victim.post("/login", { email: "fix@shop.kz", password: "correct horse battery" })).status, 200)
+      assert.notStrictEqual(victim.cookies.get("wagate_sid"), planted)
+      const attacker = browserClient(url)
+      attacker.cookies.set("wagate_sid", planted)
+      assert.strictEqual(code(yield* attacker.get("/me")), "401 not_signed_in")
+      // A session's cookie is HttpOnly and SameSite.
+      const login = browserClient(url)
+      yield* login.open("/cabinet/login")
+      const answer = yield* login.post("/login", { email: "fix@shop.kz", password: "correct horse battery" })
+      const cookie = answer.headers.getSetCookie().find((c) => c.startsWith("wagate_sid="))!
+      assert.match(cookie, /HttpOnly/)
+      assert.match(cookie, /SameSite=Strict/)
+    }))
+
+  it.scopedLive("log-in is throttled per email (known or not alike) with Retry-After", () =>
+    Effect.gen(function*() {
+      const { box, url } = yield* setup
+      yield* signedUp(url, box, "slow@shop.kz")
+      const guesser = browserClient(url)
+      yield* guesser.open("/cabinet/login")
+      const tries = (email: string) =>
+        Effect.forEach(Array.from({ length: 11 }), () => guesser.post("/login", { email, password: "guess guess guess" }))
+      const known = yield* tries("slow@shop.kz")
+      const unknown = yield* tries("ghost@shop.kz")
+      assert.deepStrictEqual(known.map(code), unknown.map(code))
+      assert.strictEqual(code(known[9]), "401 invalid_credentials")
+      assert.strictEqual(code(known[10]), "429 rate_limited")
+      assert.ok(Number(known[10].headers.get("retry-after")) > 0)
+      // Even the right password waits now.
+      assert.strictEqual(code(yield* guesser.post("/login", { email: "slow@shop.kz", password: "correct horse battery" })), "429 rate_limited")
+    }))
+
+  it.scopedLive("one customer cannot see or change another's numbers, keys, exports or webhook events by any id", () =>
+    Effect.gen(function*() {
+      const { box, url, gateway } = yield* setup
+      const alice = yield* signedUp(url, box, "alice@shop.kz")
+      const bob = yield* signedUp(url, box, "bob@shop.kz")
+      yield* alice.post("/balance/top-up", { amount: 9900 })
+      const added = yield* alice.post("/numbers", { phone: uniquePhone(), method: "qr" })
+      assert.strictEqual(added.status, 201)
+      const numberId = added.body.number.id
+      const key = yield* alice.post("/keys", { number_id: numberId })
+      assert.strictEqual(key.status, 201)
+      assert.strictEqual((yield* alice.put("/webhook", { url: "http://127.0.0.1:9/hook" })).status, 200)
+      assert.strictEqual((yield* alice.post("/webhook/test")).status, 202)
+      const aliceWebhook = yield* eventually(alice.get("/webhook"), (r) => r.body.deliveries.length > 0)
+      const eventId = aliceWebhook.body.deliveries[0].event_id
+      const exported = yield* alice.post("/exports", {})
+      assert.strictEqual(exported.status, 202)
+
+      const refused = [
+        yield* bob.get(`/numbers/${numberId}/link`),
+        yield* bob.post(`/numbers/${numberId}/link`, { method: "code" }),
+        yield* bob.post(`/numbers/${numberId}/unlink`),
+        yield* bob.get(`/numbers/${numberId}/events`),
+        yield* bob.get(`/numbers/${numberId}/limits`),
+        yield* bob.get(`/messages?number=${numberId}`),
+        yield* bob.post("/keys", { number_id: numberId }),
+        yield* bob.post(`/keys/${key.body.id}/reissue`),
+        yield* bob.get(`/exports/${exported.body.id}`),
+        yield* bob.post("/exports", { number: numberId })
+      ]
+      assert.deepStrictEqual(refused.map((r) => r.status), refused.map(() => 404))
+      // Bob's lists hold nothing of Alice's; his resend of her event resends nothing.
+      assert.deepStrictEqual((yield* bob.get("/numbers")).body.numbers, [])
+      assert.deepStrictEqual((yield* bob.get("/keys")).body.keys, [])
+      assert.deepStrictEqual((yield* bob.get("/exports")).body.exports, [])
+      assert.deepStrictEqual((yield* bob.get("/messages")).body.messages, [])
+      const resend = yield* bob.post("/webhook/resend", { event_id: eventId })
+      assert.ok(resend.status === 404 || resend.body.queued === 0, JSON.stringify(resend.body))
+      assert.strictEqual((yield* bob.get("/webhook")).body.webhook, null)
+      // Alice's key still works: Bob's re-issue did nothing.
+      const api = yield* gateway.http.get("/api/v1/numbers", { headers: { authorization: `Bearer ${key.body.key}` } })
+      assert.strictEqual(api.status, 200)
+    }), { timeout: 60_000 })
+})
