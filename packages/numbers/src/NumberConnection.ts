@@ -243,13 +243,10 @@ export const open = (ctx: NumberContext) =>
           yield* reject("the attachment was lost in a restart before it was sent")
           continue
         }
-        // Sent in a second of its own: a send taken over from a dead runner never goes out in
-        // the same second as one the new owner just accepted.
-        for (let tries = 0; tries < 5; tries++) {
-          const wait = yield* serialized(Effect.map(DomainClock.now, ctx.counters.takeSendSlot))
-          if (wait === 0) break
-          yield* Effect.sleep(wait)
-        }
+        // In a second of its own: a send taken over from a dead runner never goes out in the
+        // same second as one the new owner just accepted.
+        const wait = ctx.counters.handOffDelay(yield* DomainClock.now)
+        if (wait > 0) yield* Effect.sleep(wait)
         const attempts = yield* conversations.countAttempt(p.id)
         const sent = yield* Effect.either(
           // A person known only by its LID has no phone: its chat `<lid>@lid` is the address.

@@ -115,20 +115,25 @@ export const make = (options: {
       } satisfies Limits
     })
 
+  // The last message handed to the network (or due to be), starting from the last one recorded,
+  // which an earlier owner of the number may have sent just before it died.
+  let lastHandOffAt = history.lastSendAt ?? Number.NEGATIVE_INFINITY
+
   /**
-   * A message recorded before (pending) may go to the network at `now` only in a second of its
-   * own, like any send: takes the number's slot and answers 0, or answers how long to wait.
+   * Messages reach the network in seconds of their own, like the limit that accepted them: a send
+   * that waited for CPU between its acceptance and the network, or one recorded by a runner that
+   * died and re-sent by the new owner, must not land in the same second as the next. Reserves
+   * the next hand-over time and answers how long to wait for it (0: now).
    */
-  const takeSendSlot = (now: number) => {
-    const due = history.lastSendAt === null ? now : history.lastSendAt + SendPolicy.MIN_INTERVAL_MS
-    if (due > now) return due - now
-    history.lastSendAt = now
-    return 0
+  const handOffDelay = (now: number) => {
+    const slot = Math.max(now, lastHandOffAt + SendPolicy.MIN_INTERVAL_MS)
+    lastHandOffAt = slot
+    return slot - now
   }
 
   return {
     history: history as Readonly<typeof history>,
-    takeSendSlot,
+    handOffDelay,
     today,
     refreshTrust,
     limitsAt,
