@@ -9,22 +9,21 @@ import { assert, describe, it } from "@effect/vitest"
 import { BlobStore } from "@wagate/media/BlobStore"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
-import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, readdirSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { type Child, spawnTs } from "../bench/support/Processes.js"
 import { blobBytes, readArchive, seedFile } from "../support/Archives.js"
 import { eventually, provision } from "../support/Fixtures.js"
 import { freePort, freshDatabase, OPERATOR_TOKEN, startGateway, WEBHOOK_SECRET_KEY } from "../support/TestGateway.js"
 import { call } from "../support/Webhooks.js"
 
-const root = join(import.meta.dirname, "../..")
 const SECRET = "x".repeat(32)
 
 interface Runner {
   readonly name: string
-  readonly child: ChildProcess
+  readonly child: Child
   readonly output: () => string
 }
 
@@ -35,8 +34,11 @@ const startRunner = (name: string, env: Record<string, string>) =>
       for (const [k, v] of Object.entries(process.env)) {
         if (v !== undefined && !/^(DATABASE_URL|REDIS_URL|OPERATOR_TOKEN|S3_|WA_|WAGATE_|HTTP_|RUNNER_)/.test(k)) base[k] = v
       }
-      const child = spawn(process.execPath, ["--import", "tsx", "apps/gateway/src/main.ts"], {
-        cwd: root,
+      // Through the benchmarks' process helper: killed with the test file's process whatever
+      // ends the test (a timeout included), besides the release below.
+      const child = spawnTs(name, "apps/gateway/src/main.ts", {
+        inheritEnv: false,
+        reportExit: false,
         env: {
           ...base,
           ...env,
@@ -47,17 +49,13 @@ const startRunner = (name: string, env: Record<string, string>) =>
           RUNNER_PORT: String(yield* freePort),
           HTTP_PORT: String(yield* freePort),
           HTTP_HOST: "127.0.0.1"
-        },
-        stdio: ["ignore", "pipe", "pipe"]
+        }
       })
-      let output = ""
-      child.stdout!.on("data", (d) => (output += d))
-      child.stderr!.on("data", (d) => (output += d))
-      const runner: Runner = { name, child, output: () => output }
-      yield* eventually(Effect.sync(() => output), (o) => o.includes("wagate runner on"), 60_000)
+      const runner: Runner = { name, child, output: child.output }
+      yield* eventually(Effect.sync(() => child.output()), (o) => o.includes("wagate runner on"), 60_000)
       return runner
     }),
-    (runner) => Effect.sync(() => runner.child.exitCode === null && runner.child.kill("SIGKILL"))
+    (runner) => Effect.sync(() => runner.child.process.exitCode === null && runner.child.process.kill("SIGKILL"))
   )
 
 describe("a runner killed during an archive export", () => {
@@ -106,7 +104,7 @@ describe("a runner killed during an archive export", () => {
       const owner = runners.find((r) => r.output().includes(`archive export ${id} running`))!
       const survivor = runners.find((r) => r !== owner)!
       assert.isDefined(owner)
-      owner.child.kill("SIGKILL")
+      owner.child.process.kill("SIGKILL")
 
       const done = yield* eventually(
         call(gateway, "GET", `/api/v1/exports/${id}`, acme.accountKey),

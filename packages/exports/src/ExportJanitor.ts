@@ -9,7 +9,7 @@
  */
 import { ExportEntity } from "@wagate/entities/ExportEntity"
 import { BlobStore } from "@wagate/media/BlobStore"
-import * as DomainClock from "@wagate/numbers/DomainClock"
+import * as DomainClock from "@wagate/domain/DomainClock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

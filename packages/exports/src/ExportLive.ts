@@ -9,7 +9,7 @@
  */
 import { ExportEntity } from "@wagate/entities/ExportEntity"
 import { BlobStore } from "@wagate/media/BlobStore"
-import * as DomainClock from "@wagate/numbers/DomainClock"
+import * as DomainClock from "@wagate/domain/DomainClock"
 import { ExportEvents } from "@wagate/store/ExportEvents"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"

@@ -21,7 +21,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import * as DomainClock from "./DomainClock.js"
+import * as DomainClock from "@wagate/domain/DomainClock"
 import * as IncomingFailures from "./IncomingFailures.js"
 import * as IncomingMedia from "./IncomingMedia.js"
 import * as IncomingText from "./IncomingText.js"
@@ -173,7 +173,23 @@ export const open = (ctx: NumberContext) =>
     }).pipe(Effect.catchAllCause((cause) => Effect.logError("retrying kept incoming messages failed", cause)))
 
     const onEvent = (event: DriverEvent): Effect.Effect<void> =>
-      serialized(Effect.gen(function*() {
+      // An ack changes nothing the number decides by, so it does not wait for the number's
+      // section (nor does a send wait for it): the session hands events over one at a time, and
+      // the ack writer keeps each message's acks in order. A `sent` for a message a send is
+      // handing over right now is recorded by that send.
+      event._tag === "Ack"
+        ? event.ack === "sent" && ctx.inFlight.has(event.waMessageId) ? Effect.void : Effect.flatMap(DomainClock.now, (now) =>
+          Effect.zipRight(Metric.increment(Metric.tagged(NumberMetrics.acks, "status", event.ack)), conversations.applyAck({
+            numberId,
+            waMessageId: event.waMessageId,
+            ack: event.ack,
+            error: event.error,
+            at: new Date(now)
+          }))).pipe(
+            Effect.catchAllCause((cause) => Effect.logError("number event failed", cause)),
+            Effect.provide(entityContext)
+          )
+        : serialized(Effect.gen(function*() {
         switch (event._tag) {
           case "Connection":
             return yield* setConnection({
@@ -191,15 +207,6 @@ export const open = (ctx: NumberContext) =>
           case "Unrestricted":
             number.restrictedUntil = null
             return yield* states.setRestricted(numberId, null, "WhatsApp lifted the restriction")
-          case "Ack":
-            yield* Metric.increment(Metric.tagged(NumberMetrics.acks, "status", event.ack))
-            return yield* conversations.applyAck({
-              numberId,
-              waMessageId: event.waMessageId,
-              ack: event.ack,
-              error: event.error,
-              at: new Date(yield* DomainClock.now)
-            })
           case "Incoming":
             return yield* storeIncoming(IncomingText.sanitize(event.message))
           case "LidMapped": {

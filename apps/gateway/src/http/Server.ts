@@ -32,7 +32,7 @@ import { OperatorAuthLive, OpsHttp } from "./handlers/OpsHttp.js"
 import { OpsStorageHttp } from "./handlers/OpsStorageHttp.js"
 import { OpsWebhooksHttp } from "./handlers/OpsWebhooksHttp.js"
 import { PublicHttp } from "./handlers/PublicHttp.js"
-import { makeSimHttp, SimAuthLive } from "./handlers/SimHttp.js"
+import { GatewaySimHttp, SimAuthLive } from "./handlers/SimHttp.js"
 import { StorageHttp } from "./handlers/StorageHttp.js"
 import { WebhooksHttp } from "./handlers/WebhooksHttp.js"
 import { NumberScope } from "./NumberScope.js"
@@ -103,7 +103,7 @@ export const HttpLive = Layer.unwrapEffect(Effect.map(Effect.serviceOption(SimNe
     : serve(
       GatewaySimApi,
       HttpApiBuilder.api(GatewaySimApi).pipe(
-        Layer.provide([Handlers, makeSimHttp(GatewaySimApi)]),
+        Layer.provide([Handlers, GatewaySimHttp]),
         Layer.provide([SimAuthLive, Layer.succeed(SimNetwork, sim.value)])
       )
     )

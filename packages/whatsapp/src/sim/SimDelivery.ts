@@ -9,7 +9,8 @@ import * as SimDevice from "./SimDevice.js"
 import * as SimInbound from "./SimInbound.js"
 import * as SimModel from "./SimModel.js"
 import * as SimSentMessage from "./SimSentMessage.js"
-import { type IncomingMessage, type OutgoingMessage, SendRejected } from "../WhatsAppDriver.js"
+import type { SimOutgoing } from "./SimOutgoing.js"
+import { type IncomingMessage, SendRejected } from "../WhatsAppDriver.js"
 
 /**
  * A peer's message reaches the number `input.to` at `now`: at once when it is connected,
@@ -37,10 +38,10 @@ export const receive = (
 export const accept = (
   model: SimModel.SimModel,
   sender: SimDevice.SimDevice,
-  message: OutgoingMessage,
+  message: SimOutgoing,
   now: number
 ): SendRejected | null => {
-  const earlier = model.log.find((e) => e.from === sender.phone && e.waMessageId === message.waMessageId)
+  const earlier = model.logged.get(SimModel.logKey(sender.phone, message.waMessageId))
   if (earlier !== undefined) {
     // A re-send under the same id (after a crash) is not a second message.
     SimDevice.deliver(sender, { _tag: "Ack", waMessageId: earlier.waMessageId, ack: earlier.ack })
@@ -50,6 +51,7 @@ export const accept = (
   if (mode === "reject") return new SendRejected({ reason: "the simulated network rejected the message" })
   const entry: SimModel.LogEntry = { ...SimSentMessage.fromOutgoing(sender.phone, message, now) }
   model.log.push(entry)
+  model.logged.set(SimModel.logKey(sender.phone, entry.waMessageId), entry)
   SimDevice.deliver(sender, { _tag: "Ack", waMessageId: message.waMessageId, ack: "sent" })
   const failure = mode === "fail"
     ? "delivery failed (simulated)"
@@ -76,7 +78,7 @@ const plan = (
   model: SimModel.SimModel,
   sender: SimDevice.SimDevice,
   entry: SimModel.LogEntry,
-  message: OutgoingMessage,
+  message: SimOutgoing,
   failure: string | null,
   now: number
 ) => {
