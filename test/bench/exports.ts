@@ -55,7 +55,8 @@ const options = (argv: ReadonlyArray<string>) => {
     messages: Number(values.messages),
     bytes: Number(values.mb) * 1024 * 1024,
     files: Number(values.files),
-    stores: values.stores!.split(",") as Array<"filesystem" | "s3">,
+    // `--stores ""`: the CSV comparison only.
+    stores: values.stores!.split(",").filter((s) => s !== "") as Array<"filesystem" | "s3">,
     runs: Number(values.runs)
   }
 }
