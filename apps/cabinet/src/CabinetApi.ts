@@ -15,7 +15,7 @@ import { Balance } from "@wagate/domain/Account"
 import * as E from "@wagate/domain/ApiError"
 import { ArchiveExport, ExportList } from "@wagate/domain/ArchiveExport"
 import { AccountId } from "@wagate/domain/Ids"
-import { Limits } from "@wagate/domain/Limits"
+import { Limits, TrustFactors } from "@wagate/domain/Limits"
 import { MessagePage } from "@wagate/domain/Message"
 import { LinkedNumber } from "@wagate/domain/LinkedNumber"
 import { LedgerEntry } from "@wagate/domain/OpsBillingApi"
@@ -242,7 +242,7 @@ export class CabinetGroup extends HttpApiGroup.make("cabinet")
   )
   .add(
     HttpApiEndpoint.get("limits")`/numbers/${id}/limits`
-      .addSuccess(Limits)
+      .addSuccess(Schema.Struct({ ...Limits.fields, factors: TrustFactors }))
       .addError(E.wire(E.InvalidParam))
       .addError(E.wire(E.InvalidFrom))
       .addError(E.wire(E.FromRequired))

@@ -10,7 +10,7 @@ import * as Entity from "@effect/cluster/Entity"
 import * as Rpc from "@effect/rpc/Rpc"
 import * as E from "@wagate/domain/ApiError"
 import { ConnectionStatus } from "@wagate/domain/Connection"
-import { Limits } from "@wagate/domain/Limits"
+import { Limits, TrustFactors } from "@wagate/domain/Limits"
 import { MessageSource } from "@wagate/domain/Message"
 import * as Schema from "effect/Schema"
 
@@ -103,6 +103,8 @@ export type ConnectionState = typeof ConnectionState.Type
 export const NumberEntity = Entity.make("Number", [
   Rpc.make("Send", { payload: SendPayload, success: Sent, error: SendError }),
   Rpc.make("Limits", { success: Limits, error: Schema.Union(E.Capacity, E.InternalError) }),
+  /** The scores behind the trust index (the cabinet explains the index with them). */
+  Rpc.make("TrustFactors", { success: TrustFactors, error: Schema.Union(E.Capacity, E.InternalError) }),
   Rpc.make("Check", {
     payload: { phone: Schema.String },
     success: Checked,

@@ -30,7 +30,12 @@ export const make = (options: {
   let usage: Mutable<Usage> = { ...options.usage }
   const history: Mutable<Omit<SendHistory, "recentFirstContacts">> = { ...options.history }
   let recentFirstContacts = [...options.history.recentFirstContacts]
-  let trust = { rating: 0, enoughData: false, at: Number.NEGATIVE_INFINITY }
+  let trust: { rating: number; enoughData: boolean; at: number; components: TrustIndex.TrustComponents | null } = {
+    rating: 0,
+    enoughData: false,
+    at: Number.NEGATIVE_INFINITY,
+    components: null
+  }
 
   /** The counters of the Almaty day containing `now`. */
   const today = (now: number) => {
@@ -43,7 +48,7 @@ export const make = (options: {
       const inputs = yield* states.trustInputs(numberId, now, number.connectedAt)
       const rating = TrustIndex.trustIndex(inputs)
       if (rating !== trust.rating || trust.at === Number.NEGATIVE_INFINITY) yield* states.setRating(numberId, rating)
-      trust = { rating, enoughData: TrustIndex.enoughData(inputs), at: now }
+      trust = { rating, enoughData: TrustIndex.enoughData(inputs), at: now, components: TrustIndex.components(inputs) }
     })
 
   const limitsAt = (now: number) => {
@@ -114,7 +119,22 @@ export const make = (options: {
       } satisfies Limits
     })
 
+  /** The six scores (0..1) behind the trust index, as of its last computation. */
+  const trustFactors = (now: number) =>
+    Effect.map(refreshTrust(now), () => {
+      const c = trust.components!
+      return {
+        customers_start: c.customersStart,
+        answers: c.answers,
+        balance: c.balance,
+        cold_volume: c.coldVolume,
+        deliverability: c.deliverability,
+        tenure: c.tenure
+      }
+    })
+
   return {
+    trustFactors,
     history: history as Readonly<typeof history>,
     today,
     refreshTrust,

@@ -42,6 +42,7 @@ export const NumberLive = NumberEntity.toLayer(
       return NumberEntity.of({
         Send: ({ payload }) => Effect.fail(payload.accountId === undefined ? gone : new NumberNotFound()),
         Limits: () => Effect.die(gone),
+        TrustFactors: () => Effect.die(gone),
         Check: () => Effect.fail(gone),
         Connection: () => Effect.succeed(none),
         Link: () => Effect.succeed(none),
@@ -100,6 +101,11 @@ export const NumberLive = NumberEntity.toLayer(
           : guarded(Effect.zipRight(connected, send(payload))),
       Limits: () =>
         Effect.flatMap(DomainClock.now, counters.limitsView).pipe(
+          guarded,
+          Effect.catchTag("InvalidParam", (e) => new Capacity({ error: e.error, retryAfter: 5 }))
+        ),
+      TrustFactors: () =>
+        Effect.flatMap(DomainClock.now, counters.trustFactors).pipe(
           guarded,
           Effect.catchTag("InvalidParam", (e) => new Capacity({ error: e.error, retryAfter: 5 }))
         ),

@@ -256,7 +256,13 @@ export const CabinetHttp = HttpApiBuilder.group(GatewayApi, "cabinet", (handlers
           return { message: "The test event is queued" }
         }))
       .handle("resend", ({ payload }) => Effect.flatMap(user, (u) => webhooks.resend(u.accountId, { eventId: payload.event_id })))
-      .handle("limits", ({ path }) => Effect.flatMap(user, (u) => limits(principalOf(u.accountId), path.id)))
+      .handle("limits", ({ path }) =>
+        Effect.gen(function*() {
+          const u = yield* user
+          const shown = yield* limits(principalOf(u.accountId), path.id)
+          const factors = yield* numbers(String(path.id)).TrustFactors().pipe(bounded(entityTimeout))
+          return { ...shown, factors }
+        }))
       .handle("messages", ({ urlParams }) =>
         Effect.gen(function*() {
           const u = yield* user
