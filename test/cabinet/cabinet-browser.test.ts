@@ -243,9 +243,22 @@ describe.skipIf(!existsSync(CHROMIUM))("the cabinet in a browser", () => {
     await open("/storage")
     await page.getByText("Within the free allowance.").waitFor()
     await accessible("storage page")
+    await page.getByLabel("Do not keep files from group chats").check()
+    await page.getByLabel("Delete files older than").fill("90")
+    await page.getByRole("button", { name: "Save" }).click()
+    await page.getByText("Saved.").waitFor()
+    await open("/storage")
+    assert.isTrue(await page.getByLabel("Do not keep files from group chats").isChecked())
+    assert.strictEqual(await page.getByLabel("Delete files older than").inputValue(), "90")
     await open("/exports")
     await page.getByRole("button", { name: "Start an export" }).click()
     await page.getByText("The export is being prepared").waitFor()
+    // The archive is made in the background; once ready it offers a download.
+    for (let i = 0; i < 30 && (await page.getByRole("button", { name: "Download" }).count()) === 0; i++) {
+      await page.waitForTimeout(500)
+      await page.getByRole("button", { name: "Refresh" }).click()
+    }
+    await page.getByRole("button", { name: "Download" }).waitFor()
     await accessible("exports page")
     await open("/account")
     await page.getByText(EMAIL).waitFor()

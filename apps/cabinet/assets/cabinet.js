@@ -417,6 +417,7 @@
 
   pages.exports = async () => {
     const [data, numbers] = await Promise.all([api("GET", "/exports"), api("GET", "/numbers")]);
+    const phoneOf = (id) => (numbers.numbers.find((n) => n.id === id) || { phone: "#" + id }).phone;
     const form = h("form", { class: "card" }, h("h2", {}, t("exp.start")),
       select(t("lim.number"), "number", [["", t("hist.all")]].concat(numbers.numbers.map((n) => [n.id, n.phone])), ""),
       check(t("exp.media"), { name: "include_media", checked: true }),
@@ -430,7 +431,7 @@
     show(form,
       h("button", { type: "button", class: "secondary", onclick: () => render() }, t("exp.refresh")),
       data.exports.length === 0 ? h("p", {}, t("exp.none")) : table([t("col.created"), t("lim.number"), t("col.status"), t("col.size"), t("col.actions")],
-        data.exports.map((x) => [when(x.created_at), x.from === null ? t("hist.all") : String(x.from),
+        data.exports.map((x) => [when(x.created_at), x.from === null ? t("hist.all") : phoneOf(x.from),
           t("exs." + x.status) + (x.progress != null && x.status === "running" ? " " + x.progress + "%" : "") + (x.error ? " · " + x.error : ""),
           x.size == null ? "" : bytes(x.size),
           x.status === "done" ? h("button", { type: "button", class: "secondary", onclick: async () => {
