@@ -25,6 +25,7 @@ import * as DomainClock from "@wagate/domain/DomainClock"
 import * as IncomingFailures from "./IncomingFailures.js"
 import * as IncomingMedia from "./IncomingMedia.js"
 import * as IncomingText from "./IncomingText.js"
+import * as NumberMetrics from "./NumberMetrics.js"
 import type { NumberContext } from "./NumberContext.js"
 
 /** A pending message the network did not take after this many hand-overs fails. */
@@ -138,7 +139,7 @@ export const open = (ctx: NumberContext) =>
       Effect.gen(function*() {
         if (!m.isGroup) ctx.contacts.remember(m.peer !== "" ? m.peer : m.chatId)
         const stored = yield* Effect.exit(recordIncoming(m, null))
-        if (stored._tag === "Success") return
+        if (stored._tag === "Success") return yield* Metric.increment(NumberMetrics.incoming)
         yield* Metric.increment(IncomingFailures.failures)
         yield* Effect.logError(`incoming message ${m.waMessageId} of number ${numberId} not stored; kept for a retry`, stored.cause)
         const event = IncomingFailures.serialize(m)
@@ -178,13 +179,13 @@ export const open = (ctx: NumberContext) =>
       // handing over right now is recorded by that send.
       event._tag === "Ack"
         ? event.ack === "sent" && ctx.inFlight.has(event.waMessageId) ? Effect.void : Effect.flatMap(DomainClock.now, (now) =>
-          conversations.applyAck({
+          Effect.zipRight(Metric.increment(Metric.tagged(NumberMetrics.acks, "status", event.ack)), conversations.applyAck({
             numberId,
             waMessageId: event.waMessageId,
             ack: event.ack,
             error: event.error,
             at: new Date(now)
-          })).pipe(
+          }))).pipe(
             Effect.catchAllCause((cause) => Effect.logError("number event failed", cause)),
             Effect.provide(entityContext)
           )
@@ -249,6 +250,10 @@ export const open = (ctx: NumberContext) =>
           yield* reject("the attachment was lost in a restart before it was sent")
           continue
         }
+        // In a second of its own: a send taken over from a dead runner never goes out in the
+        // same second as one the new owner just accepted.
+        const wait = ctx.counters.handOffDelay(yield* DomainClock.now)
+        if (wait > 0) yield* Effect.sleep(wait)
         const attempts = yield* conversations.countAttempt(p.id)
         const sent = yield* Effect.either(
           // A person known only by its LID has no phone: its chat `<lid>@lid` is the address.
@@ -267,7 +272,10 @@ export const open = (ctx: NumberContext) =>
 
     session = yield* driver.open({ id: numberId, phone: number.phone, linked: number.linked }, onEvent)
     if (number.linked) yield* Entity.keepAlive(true)
-    yield* retryFailedIncoming.pipe(
+    // Also sends what is still pending: a send that met a session the network had already
+    // replaced (another runner's, in a failover) was recorded and answered, and waits here
+    // rather than for the next reconnect.
+    yield* Effect.zipRight(retryFailedIncoming, resendPending).pipe(
       Effect.repeat(Schedule.spaced(retrySettings.sweepInterval)),
       Effect.forkScoped
     )

@@ -10,6 +10,7 @@ import type { NumberSnapshot, NumberStates, SendHistory, Usage } from "@wagate/s
 import * as Effect from "effect/Effect"
 import type { Mutable } from "effect/Types"
 import * as AntiMailing from "./policy/AntiMailing.js"
+import * as SendPolicy from "./policy/SendPolicy.js"
 import * as Tiers from "./policy/Tiers.js"
 import * as TrustIndex from "./policy/TrustIndex.js"
 
@@ -119,6 +120,22 @@ export const make = (options: {
       } satisfies Limits
     })
 
+  // The last message handed to the network (or due to be), starting from the last one recorded,
+  // which an earlier owner of the number may have sent just before it died.
+  let lastHandOffAt = history.lastSendAt ?? Number.NEGATIVE_INFINITY
+
+  /**
+   * Messages reach the network in seconds of their own, like the limit that accepted them: a send
+   * that waited for CPU between its acceptance and the network, or one recorded by a runner that
+   * died and re-sent by the new owner, must not land in the same second as the next. Reserves
+   * the next hand-over time and answers how long to wait for it (0: now).
+   */
+  const handOffDelay = (now: number) => {
+    const slot = Math.max(now, lastHandOffAt + SendPolicy.MIN_INTERVAL_MS)
+    lastHandOffAt = slot
+    return slot - now
+  }
+
   /** The six scores (0..1) behind the trust index, as of its last computation. */
   const trustFactors = (now: number) =>
     Effect.map(refreshTrust(now), () => {
@@ -136,6 +153,7 @@ export const make = (options: {
   return {
     trustFactors,
     history: history as Readonly<typeof history>,
+    handOffDelay,
     today,
     refreshTrust,
     limitsAt,

@@ -5,7 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import { type ChildProcess, spawn } from "node:child_process"
-import { readdirSync, readFileSync } from "node:fs"
+import { createWriteStream, readFileSync, readdirSync } from "node:fs"
 import { createServer } from "node:net"
 import { cpus, loadavg, totalmem } from "node:os"
 import { fileURLToPath } from "node:url"
@@ -44,6 +44,8 @@ interface SpawnOptions {
   readonly reportExit?: boolean
   /** An IPC channel to the child (`child.process.send`, `process.send` in the child). */
   readonly ipc?: boolean
+  /** A file that receives everything the process writes, besides what is kept in memory. */
+  readonly logFile?: string
 }
 
 /** Node running `args` (a script and its arguments), in the repository. */
@@ -63,6 +65,12 @@ export const spawnNode = (name: string, args: ReadonlyArray<string>, options: Sp
   }
   child.stdout!.on("data", keep)
   child.stderr!.on("data", keep)
+  if (options.logFile !== undefined) {
+    const file = createWriteStream(options.logFile, { flags: "a" })
+    child.stdout!.pipe(file, { end: false })
+    child.stderr!.pipe(file, { end: false })
+    child.once("close", () => file.end())
+  }
   const stopping = { value: false }
   child.once("exit", (code, signal) => {
     if (!stopping.value && options.reportExit !== false) {
@@ -118,13 +126,13 @@ export const freePort = Effect.promise(() =>
 )
 
 /** Polls `url` until it answers 200, failing with the child's output after `timeoutMs`. */
-export const waitReady = (child: Child, url: string, timeoutMs = 60_000) =>
+export const waitReady = (child: Child, url: string, timeoutMs = 60_000, headers: Record<string, string> = {}) =>
   Effect.promise(async () => {
     const deadline = Date.now() + timeoutMs
     while (Date.now() < deadline) {
       if (child.process.exitCode !== null) break
       try {
-        const response = await fetch(url, { signal: AbortSignal.timeout(2000) })
+        const response = await fetch(url, { headers, signal: AbortSignal.timeout(2000) })
         await response.arrayBuffer()
         if (response.status === 200) return
       } catch {

@@ -36,6 +36,7 @@ import { GatewaySimHttp, SimAuthLive } from "./handlers/SimHttp.js"
 import { StorageHttp } from "./handlers/StorageHttp.js"
 import { WebhooksHttp } from "./handlers/WebhooksHttp.js"
 import { NumberScope } from "./NumberScope.js"
+import * as RequestId from "./RequestId.js"
 import { CabinetCsrfLive, CabinetSessionLive } from "../cabinet/CabinetAuth.js"
 import { CabinetAuthHttp } from "../cabinet/CabinetAuthHttp.js"
 import { CabinetHttp } from "../cabinet/CabinetHttp.js"
@@ -76,7 +77,7 @@ const Handlers = Layer.mergeAll(
 )
 
 const serve = <E, R>(api: HttpApi.HttpApi.Any, apiLayer: Layer.Layer<HttpApi.Api, E, R>) =>
-  HttpApiBuilder.serve().pipe(
+  HttpApiBuilder.serve(RequestId.middleware).pipe(
     Layer.provide(HttpApiScalar.layer({ path: DOCS_PATH })),
     Layer.provide(ClusterPage),
     Layer.provide(CabinetPages),

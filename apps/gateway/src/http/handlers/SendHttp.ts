@@ -19,6 +19,7 @@ import * as Option from "effect/Option"
 import { createHash } from "node:crypto"
 import { quotaHeaders } from "../ApiErrors.js"
 import { Settings } from "../../Config.js"
+import * as Prometheus from "../../infra/Prometheus.js"
 import { bounded } from "../EntityCalls.js"
 import { NumberScope } from "../NumberScope.js"
 import { parseNumberRef } from "../Params.js"
@@ -87,7 +88,13 @@ export const makeSendMessage = Effect.gen(function*() {
         accountId: principal.accountId
       }).pipe(bounded(timeout))
       return { _tag: "Sent", numberId: number.id, sent } satisfies SendAnswer
-    }
+    },
+    Effect.tapBoth({
+      onSuccess: (answer) =>
+        Effect.sync(() => answer._tag === "Sent" && answer.sent.replayed !== true && Prometheus.sendsAccepted.inc()),
+      onFailure: (e) => Effect.sync(() => Prometheus.sendRefusals.inc({ code: e.code }))
+    }),
+    Effect.tapDefect(() => Effect.sync(() => Prometheus.sendRefusals.inc({ code: "internal_error" })))
   )
 })
 
