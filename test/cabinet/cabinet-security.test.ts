@@ -190,7 +190,7 @@ describe("attacks", () => {
             },
             body: method === "GET" ? undefined : body
           })
-          return { path, status: r.status, body: await r.json().catch(() => null) }
+          return { path, status: r.status, body: (await r.json().catch(() => null)) as Record<string, unknown> | null }
         })
       const answers = [
         yield* raw("POST", "/numbers", "{not json"),
