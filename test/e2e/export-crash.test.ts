@@ -2,7 +2,8 @@
  * A runner killed in the middle of an archive export: two `WAGATE_ROLE=runner` processes and an
  * api gateway on one PostgreSQL and one blob store; the runner writing the archive gets SIGKILL.
  * The export must not stay `running`: the other runner receives the persisted message, starts
- * the archive over and finishes it, and the store holds the one complete archive.
+ * the archive over and finishes it, and the store holds the one complete archive and nothing of
+ * the killed run's half-written one.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
@@ -117,6 +118,14 @@ describe("a runner killed during an archive export", () => {
       assert.strictEqual(done.body.missing_files, 0)
       assert.strictEqual(done.body.messages, FILES)
 
+      // Nothing of the killed run is left: its temporary file was removed when the run started over.
+      const leftovers = yield* eventually(
+        Effect.sync(() => readdirSync(join(dataDir, "blobs", "tmp"))),
+        (names) => names.length === 0,
+        30_000
+      )
+      assert.deepStrictEqual(leftovers, [])
+      assert.include(survivor.output(), `removed an unfinished upload of export ${id}'s archive`)
       // One blob under the account's exports: the complete archive.
       assert.deepStrictEqual(readdirSync(join(dataDir, "blobs", "objects", "exports", String(acme.accountId))), [`${id}.zip`])
       const bytes = yield* blobBytes(gateway.blobs, `exports/${acme.accountId}/${id}.zip`)
