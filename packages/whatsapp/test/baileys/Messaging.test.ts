@@ -276,8 +276,35 @@ describe("Baileys driver: contact checks", () => {
       assert.deepStrictEqual(yield* session.exists("1"), { exists: false, chatId: "1@c.us" })
       assert.deepStrictEqual(socket.checks, [[TO], ["77000000000"], ["551187654321"], ["1"]])
       socket.onWhatsAppOutcome = () => ({ _tag: "fail", error: new Boom("Timed Out", { statusCode: 408 }) })
-      const failed = yield* Effect.flip(session.exists(TO))
+      const failed = yield* Effect.flip(session.exists("77000000001"))
       assert.deepStrictEqual([failed._tag, failed.reason], ["DriverUnavailable", "contact check failed: Timed Out"])
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("answers are kept: a phone on WhatsApp for 30 days, one that is not for 7; the canonical chat kept with it", () => {
+    // Weeks pass on the TestClock: the watchdog looks only once a week here.
+    const h = Harness.make({ watchdogIntervalMs: 7 * 24 * 3600_000, idleMs: 7 * 24 * 3600_000 })
+    return Effect.gen(function*() {
+      const { session } = yield* working(h)
+      const socket = h.fake.latest()
+      socket.onWhatsAppOutcome = (phone) =>
+        phone === "551187654321"
+          ? { _tag: "ok", value: [{ jid: "5511987654321@s.whatsapp.net", exists: true }] }
+          : { _tag: "ok", value: [{ jid: `${phone}@s.whatsapp.net`, exists: false }] }
+      const both = Effect.all([session.exists("551187654321"), session.exists("77000000000")])
+      const expected = [{ exists: true, chatId: "5511987654321@c.us" }, { exists: false, chatId: "77000000000@c.us" }]
+      assert.deepStrictEqual(yield* both, expected)
+      yield* Harness.advance(6 * 24 * 3600_000)
+      assert.deepStrictEqual(yield* both, expected)
+      assert.deepStrictEqual(socket.checks, [["551187654321"], ["77000000000"]])
+      // Eight days on: the one without WhatsApp is asked again (it may have joined).
+      yield* Harness.advance(2 * 24 * 3600_000)
+      assert.deepStrictEqual(yield* both, expected)
+      assert.deepStrictEqual(socket.checks, [["551187654321"], ["77000000000"], ["77000000000"]])
+      // Thirty-one days on: both.
+      yield* Harness.advance(23 * 24 * 3600_000)
+      assert.deepStrictEqual(yield* both, expected)
+      assert.deepStrictEqual(socket.checks.slice(3), [["551187654321"], ["77000000000"]])
     }).pipe(Effect.provide(h.layer))
   })
 
