@@ -6,6 +6,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
@@ -95,5 +96,53 @@ describe("incoming files", () => {
         [page.messages[0]!.text, page.messages[0]!.media_skipped, page.messages[0]!.media_skip_reason],
         ["look", true, "the download was interrupted by a gateway restart"]
       )
+    }))
+
+  it.scopedLive("more files at once than INCOMING_MEDIA_PROCESS_DOWNLOADS: at most that many download together, all are stored", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      // 2 at once in the process; 3 numbers that would each take 2 at once by themselves.
+      const gateway = yield* startGateway(database, { settings: { incomingMediaProcessDownloads: 2 } })
+      const acme = yield* provision(gateway.ops, { numbers: 3 })
+      const api = yield* gateway.client(acme.accountKey)
+      let running = 0
+      let peak = 0
+      let started = 0
+      const gate = yield* Deferred.make<void>()
+      // A download that holds until the gate opens, as a slow network would.
+      const slow = (content: Uint8Array) =>
+        Stream.unwrap(Effect.gen(function*() {
+          started++
+          peak = Math.max(peak, ++running)
+          yield* Deferred.await(gate)
+          return Stream.make(content.subarray(0, 1000), content.subarray(1000))
+        })).pipe(Stream.ensuring(Effect.sync(() => void running--)))
+      const sent: Array<string> = []
+      for (const [i, number] of [...acme.numbers, ...acme.numbers].entries()) {
+        const arrived = yield* gateway.sim.inbound({
+          to: number.phone,
+          from: uniquePhone(),
+          text: `file ${i}`,
+          type: "image",
+          media: { mimeType: "image/png", stream: slow(bytes(3000 + i, i)), size: 3000 + i }
+        })
+        sent.push(arrived.message.waMessageId)
+      }
+      const all = Effect.map(api.messages.list({ urlParams: { limit: 100 } }), (p) =>
+        p.messages.filter((m) => sent.includes(m.wa_message_id)))
+      // Every message is recorded with its file pending, and two downloads are under way.
+      yield* eventually(all, (ms) => ms.length === 6 && ms.every((m) => m.media_pending))
+      yield* eventually(Effect.sync(() => started), (n) => n === 2)
+      // The other four wait their turn, whatever time passes.
+      yield* Effect.sleep("300 millis")
+      assert.deepStrictEqual([started, running], [2, 2])
+
+      yield* Deferred.succeed(gate, undefined)
+      const done = yield* eventually(all, (ms) => ms.length === 6 && ms.every((m) => !m.media_pending))
+      assert.deepStrictEqual(
+        done.map((m) => [m.media_skipped, m.media?.size]).sort(),
+        [0, 1, 2, 3, 4, 5].map((i) => [false, 3000 + i]).sort()
+      )
+      assert.deepStrictEqual([started, peak, running], [6, 2, 0])
     }))
 })

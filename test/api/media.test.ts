@@ -212,6 +212,9 @@ for (const kind of ["filesystem", "s3"] as const) {
         })
         assert.strictEqual(sent.status, 200, sent.body.toString())
         const id = sent.json().id as number
+        // The network was handed the whole file, read back from the store.
+        const [onNetwork] = yield* gateway.sim.sent({ from: acme.numbers[0]!.phone })
+        assert.deepStrictEqual([onNetwork?.kind, onNetwork?.mediaSize, onNetwork?.filename], ["document", FileServer.PDF.length, "Invoice 42.pdf"])
         const api = yield* gateway.client(acme.accountKey)
         const message = yield* api.messages.get({ path: { id } })
         assert.deepStrictEqual(
@@ -240,6 +243,16 @@ for (const kind of ["filesystem", "s3"] as const) {
         yield* store.takeDown
         const answer = yield* request(`${gateway.url}/api/v1/media/${id}`, { key: acme.accountKey })
         assert.deepStrictEqual([answer.status, answer.json().code], [503, "storage_unavailable"])
+        // An attachment reaches the network from the store: while it is down, none is sent.
+        const files = yield* FileServer.start
+        const send = yield* request(`${gateway.url}/api/v1/messages/send`, {
+          key: acme.accountKey,
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ to: uniquePhone(), image: { url: files.url("/image.png") } })
+        })
+        assert.deepStrictEqual([send.status, send.json().code], [503, "storage_unavailable"])
+        assert.deepStrictEqual(yield* gateway.sim.sent({ from: acme.numbers[0]!.phone }), [])
       }))
   })
 }

@@ -31,6 +31,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { randomBytes } from "node:crypto"
+import { Readable } from "node:stream"
 import { parseArgs } from "node:util"
 import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
@@ -171,7 +172,7 @@ export const main = (argv: ReadonlyArray<string>) =>
         ]).then(() => socket.open())
         return socket
       },
-      download: () => Promise.resolve(new Uint8Array()),
+      download: () => Promise.resolve(Readable.from([])),
       latestVersion: () => Promise.resolve({ version: [2, 3000, 1] as const, isLatest: true })
     })
     const driver = yield* Layer.build(

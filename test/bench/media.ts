@@ -9,8 +9,12 @@
  * - An outgoing 50 MB attachment (POST /messages/send with a document URL): the gateway's peak
  *   RSS growth. Baseline: a plain S3 upload of the same bytes from this process (lib-storage,
  *   streamed from a file). Target: under 30 MB.
+ * - An incoming 50 MB file (a peer's document on the simulated network, which downloads it from a
+ *   local HTTP server as WhatsApp's media servers serve files): the gateway's peak RSS growth
+ *   until the file is stored. Target: under 30 MB.
  *
  *   npx tsx test/bench/media.ts [--files 1000000] [--bulk 100000] [--requests 1000] [--mb 50]
+ *     [--only storage,delete,outgoing,incoming]
  *
  * Run under `flock /tmp/wagate-bench.lock`. Exits non-zero when a target is missed (`--no-fail`: 0). Results:
  * docs/performance.md.
@@ -47,10 +51,17 @@ const options = (argv: ReadonlyArray<string>) => {
       files: { type: "string", default: "1000000" },
       bulk: { type: "string", default: "100000" },
       requests: { type: "string", default: "1000" },
-      mb: { type: "string", default: "50" }
+      mb: { type: "string", default: "50" },
+      only: { type: "string", default: "storage,delete,outgoing,incoming" }
     }
   })
-  return { files: Number(values.files), bulk: Number(values.bulk), requests: Number(values.requests), mb: Number(values.mb) }
+  return {
+    files: Number(values.files),
+    bulk: Number(values.bulk),
+    requests: Number(values.requests),
+    mb: Number(values.mb),
+    only: new Set(values.only.split(","))
+  }
 }
 
 const percentile = (sorted: ReadonlyArray<number>, p: number) =>
@@ -127,6 +138,7 @@ export const main = (argv: ReadonlyArray<string>) =>
     const checks: Array<Verdict.Check> = []
 
     // 1. GET /storage over 1,000,000 files.
+    if (opts.only.has("storage")) {
     const big = yield* provision(ops).pipe(Effect.provide(http))
     const seedStart = performance.now()
     yield* withDb(seedFiles(big.accountId, big.numbers[0]!.id, opts.files))
@@ -164,7 +176,10 @@ export const main = (argv: ReadonlyArray<string>) =>
       met: p99 < 50
     })
 
+    }
+
     // 2. Bulk deletion of 100,000 files.
+    if (opts.only.has("delete")) {
     const bulk = yield* provision(ops).pipe(Effect.provide(http))
     yield* withDb(seedFiles(bulk.accountId, bulk.numbers[0]!.id, opts.bulk))
     const deletion = yield* peakGrowth(() => gateway.child.pid, Effect.promise(async () => {
@@ -188,6 +203,8 @@ export const main = (argv: ReadonlyArray<string>) =>
       baseline: "",
       met: deletion.growthMiB < 100
     })
+
+    }
 
     // 3. An outgoing 50 MB attachment, and a plain S3 upload of the same bytes.
     const payload = Buffer.alloc(opts.mb * 1024 * 1024, 7)
@@ -213,6 +230,7 @@ export const main = (argv: ReadonlyArray<string>) =>
       })
       if (response.status !== 200) throw new Error(`send: ${response.status} ${await response.text()}`)
     })
+    if (opts.only.has("outgoing")) {
     const outgoing = yield* peakGrowth(() => gateway.child.pid, send)
     const client = new S3Client({
       endpoint: s3Endpoint,
@@ -235,5 +253,47 @@ export const main = (argv: ReadonlyArray<string>) =>
       baseline: `plain S3 upload ${plain.growthMiB.toFixed(1)} MiB`,
       met: outgoing.growthMiB < 30
     })
+    }
+
+    // 4. An incoming 50 MB file, downloaded by the gateway from the simulated network.
+    if (opts.only.has("incoming")) {
+      const peer = uniquePhone()
+      const receive = Effect.promise(async () => {
+        const posted = await fetch(`${gateway.url}/sim/v1/inbound`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, "content-type": "application/json" },
+          body: JSON.stringify({
+            to: sender.numbers[0]!.phone,
+            from: peer,
+            text: "",
+            type: "document",
+            media: { url: `http://127.0.0.1:${files.port}/big.pdf`, mime_type: "application/pdf", filename: "big.pdf", size: payload.length }
+          })
+        })
+        if (posted.status !== 201) throw new Error(`inbound: ${posted.status} ${await posted.text()}`)
+        for (;;) {
+          const page = await fetch(`${gateway.url}/api/v1/messages?chat=${peer}`, { headers: { authorization: `Bearer ${sender.accountKey}` } })
+          const body = await page.json() as { messages: Array<{ media_pending: boolean; media_skipped: boolean; media_skip_reason: string | null; media: { size: number | null } | null }> }
+          const m = body.messages[0]
+          if (m !== undefined && !m.media_pending) {
+            if (m.media_skipped || m.media?.size !== payload.length) throw new Error(`incoming file not stored: ${JSON.stringify(m)}`)
+            return
+          }
+          await new Promise((resolve) => setTimeout(resolve, 50))
+        }
+      })
+      const incoming = yield* peakGrowth(() => gateway.child.pid, receive)
+      yield* Console.log(
+        `incoming ${opts.mb} MB file: ${incoming.seconds.toFixed(1)} s, gateway peak RSS growth ${incoming.growthMiB.toFixed(1)} MiB — ` +
+          `target < 30 MB: ${incoming.growthMiB < 30 ? "met" : "MISSED"}`
+      )
+      checks.push({
+        what: `incoming ${opts.mb} MB file: peak RSS growth`,
+        target: "< 30 MB",
+        measured: `${incoming.growthMiB.toFixed(1)} MiB in ${incoming.seconds.toFixed(1)} s`,
+        baseline: "",
+        met: incoming.growthMiB < 30
+      })
+    }
     yield* Verdict.verdict("media", checks)
   }))

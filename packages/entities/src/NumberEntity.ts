@@ -66,6 +66,7 @@ export const SendError = Schema.Union(
   E.MediaTooLarge,
   E.MediaFetchFailed,
   E.Busy,
+  E.StorageUnavailable,
   E.SendFailed,
   E.InvalidParam,
   E.Capacity,

@@ -11,8 +11,12 @@ import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Chunk from "effect/Chunk"
 import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import { lookup } from "node:dns/promises"
 import { isIP } from "node:net"
 import { filename } from "./MediaFetcherFilename.js"
@@ -25,12 +29,17 @@ export type { MediaKind } from "./MediaFetcherType.js"
 
 /** @since 1.0.0 */
 export interface FetchedMedia {
-  readonly bytes: Uint8Array
   /** Without parameters: the response's type, or the sniffed one when it gave none. */
   readonly mimeType: string
   /** From Content-Disposition, else the final URL's last path segment; `null` when neither has one. */
   readonly filename: string | null
-  readonly size: number
+  /** The length the server announced; `null` when it gave none. */
+  readonly announcedSize: number | null
+  /**
+   * The file's bytes as they arrive, once, within the size cap and the time limit. Read it before
+   * the scope `fetch` ran in closes: the connection and the download slot are held until then.
+   */
+  readonly stream: Stream.Stream<Uint8Array, FetchError>
 }
 
 /** @since 1.0.0 */
@@ -70,15 +79,19 @@ export const maxUrlLength = 2048
 /** Seconds a client is told to wait when every download slot is taken. */
 const BUSY_RETRY_AFTER = 5
 
+/** Bytes read before the file is handed out: enough for every type `MediaFetcherType.sniff` knows. */
+const HEAD_BYTES = 512
+
 /**
- * Fetches attachment URLs. `fetch` is a span named `MediaFetcher.fetch`; interrupting it closes
- * the connection.
+ * Fetches attachment URLs. `fetch` is a span named `MediaFetcher.fetch`; it answers once the
+ * headers and the first bytes are in (the type is checked on them), and the rest of the file
+ * streams while the caller reads it. Closing the scope closes the connection.
  *
  * @since 1.0.0
  * @category context
  */
 export class MediaFetcher extends Context.Tag("@wagate/media/MediaFetcher")<MediaFetcher, {
-  readonly fetch: (url: string, kind: MediaKind) => Effect.Effect<FetchedMedia, FetchError>
+  readonly fetch: (url: string, kind: MediaKind) => Effect.Effect<FetchedMedia, FetchError, Scope.Scope>
 }>() {
   /** @since 1.0.0 */
   static readonly layer = (options: Options = {}): Layer.Layer<MediaFetcher> =>
@@ -138,7 +151,17 @@ export const config: Config.Config<Options> = Config.all({
  */
 export const make = (options: Options): Effect.Effect<Context.Tag.Service<MediaFetcher>> =>
   Effect.gen(function*() {
-    const slots = yield* Effect.makeSemaphore(options.maxConcurrent ?? 8)
+    const maxConcurrent = options.maxConcurrent ?? 8
+    let downloading = 0
+    /** One of the download slots for the scope, or `Busy` at once when none is free. */
+    const slot = Effect.acquireRelease(
+      Effect.suspend(() => {
+        if (downloading >= maxConcurrent) return Effect.fail(new Busy({ retryAfter: BUSY_RETRY_AFTER }))
+        downloading++
+        return Effect.void
+      }),
+      () => Effect.sync(() => void downloading--)
+    )
     const timeout = Duration.decode(options.timeout ?? "30 seconds")
     const maxRedirects = options.maxRedirects ?? 3
     const resolve = options.resolve ?? systemResolve
@@ -174,30 +197,61 @@ export const make = (options: Options): Effect.Effect<Context.Tag.Service<MediaF
     const fetch = Effect.fn("MediaFetcher.fetch")(function*(rawUrl: string, kind: MediaKind) {
       yield* Effect.annotateCurrentSpan("media.kind", kind)
       const url = yield* parseUrl(rawUrl)
-      const fetched = yield* download(url, kind).pipe(
-        Effect.timeoutFail({
-          duration: timeout,
-          onTimeout: () => new MediaFetchFailed({ error: `The download took longer than ${Duration.format(timeout)}` })
-        }),
-        slots.withPermitsIfAvailable(1),
-        Effect.flatMap(Option.match({
-          onNone: () => Effect.fail(new Busy({ retryAfter: BUSY_RETRY_AFTER })),
-          onSome: Effect.succeed
-        }))
-      )
-      if (fetched.bytes.byteLength === 0) return yield* new InvalidMedia({ error: "The file at the URL is empty" })
-      const type = MediaFetcherType.check(kind, fetched.headers["content-type"], fetched.bytes)
+      yield* slot
+      const tookTooLong = () =>
+        new MediaFetchFailed({ error: `The download took longer than ${Duration.format(timeout)}` })
+      const deadline = Effect.zipRight(Effect.sleep(timeout), Effect.fail(tookTooLong()))
+      // The time limit holds for the whole download: the headers, the first bytes, and the rest.
+      const started = yield* Effect.forkScoped(Effect.either(deadline))
+      const timed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+        Effect.raceFirst(effect, Effect.flatten(Fiber.join(started)))
+      const fetched = yield* timed(download(url, kind))
+      // The first bytes, for the type; the rest follows from the same pull.
+      const pull = yield* Stream.toPull(fetched.body)
+      let head = Chunk.empty<Uint8Array>()
+      let headBytes = 0
+      let ended = false
+      while (headBytes < HEAD_BYTES && !ended) {
+        const next = yield* timed(pull.pipe(
+          Effect.map(Option.some),
+          Effect.catchAll(Option.match({ onNone: () => Effect.succeedNone, onSome: (error) => Effect.fail(error) }))
+        ))
+        if (Option.isNone(next)) ended = true
+        else {
+          head = Chunk.appendAll(head, next.value)
+          headBytes += Chunk.reduce(next.value, 0, (n, c) => n + c.byteLength)
+        }
+      }
+      if (headBytes === 0) return yield* new InvalidMedia({ error: "The file at the URL is empty" })
+      const first = concat(head)
+      const type = MediaFetcherType.check(kind, fetched.headers["content-type"], first)
       if ("mismatch" in type) return yield* new InvalidMedia({ error: type.mismatch })
+      const rest: Stream.Stream<Uint8Array, FetchError> = ended ? Stream.empty : Stream.repeatEffectChunkOption(pull)
+      const announced = Number(fetched.headers["content-length"])
       return {
-        bytes: fetched.bytes,
         mimeType: type.mimeType,
         filename: filename(fetched.headers["content-disposition"], fetched.url),
-        size: fetched.bytes.byteLength
-      }
+        announcedSize: Number.isSafeInteger(announced) && announced >= 0 ? announced : null,
+        stream: Stream.concat(Stream.make(first), rest).pipe(
+          Stream.interruptWhen(Fiber.join(started).pipe(Effect.flatten))
+        )
+      } satisfies FetchedMedia
     })
 
     return { fetch }
   })
+
+const concat = (chunks: Chunk.Chunk<Uint8Array>): Uint8Array => {
+  const all = Chunk.toReadonlyArray(chunks)
+  if (all.length === 1) return all[0]!
+  const bytes = new Uint8Array(all.reduce((n, c) => n + c.byteLength, 0))
+  let offset = 0
+  for (const chunk of all) {
+    bytes.set(chunk, offset)
+    offset += chunk.byteLength
+  }
+  return bytes
+}
 
 const refused = () => new InvalidMedia({ error: "URL points to a private or local address" })
 

@@ -5,7 +5,10 @@
  * @since 1.0.0
  */
 import { MediaFetchFailed, MediaTooLarge } from "@wagate/domain/ApiError"
+import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http"
 import * as http from "node:http"
 import * as https from "node:https"
@@ -22,14 +25,20 @@ export interface Target {
 /** @since 1.0.0 */
 export type Answer =
   | { readonly _tag: "Redirect"; readonly location: string }
-  | { readonly _tag: "Body"; readonly headers: IncomingHttpHeaders; readonly bytes: Uint8Array }
+  | {
+    readonly _tag: "Body"
+    readonly headers: IncomingHttpHeaders
+    /** The body as it arrives, once; it fails with `MediaTooLarge` past the cap. */
+    readonly body: Stream.Stream<Uint8Array, MediaFetchFailed | MediaTooLarge>
+  }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308])
 
 /**
  * GETs `target.url` from `target.address`. A body longer than `maxBytes` (announced or streamed)
- * fails with `MediaTooLarge` as soon as it is known, and the connection is closed, so at most
- * `maxBytes` are ever held. Interrupting the effect closes the connection.
+ * fails with `MediaTooLarge` as soon as it is known, and the connection is closed. The body is
+ * read while it is consumed (nothing is held beyond a chunk or two); the connection closes with
+ * the scope.
  *
  * @since 1.0.0
  */
@@ -37,73 +46,61 @@ export const exchange = (
   target: Target,
   maxBytes: number,
   describeLimit: string
-): Effect.Effect<Answer, MediaFetchFailed | MediaTooLarge> =>
-  Effect.async<Answer, MediaFetchFailed | MediaTooLarge>((resume) => {
-    let settled = false
-    const settle = (result: Effect.Effect<Answer, MediaFetchFailed | MediaTooLarge>) => {
-      if (settled) return
-      settled = true
-      resume(result)
-    }
+): Effect.Effect<Answer, MediaFetchFailed | MediaTooLarge, Scope.Scope> =>
+  Effect.gen(function*() {
     const tooLarge = () => new MediaTooLarge({ error: `The file is larger than the ${describeLimit} limit` })
     const client = target.url.protocol === "https:" ? https : http
-    const req = client.request(target.url, {
-      method: "GET",
-      // A socket of its own: nothing pooled outlives the download or carries another's address.
-      agent: false,
-      lookup: pinned(target.address),
-      headers: { "user-agent": "wagate", accept: "*/*", "accept-encoding": "identity" }
+    const req = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        client.request(target.url, {
+          method: "GET",
+          // A socket of its own: nothing pooled outlives the download or carries another's address.
+          agent: false,
+          lookup: pinned(target.address),
+          headers: { "user-agent": "wagate", accept: "*/*", "accept-encoding": "identity" }
+        })
+      ),
+      (req) => Effect.sync(() => req.destroy())
+    )
+    const res = yield* Effect.async<IncomingMessage, MediaFetchFailed>((resume) => {
+      let answered = false
+      // Kept for the request's life: an error after the response (the body cut short) reaches the
+      // body's stream through the response; here it must only not go unhandled.
+      req.on("error", (error) => {
+        if (!answered) resume(Effect.fail(failure(error, target.url)))
+        answered = true
+      })
+      req.once("response", (res) => {
+        if (!answered) resume(Effect.succeed(res))
+        answered = true
+      })
+      req.end()
     })
-    const stop = (result: Effect.Effect<Answer, MediaFetchFailed | MediaTooLarge>) => {
-      settle(result)
+    const status = res.statusCode ?? 0
+    const location = res.headers.location
+    if (REDIRECTS.has(status) && location !== undefined) {
       req.destroy()
+      return { _tag: "Redirect", location } as const
     }
-    let response: IncomingMessage | undefined
-    req.on("error", (error) => {
-      // Bytes after a complete body (a server sending more than it announced) are not the file's;
-      // the body already read stands.
-      if (response?.complete) return
-      settle(Effect.fail(failure(error, target.url)))
-    })
-    req.on("response", (res: IncomingMessage) => {
-      response = res
-      const status = res.statusCode ?? 0
-      const location = res.headers.location
-      if (REDIRECTS.has(status) && location !== undefined) {
-        return stop(Effect.succeed({ _tag: "Redirect", location }))
-      }
-      if (status < 200 || status > 299) {
-        return stop(Effect.fail(new MediaFetchFailed({ error: `The URL answered HTTP ${status}${reason(res)}` })))
-      }
-      const announced = Number(res.headers["content-length"])
-      if (announced > maxBytes) return stop(Effect.fail(tooLarge()))
-      const chunks: Array<Uint8Array> = []
-      let size = 0
-      res.on("data", (chunk: Uint8Array) => {
+    if (status < 200 || status > 299) {
+      return yield* new MediaFetchFailed({ error: `The URL answered HTTP ${status}${reason(res)}` })
+    }
+    if (Number(res.headers["content-length"]) > maxBytes) return yield* tooLarge()
+    let size = 0
+    const body = NodeStream.fromReadable<MediaFetchFailed | MediaTooLarge, Uint8Array>(
+      () => res,
+      (error) => res.complete || (error as Error).message !== "aborted" ? failure(error as Error, target.url) : closedEarly()
+    ).pipe(
+      Stream.mapEffect((chunk) => {
         size += chunk.byteLength
-        if (size > maxBytes) return stop(Effect.fail(tooLarge()))
-        chunks.push(chunk)
-      })
-      res.on("end", () => {
-        // A fresh array rather than Buffer.concat, whose small results are views of a shared pool.
-        const bytes = new Uint8Array(size)
-        let offset = 0
-        for (const chunk of chunks) {
-          bytes.set(chunk, offset)
-          offset += chunk.byteLength
-        }
-        stop(Effect.succeed({ _tag: "Body", headers: res.headers, bytes }))
-      })
-      res.on("error", (error) => stop(Effect.fail(failure(error, target.url))))
-      res.on("close", () => {
-        if (!res.complete) stop(Effect.fail(new MediaFetchFailed({ error: "The connection closed before the whole file arrived" })))
-      })
-    })
-    req.end()
-    return Effect.sync(() => {
-      settled = true
-      req.destroy()
-    })
+        return size > maxBytes ? Effect.fail(tooLarge()) : Effect.succeed(chunk)
+      }),
+      // A body cut short ends the stream quietly on some node versions: not the whole file.
+      Stream.concat(Stream.suspend(() =>
+        res.complete ? Stream.empty : Stream.fail(closedEarly())
+      ))
+    )
+    return { _tag: "Body", headers: res.headers, body } as const
   })
 
 /**
@@ -115,6 +112,8 @@ const pinned = (address: string): LookupFunction => (_hostname, options, callbac
   if (options.all) (callback as (e: null, all: Array<{ address: string; family: number }>) => void)(null, [{ address, family }])
   else callback(null, address, family)
 }
+
+const closedEarly = () => new MediaFetchFailed({ error: "The connection closed before the whole file arrived" })
 
 const reason = (res: IncomingMessage) => (res.statusMessage ? ` ${res.statusMessage}` : "")
 

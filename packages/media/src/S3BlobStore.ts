@@ -10,6 +10,7 @@ import {
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
+  PutObjectCommand,
   S3Client,
   type S3ClientConfig
 } from "@aws-sdk/client-s3"
@@ -58,6 +59,9 @@ export const PART_SIZE = 5 * 1024 * 1024
 /** @since 1.0.0 */
 export const QUEUE_SIZE = 4
 
+/** The largest body S3 takes in one PutObject (5 GiB). */
+const MAX_SINGLE_PUT = 5 * 1024 * 1024 * 1024
+
 const isMissing = (error: unknown) => {
   const e = error as { name?: unknown; $metadata?: { httpStatusCode?: unknown } } | null
   return e?.name === "NotFound" || e?.name === "NoSuchKey" || e?.$metadata?.httpStatusCode === 404
@@ -105,7 +109,13 @@ export const make = (options: Options): Effect.Effect<BlobStoreService, never, S
       const readable = yield* NodeStream.toReadable(
         measured.stream.pipe(Stream.tapErrorCause((cause) => Deferred.failCause(bodyFailure, cause)))
       )
-      const upload = new Upload({
+      // The body's error reaches the caller through `bodyFailure`; the stream's own report of it
+      // must not go unhandled (PutObject pipes the stream without listening for errors).
+      readable.on("error", () => {})
+      const length = putOptions.contentLength
+      // A body of known length goes up as one streamed PutObject: no part is ever buffered.
+      const single = length !== undefined && length <= MAX_SINGLE_PUT
+      const upload = single ? undefined : new Upload({
         client: s3,
         params: { Bucket, Key: key, Body: readable, ContentType: putOptions.contentType },
         partSize: PART_SIZE,
@@ -116,10 +126,19 @@ export const make = (options: Options): Effect.Effect<BlobStoreService, never, S
       yield* Effect.tryPromise({
         try: (signal) => {
           signal.addEventListener("abort", () => {
-            void upload.abort()
+            void upload?.abort()
             readable.destroy()
           })
-          return upload.done()
+          return upload !== undefined ? upload.done() : s3.send(
+            new PutObjectCommand({
+              Bucket,
+              Key: key,
+              Body: readable,
+              ContentLength: length,
+              ContentType: putOptions.contentType
+            }),
+            { abortSignal: signal }
+          )
         },
         catch: (cause) => new BlobStoreError({ op: "put", cause })
       }).pipe(
@@ -129,6 +148,9 @@ export const make = (options: Options): Effect.Effect<BlobStoreService, never, S
             (failed) => failed ? Deferred.await(bodyFailure) : Effect.fail(error)
           )
         ),
+        // A body that fails (short of its announced length) leaves a PutObject waiting for the
+        // rest: the body's failure ends the request.
+        (put) => single ? Effect.raceFirst(put, Deferred.await(bodyFailure)) : put,
         // Whatever ended the upload, stop the body (it may still hold a file or a socket open).
         Effect.ensuring(Effect.sync(() => readable.destroy()))
       )

@@ -9,6 +9,7 @@ import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
 import type * as Scope from "effect/Scope"
 import * as http from "node:http"
 import * as net from "node:net"
@@ -131,8 +132,17 @@ const hungUp = (seen: Seen | undefined) =>
     Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("the client kept the connection open") })
   )
 
+/** The whole download, read to its end inside a scope of its own, with its bytes in hand. */
+const fetchAll = (fetcher: Effect.Effect.Success<ReturnType<typeof make>>, url: string, kind: MediaKind) =>
+  Effect.scoped(Effect.gen(function*() {
+    const { announcedSize: _, stream, ...file } = yield* fetcher.fetch(url, kind)
+    const chunks = yield* Stream.runCollect(stream)
+    const bytes = new Uint8Array(Buffer.concat([...chunks]))
+    return { bytes, ...file, size: bytes.byteLength }
+  }))
+
 const fetchWith = (options: Options, url: string, kind: MediaKind) =>
-  Effect.flatMap(make(options), (fetcher) => fetcher.fetch(url, kind))
+  Effect.flatMap(make(options), (fetcher) => fetchAll(fetcher, url, kind))
 
 const open: Options = { allowPrivateAddresses: true, timeout: "5 seconds" }
 
@@ -602,22 +612,22 @@ describe("MediaFetcher.fetch", () => {
         send(PNG, { "content-type": "image/png" })(req, res, server)
       })
       const fetcher = yield* make({ ...open, maxConcurrent: 1 })
-      const held = yield* Effect.fork(fetcher.fetch(server.url("/held"), "image"))
+      const held = yield* Effect.fork(fetchAll(fetcher, server.url("/held"), "image"))
       while (server.seen.length === 0) yield* Effect.sleep("5 millis")
 
       const started = Date.now()
-      const busy = yield* failure(fetcher.fetch(server.url("/other"), "image"))
+      const busy = yield* failure(fetchAll(fetcher, server.url("/other"), "image"))
       assert.deepStrictEqual(busy, { tag: "Busy", error: "The server is receiving many large files", retryAfter: 5 })
       assert.isBelow(Date.now() - started, 200)
       assert.strictEqual(server.seen.length, 1)
 
       release()
       assert.deepStrictEqual((yield* Fiber.join(held)).bytes, PNG)
-      assert.deepStrictEqual((yield* fetcher.fetch(server.url("/other"), "image")).bytes, PNG)
+      assert.deepStrictEqual((yield* fetchAll(fetcher, server.url("/other"), "image")).bytes, PNG)
 
       // A failed download frees its slot too.
-      assert.strictEqual((yield* failure(fetcher.fetch(server.url("/missing"), "image"))).tag, "MediaFetchFailed")
-      assert.deepStrictEqual((yield* fetcher.fetch(server.url("/again"), "image")).bytes, PNG)
+      assert.strictEqual((yield* failure(fetchAll(fetcher, server.url("/missing"), "image"))).tag, "MediaFetchFailed")
+      assert.deepStrictEqual((yield* fetchAll(fetcher, server.url("/again"), "image")).bytes, PNG)
     }))
 
   // --- configuration --------------------------------------------------------------------------
@@ -628,7 +638,7 @@ describe("MediaFetcher.fetch", () => {
       const withEnv = (env: Record<string, string>) =>
         Layer.provide(MediaFetcher.layerConfig, Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))
       const fetchIn = (env: Record<string, string>) =>
-        Effect.flatMap(MediaFetcher, (f) => f.fetch(server.url("/a.png"), "image")).pipe(Effect.provide(Layer.orDie(withEnv(env))))
+        Effect.flatMap(MediaFetcher, (f) => fetchAll(f, server.url("/a.png"), "image")).pipe(Effect.provide(Layer.orDie(withEnv(env))))
 
       assert.deepStrictEqual(yield* failure(fetchIn({})), REFUSED)
       assert.deepStrictEqual((yield* fetchIn({ MEDIA_ALLOW_PRIVATE_URLS: "true" })).bytes, PNG)

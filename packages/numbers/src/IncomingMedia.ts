@@ -15,7 +15,9 @@ import { MediaFiles } from "@wagate/store/MediaFiles"
 import { Conversations } from "@wagate/store/Conversations"
 import type { IncomingMedia } from "@wagate/whatsapp/WhatsAppDriver"
 import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import * as DomainClock from "./DomainClock.js"
 
 /** How incoming files are stored; the gateway sets them from its configuration. */
@@ -35,7 +37,7 @@ export class IncomingMediaSettings extends Context.Reference<IncomingMediaSettin
   { defaultValue: (): Settings => ({ maxBytes: DEFAULT_MAX_BYTES, concurrency: DEFAULT_CONCURRENCY }) }
 ) {}
 
-/** Downloads at once in the whole process, all numbers together (each file is held in memory). */
+/** Downloads at once in the whole process, all numbers together (each holds a connection and a few buffers). */
 export const DEFAULT_PROCESS_DOWNLOADS = 8
 
 /**
@@ -46,6 +48,10 @@ export class IncomingDownloadSlots extends Context.Reference<IncomingDownloadSlo
   "@wagate/numbers/IncomingDownloadSlots",
   { defaultValue: () => Effect.unsafeMakeSemaphore(DEFAULT_PROCESS_DOWNLOADS) }
 ) {}
+
+class DownloadFailed extends Data.TaggedError("DownloadFailed")<{ readonly reason: string }> {}
+
+class OverLimit extends Data.TaggedError("OverLimit") {}
 
 /** Why a file pending when its number's entity started was not stored. */
 export const INTERRUPTED = "the download was interrupted by a gateway restart"
@@ -128,19 +134,34 @@ export const download = (r: {
       const before = yield* keepReason(r.accountId, r.messageId, r.media.size ?? 0)
       if (before !== null) return yield* skip(before)
       const slots = yield* IncomingDownloadSlots
-      const bytes = yield* slots.withPermits(1)(Effect.either(r.media.download))
-      if (bytes._tag === "Left") return yield* skip(`the file could not be downloaded: ${bytes.left.reason}`)
-      if (bytes.right.byteLength > r.maxBytes) return yield* tooLarge(bytes.right.byteLength)
-      // The size announced may be missing or wrong: the rules again with the bytes in hand.
-      const after = yield* keepReason(r.accountId, r.messageId, bytes.right.byteLength)
-      if (after !== null) return yield* skip(after)
       const key = blobKey(r.accountId, r.numberId, r.messageId)
-      const put = yield* Effect.either(
-        blobs.put(key, bytes.right, { contentType: r.media.mimeType, contentLength: bytes.right.byteLength })
+      // Straight from the network into the store, a chunk at a time; the count stops the
+      // download as soon as it passes the limit, whatever size was announced.
+      let received = 0
+      const body = r.media.download.pipe(
+        Stream.mapError((e) => new DownloadFailed({ reason: e.reason })),
+        Stream.mapEffect((chunk) => {
+          received += chunk.byteLength
+          return received > r.maxBytes ? Effect.fail(new OverLimit()) : Effect.succeed(chunk)
+        })
       )
+      const put = yield* slots.withPermits(1)(Effect.either(blobs.put(key, body, { contentType: r.media.mimeType })))
       if (put._tag === "Left") {
-        yield* Effect.logWarning("storing an incoming file failed", put.left)
-        return yield* skip("the file could not be stored: the blob store is unavailable")
+        switch (put.left._tag) {
+          case "DownloadFailed":
+            return yield* skip(`the file could not be downloaded: ${put.left.reason}`)
+          case "OverLimit":
+            return yield* skip(`the file is too large to store (more than the limit of ${sizeText(r.maxBytes)})`)
+          default:
+            yield* Effect.logWarning("storing an incoming file failed", put.left)
+            return yield* skip("the file could not be stored: the blob store is unavailable")
+        }
+      }
+      // The size announced may be missing or wrong: the rules again with the real size.
+      const after = yield* keepReason(r.accountId, r.messageId, put.right.size)
+      if (after !== null) {
+        yield* Effect.ignore(blobs.delete(key))
+        return yield* skip(after)
       }
       const stored = yield* conversations.storeIncomingMedia({
         messageId: r.messageId,

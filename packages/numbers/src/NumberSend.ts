@@ -4,17 +4,19 @@
  * gives its place in the limits back.
  */
 import * as Almaty from "@wagate/domain/Almaty"
-import { type ApiError, Capacity, InvalidParam, NotConnected, NumberPaused, type Quota, SendFailed } from "@wagate/domain/ApiError"
+import { type ApiError, Capacity, InvalidParam, NotConnected, NumberPaused, type Quota, SendFailed, StorageUnavailable } from "@wagate/domain/ApiError"
 import type { MessageMedia, MessageType } from "@wagate/domain/Message"
 import { AccountEntity } from "@wagate/entities/AccountEntity"
 import type { SendContent, SendPayload } from "@wagate/entities/NumberEntity"
+import { BlobStore } from "@wagate/media/BlobStore"
 import { MediaFetcher } from "@wagate/media/MediaFetcher"
 import { Conversations } from "@wagate/store/Conversations"
 import { NumberStates } from "@wagate/store/NumberStates"
 import { chatIdOf, isLid as isLidAddress } from "@wagate/store/OutgoingMessages"
-import type { OutgoingContent, Session } from "@wagate/whatsapp/WhatsAppDriver"
+import { DriverUnavailable, type OutgoingContent, SendRejected, type Session } from "@wagate/whatsapp/WhatsAppDriver"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import { randomBytes, randomUUID } from "node:crypto"
 import * as DomainClock from "./DomainClock.js"
 import * as OutgoingMedia from "./OutgoingMedia.js"
@@ -48,6 +50,8 @@ const mediaKind = (content: Exclude<SendContent, { _tag: "text" }>): MessageMedi
 interface Prepared {
   readonly outgoing: OutgoingContent
   readonly media: MessageMedia | null
+  /** The attachment as stored before the send. */
+  readonly stored: { readonly key: string; readonly size: number } | null
 }
 
 interface Recorded {
@@ -66,6 +70,7 @@ export const make = (ctx: NumberContext, session: Session) =>
     const states = yield* NumberStates
     const conversations = yield* Conversations
     const fetcher = yield* MediaFetcher
+    const blobs = yield* BlobStore
     const accountClient = yield* AccountEntity.client
     const keepFile = yield* OutgoingMedia.make
 
@@ -88,12 +93,29 @@ export const make = (ctx: NumberContext, session: Session) =>
       Effect.gen(function*() {
         switch (content._tag) {
           case "text":
-            return { outgoing: { kind: "text", text: content.text } as OutgoingContent, media: null } as Prepared
+            return { outgoing: { kind: "text", text: content.text } as OutgoingContent, media: null, stored: null } as Prepared
           case "image":
           case "video":
           case "voice":
           case "document": {
-            const file = yield* fetcher.fetch(content.url, content._tag)
+            // From the URL straight into the blob store, a chunk at a time; the network is handed
+            // the file from there, so it is never whole in memory.
+            const key = OutgoingMedia.sentKey(number.accountId, numberId)
+            const { file, size } = yield* Effect.scoped(Effect.gen(function*() {
+              const file = yield* fetcher.fetch(content.url, content._tag)
+              // The length the server announced, when it did: a store can then take the file in one piece.
+              const put = yield* blobs.put(key, file.stream, {
+                contentType: file.mimeType,
+                contentLength: file.announcedSize ?? undefined
+              }).pipe(
+                Effect.catchTag("BlobStoreError", (error) =>
+                  Effect.zipRight(
+                    Effect.logWarning("storing an attachment before its send failed", error),
+                    new StorageUnavailable({ error: "The file store is unavailable; the attachment cannot be sent now", retryAfter: 30 })
+                  ))
+              )
+              return { file, size: put.size }
+            }))
             const caption = content._tag === "voice" ? undefined : content.caption
             const filename = content._tag === "document"
               ? content.filename ?? file.filename ?? "file"
@@ -102,17 +124,25 @@ export const make = (ctx: NumberContext, session: Session) =>
               kind: mediaKind(content),
               mime_type: file.mimeType,
               filename,
-              size: file.size,
+              size,
               caption: caption ?? null,
               deleted: false
             }
-            const bytes = { bytes: file.bytes, mimeType: file.mimeType }
+            const bytes = {
+              mimeType: file.mimeType,
+              size,
+              stream: blobs.get(key).pipe(Stream.mapError((e) =>
+                e._tag === "BlobNotFound"
+                  ? new SendRejected({ reason: "the attachment is no longer stored" })
+                  : new DriverUnavailable({ reason: "the attachment could not be read from the file store" })
+              ))
+            }
             const outgoing: OutgoingContent = content._tag === "document"
               ? { kind: "document", media: bytes, filename: filename ?? "file", caption }
               : content._tag === "voice"
               ? { kind: "voice", media: bytes }
               : { kind: content._tag, media: bytes, caption }
-            return { outgoing, media } as Prepared
+            return { outgoing, media, stored: { key, size } } as Prepared
           }
         }
       })
@@ -222,6 +252,7 @@ export const make = (ctx: NumberContext, session: Session) =>
         const handed = yield* Effect.either(session.send({ waMessageId: r.waMessageId, to: payload.to, content: prepared.outgoing }))
         if (handed._tag === "Left" && handed.left._tag === "SendRejected") {
           const failure = new SendFailed({ error: `The network did not accept the message: ${handed.left.reason}` })
+          if (prepared.stored !== null) yield* Effect.ignore(blobs.delete(prepared.stored.key))
           yield* conversations.markRejected({
             accountId: number.accountId,
             numberId,
@@ -241,14 +272,15 @@ export const make = (ctx: NumberContext, session: Session) =>
         if (handed._tag === "Right") {
           yield* conversations.applyAck({ numberId, waMessageId: r.waMessageId, ack: "sent", at: r.at })
         }
-        if (prepared.media !== null && prepared.outgoing.kind !== "text") {
+        if (prepared.media !== null && prepared.stored !== null) {
           yield* keepFile({
             messageId: r.messageId,
             accountId: number.accountId,
             numberId,
             chatId: chatIdOf(payload.to),
             media: prepared.media,
-            bytes: prepared.outgoing.media.bytes,
+            blobKey: prepared.stored.key,
+            size: prepared.stored.size,
             at: r.at
           })
         }
@@ -269,8 +301,13 @@ export const make = (ctx: NumberContext, session: Session) =>
         const payload = yield* resolve(given)
         const deliver = Effect.gen(function*() {
           const prepared = yield* toOutgoing(payload.content)
-          const decided = yield* decideAndRecord(payload, prepared)
-          if (decided._tag === "Replayed") return decided.sent
+          // A stored attachment whose message was not recorded (refused, a replay) is removed.
+          const discard = prepared.stored === null ? Effect.void : Effect.ignore(blobs.delete(prepared.stored.key))
+          const decided = yield* decideAndRecord(payload, prepared).pipe(Effect.onError(() => discard))
+          if (decided._tag === "Replayed") {
+            yield* discard
+            return decided.sent
+          }
           return yield* handOver(payload, prepared, decided)
         })
         return yield* (payload.content._tag === "text" ? deliver : withAttachmentSlot(deliver))

@@ -1,16 +1,22 @@
 /**
  * Attachments sent through POST /messages/send are kept like incoming files: in the blob store
- * under the message, counted in the account's storage. The account's ceiling applies (a file
- * past it is sent but not kept, and the message says why); a store that fails never fails the
- * send that already reached the network.
+ * under the message, counted in the account's storage. The file went from its URL into the store
+ * before the send (the network is handed it from there); here it is counted under the message,
+ * or removed when the account's ceiling does not keep it (the message then says why).
  */
 import type { MessageMedia } from "@wagate/domain/Message"
 import { BlobStore } from "@wagate/media/BlobStore"
 import * as StoragePolicy from "@wagate/media/StoragePolicy"
 import { MediaFiles } from "@wagate/store/MediaFiles"
 import * as Effect from "effect/Effect"
+import { randomUUID } from "node:crypto"
 import * as DomainClock from "./DomainClock.js"
-import { blobKey } from "./IncomingMedia.js"
+
+/**
+ * Where a sent file is stored: chosen before the message is recorded (the file is stored first),
+ * so not under the message id as incoming files are; `media_files.blob_key` names it.
+ */
+export const sentKey = (accountId: number, numberId: number) => `media/${accountId}/${numberId}/sent-${randomUUID()}`
 
 export const make = Effect.gen(function*() {
   const blobs = yield* BlobStore
@@ -22,7 +28,9 @@ export const make = Effect.gen(function*() {
     readonly numberId: number
     readonly chatId: string
     readonly media: MessageMedia
-    readonly bytes: Uint8Array
+    /** Where the file was stored before the send, and its size. */
+    readonly blobKey: string
+    readonly size: number
     readonly at: Date
   }) =>
     Effect.gen(function*() {
@@ -30,7 +38,7 @@ export const make = Effect.gen(function*() {
         Effect.flatMap(DomainClock.now, (now) => files.skip(r.messageId, reason, new Date(now)))
       const policy = yield* files.policy(r.accountId)
       const reason = StoragePolicy.skipReason(policy, {
-        size: r.bytes.byteLength,
+        size: r.size,
         direction: "out",
         isGroup: false,
         knownSender: true,
@@ -38,14 +46,9 @@ export const make = Effect.gen(function*() {
         usedBytes: yield* files.usedBytes(r.accountId),
         unpaid: false
       })
-      if (reason !== null) return yield* skip(reason)
-      const key = blobKey(r.accountId, r.numberId, r.messageId)
-      const put = yield* Effect.either(
-        blobs.put(key, r.bytes, { contentType: r.media.mime_type, contentLength: r.bytes.byteLength })
-      )
-      if (put._tag === "Left") {
-        yield* Effect.logWarning("keeping a sent file failed", put.left)
-        return yield* skip("the file could not be stored: the blob store is unavailable")
+      if (reason !== null) {
+        yield* Effect.ignore(blobs.delete(r.blobKey))
+        return yield* skip(reason)
       }
       yield* files.add({
         messageId: r.messageId,
@@ -55,8 +58,8 @@ export const make = Effect.gen(function*() {
         kind: r.media.kind,
         mimeType: r.media.mime_type,
         filename: r.media.filename,
-        size: put.right.size,
-        blobKey: key,
+        size: r.size,
+        blobKey: r.blobKey,
         at: r.at
       })
     }).pipe(Effect.catchAllCause((cause) => Effect.logError("keeping a sent file failed", cause)))

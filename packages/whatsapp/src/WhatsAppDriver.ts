@@ -11,10 +11,19 @@ import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
 
-/** A file to send, already fetched and checked. @since 1.0.0 */
+/**
+ * A file to send, already fetched, checked and stored. Its bytes arrive as a stream, never whole
+ * in memory; running the stream again reads the file again (a repeated hand-over does).
+ *
+ * @since 1.0.0
+ */
 export interface OutgoingMedia {
-  readonly bytes: Uint8Array
+  /** Fails with `SendRejected` when the file is gone, `DriverUnavailable` when it cannot be read now. */
+  readonly stream: Stream.Stream<Uint8Array, SendRejected | DriverUnavailable>
+  /** Bytes in the stream. */
+  readonly size: number
   readonly mimeType: string
 }
 
@@ -47,8 +56,10 @@ export type Ack = "sent" | "delivered" | "read" | "failed"
 export interface IncomingMedia {
   readonly mimeType: string
   readonly filename: string | null
+  /** As announced by the network; the download may differ. */
   readonly size: number | null
-  readonly download: Effect.Effect<Uint8Array, DriverUnavailable>
+  /** The file's bytes as they arrive from the network; each run downloads it again. */
+  readonly download: Stream.Stream<Uint8Array, DriverUnavailable>
 }
 
 /** @since 1.0.0 */

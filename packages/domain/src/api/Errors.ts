@@ -47,7 +47,8 @@ export const SendErrors = Schema.Union(
   E.wire(E.SpamDetected),
   E.wire(E.AttachmentsBusy),
   E.wire(E.SendFailed),
-  E.wire(E.Busy)
+  E.wire(E.Busy),
+  E.wire(E.StorageUnavailable)
 )
 
 /** An endpoint for account keys only. @since 1.0.0 */

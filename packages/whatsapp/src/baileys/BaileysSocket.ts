@@ -5,6 +5,7 @@
  *
  * @since 1.0.0
  */
+import type { Readable } from "node:stream"
 import type {
   AnyMessageContent,
   AuthenticationState,
@@ -105,7 +106,8 @@ export interface SocketFactoryService {
   /** A new socket; it starts connecting at once and reports through its events. */
   readonly make: (options: SocketOptions) => BaileysSocket
   /** The bytes of an incoming message's file (asking the phone to re-upload an expired one). */
-  readonly download: (socket: BaileysSocket, message: WAMessage) => Promise<Uint8Array>
+  /** The file of `message` as it downloads and decrypts. */
+  readonly download: (socket: BaileysSocket, message: WAMessage) => Promise<Readable>
   /** The current WhatsApp Web version (fetched from WhatsApp; never throws). */
   readonly latestVersion: LatestVersion
 }

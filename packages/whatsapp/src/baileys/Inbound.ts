@@ -6,7 +6,9 @@
  * @since 1.0.0
  */
 import type { WAMessage } from "@whiskeysockets/baileys"
+import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import { DriverUnavailable } from "../WhatsAppDriver.js"
 import * as Acks from "./Acks.js"
 import * as IncomingMessages from "./IncomingMessages.js"
@@ -22,14 +24,19 @@ export const upsert = (ctx: SessionContext, messages: ReadonlyArray<WAMessage>) 
         lids: ctx.lids,
         groups: ctx.groups,
         fetchGroup: (jid) => state.socket === null ? Promise.reject(new Error("not connected")) : state.socket.groupMetadata(jid),
-        download: (message) =>
-          Effect.suspend(() => {
+        download: (message) => {
+          const failed = (e: unknown) => new DriverUnavailable({ reason: `media download failed: ${messageOf(e)}` })
+          return Stream.unwrapScoped(Effect.gen(function*() {
             const s = state.socket
-            if (s === null) return Effect.fail(new DriverUnavailable({ reason: "the number is not connected" }))
-            return timed(() => ctx.deps.factory.download(s, message), settings.queryTimeoutMs * 3).pipe(
-              Effect.mapError((e) => new DriverUnavailable({ reason: `media download failed: ${messageOf(e)}` }))
+            if (s === null) return yield* new DriverUnavailable({ reason: "the number is not connected" })
+            // The time limit is for WhatsApp to start answering; the bytes then flow at their pace.
+            const file = yield* Effect.acquireRelease(
+              timed(() => ctx.deps.factory.download(s, message), settings.queryTimeoutMs * 3).pipe(Effect.mapError(failed)),
+              (file) => Effect.sync(() => file.destroy())
             )
-          }),
+            return NodeStream.fromReadable(() => file, failed)
+          }))
+        },
         now: now(ctx)
       })
       if (incoming !== null) yield* ctx.onEvent({ _tag: "Incoming", message: incoming })

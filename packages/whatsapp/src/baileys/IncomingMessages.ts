@@ -6,6 +6,7 @@
  *
  * @since 1.0.0
  */
+import type * as Stream from "effect/Stream"
 import type { GroupMetadata, WAMessage } from "@whiskeysockets/baileys"
 import * as Effect from "effect/Effect"
 import type { DriverUnavailable, IncomingMessage } from "../WhatsAppDriver.js"
@@ -19,7 +20,7 @@ export interface Context {
   readonly lids: LidMap
   readonly groups: GroupSubjects
   readonly fetchGroup: (jid: string) => Promise<GroupMetadata>
-  readonly download: (message: WAMessage) => Effect.Effect<Uint8Array, DriverUnavailable>
+  readonly download: (message: WAMessage) => Stream.Stream<Uint8Array, DriverUnavailable>
   /** When the message carries no time. */
   readonly now: number
 }

@@ -64,7 +64,7 @@ export const factory: SocketFactoryService = {
     const real = created.get(socket)
     return downloadMediaMessage(
       message,
-      "buffer",
+      "stream",
       {},
       real === undefined ? undefined : { logger: real.options.logger, reuploadRequest: real.socket.updateMediaMessage }
     )

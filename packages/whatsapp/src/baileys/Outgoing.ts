@@ -5,28 +5,36 @@
  * @since 1.0.0
  */
 import type { AnyMessageContent } from "@whiskeysockets/baileys"
+import type { Readable } from "node:stream"
 import { DriverUnavailable, type OutgoingContent, SendRejected } from "../WhatsAppDriver.js"
 import { codeOf } from "./DisconnectPolicy.js"
 
-/** @since 1.0.0 */
-export const content = (c: OutgoingContent): AnyMessageContent => {
+/**
+ * The content Baileys sends; a file goes as `{ stream }` (Baileys encrypts it into a temporary
+ * file while it reads, so it is never whole in memory), `file` being the media's stream as a
+ * Readable.
+ *
+ * @since 1.0.0
+ */
+export const content = (c: OutgoingContent, file: Readable): AnyMessageContent => {
+  const upload = { stream: file }
   switch (c.kind) {
     case "text":
       return { text: c.text }
     case "image":
-      return { image: Buffer.from(c.media.bytes), mimetype: c.media.mimeType, ...caption(c.caption) }
+      return { image: upload, mimetype: c.media.mimeType, ...caption(c.caption) }
     case "video":
-      return { video: Buffer.from(c.media.bytes), mimetype: c.media.mimeType, ...caption(c.caption) }
+      return { video: upload, mimetype: c.media.mimeType, ...caption(c.caption) }
     case "document":
       return {
-        document: Buffer.from(c.media.bytes),
+        document: upload,
         mimetype: c.media.mimeType,
         fileName: c.filename,
         ...caption(c.caption)
       }
     case "voice":
       // A voice note (push-to-talk), shown with a waveform, not an audio file.
-      return { audio: Buffer.from(c.media.bytes), mimetype: c.media.mimeType, ptt: true }
+      return { audio: upload, mimetype: c.media.mimeType, ptt: true }
   }
 }
 

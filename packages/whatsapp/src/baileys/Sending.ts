@@ -8,11 +8,14 @@
  * @since 1.0.0
  */
 import { proto, type WAMessage, type WAMessageKey } from "@whiskeysockets/baileys"
+import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberId from "effect/FiberId"
 import * as Runtime from "effect/Runtime"
+import * as Stream from "effect/Stream"
+import { Readable } from "node:stream"
 import { DriverUnavailable, type OutgoingMessage, SendRejected } from "../WhatsAppDriver.js"
 import type { BaileysSocket } from "./BaileysSocket.js"
 import * as Jids from "./Jids.js"
@@ -54,11 +57,17 @@ export const send = (ctx: SessionContext, socket: BaileysSocket, message: Outgoi
     if (earlier !== undefined) Deferred.unsafeDone(earlier, Effect.interrupt)
     state.awaitingAck.set(id, acked)
     const start = ctx.clock.unsafeCurrentTimeMillis()
+    // The file's own error (gone, unreadable) is the send's, not what Baileys makes of a broken stream.
+    let readFailure: SendRejected | DriverUnavailable | undefined
+    const file = message.content.kind === "text" ? Readable.from([]) : yield* NodeStream.toReadable(
+      message.content.media.stream.pipe(Stream.tapError((e) => Effect.sync(() => void (readFailure = e))))
+    )
     const sent = yield* timed(
-      () => socket.sendMessage(Jids.sendJid(message.to), Outgoing.content(message.content), { messageId: id }),
+      () => socket.sendMessage(Jids.sendJid(message.to), Outgoing.content(message.content, file), { messageId: id }),
       timeout
     ).pipe(
-      Effect.mapError((e) => Outgoing.sendFailure(e)),
+      Effect.mapError((e) => readFailure ?? Outgoing.sendFailure(e)),
+      Effect.ensuring(Effect.sync(() => file.destroy())),
       Effect.tapError(() => Effect.sync(() => state.awaitingAck.get(id) === acked && state.awaitingAck.delete(id)))
     )
     yield* keep(ctx, sent)

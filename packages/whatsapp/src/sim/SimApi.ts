@@ -106,7 +106,17 @@ export class SimGroup extends HttpApiGroup.make("sim")
           id: Schema.String.pipe(Schema.pattern(/^[\d-]+(@g\.us)?$/)),
           subject: Schema.optional(Schema.NullOr(Schema.String))
         })),
-        from_me: Schema.optional(Schema.Boolean)
+        from_me: Schema.optional(Schema.Boolean),
+        media: Schema.optional(Schema.Struct({
+          url: Schema.String.pipe(Schema.pattern(/^https?:\/\//)).annotations({
+            description: "Where the file is served; each download by the gateway fetches it from there"
+          }),
+          mime_type: Schema.String,
+          filename: Schema.optional(Schema.NullOr(Schema.String)),
+          size: Schema.optional(Schema.NullOr(Schema.Int.pipe(Schema.nonNegative()))).annotations({
+            description: "The size announced with the message; absent: none"
+          })
+        }))
       }))
       .addSuccess(
         Schema.Struct({

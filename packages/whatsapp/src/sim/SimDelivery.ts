@@ -9,7 +9,8 @@ import * as SimDevice from "./SimDevice.js"
 import * as SimInbound from "./SimInbound.js"
 import * as SimModel from "./SimModel.js"
 import * as SimSentMessage from "./SimSentMessage.js"
-import { type IncomingMessage, type OutgoingMessage, SendRejected } from "../WhatsAppDriver.js"
+import type { SimOutgoing } from "./SimOutgoing.js"
+import { type IncomingMessage, SendRejected } from "../WhatsAppDriver.js"
 
 /**
  * A peer's message reaches the number `input.to` at `now`: at once when it is connected,
@@ -37,7 +38,7 @@ export const receive = (
 export const accept = (
   model: SimModel.SimModel,
   sender: SimDevice.SimDevice,
-  message: OutgoingMessage,
+  message: SimOutgoing,
   now: number
 ): SendRejected | null => {
   const earlier = model.log.find((e) => e.from === sender.phone && e.waMessageId === message.waMessageId)
@@ -76,7 +77,7 @@ const plan = (
   model: SimModel.SimModel,
   sender: SimDevice.SimDevice,
   entry: SimModel.LogEntry,
-  message: OutgoingMessage,
+  message: SimOutgoing,
   failure: string | null,
   now: number
 ) => {

@@ -5,8 +5,10 @@
  * @since 1.0.0
  */
 import type { MessageType } from "@wagate/domain/Message"
+import * as Stream from "effect/Stream"
 import * as Effect from "effect/Effect"
-import type { IncomingMessage, OutgoingMessage } from "../WhatsAppDriver.js"
+import { DriverUnavailable as DriverUnavailableError, type DriverUnavailable, type IncomingMessage } from "../WhatsAppDriver.js"
+import type { SimOutgoing } from "./SimOutgoing.js"
 
 /**
  * A message a peer writes to one of the gateway's numbers.
@@ -27,11 +29,17 @@ export interface InboundMessage {
   readonly group?: { readonly id: string; readonly subject?: string | null | undefined } | undefined
   /** Written on the number's own phone to `from`, rather than by `from` (source `phone`). */
   readonly fromMe?: boolean | undefined
-  /** An attached file, downloadable by the gateway. */
+  /** An attached file, downloadable by the gateway: its bytes, or a stream the download reads (once per download). */
   readonly media?: {
     readonly mimeType: string
     readonly filename?: string | null | undefined
     readonly bytes: Uint8Array
+  } | {
+    readonly mimeType: string
+    readonly filename?: string | null | undefined
+    readonly stream: Stream.Stream<Uint8Array, DriverUnavailable>
+    /** Announced with the message; null or absent: not announced. */
+    readonly size?: number | null | undefined
   } | undefined
 }
 
@@ -58,8 +66,9 @@ export const fromPeer = (input: InboundMessage, waMessageId: string, timestamp: 
     media: input.media === undefined ? null : {
       mimeType: input.media.mimeType,
       filename: input.media.filename ?? null,
-      size: input.media.bytes.byteLength,
-      download: Effect.succeed(input.media.bytes)
+      ...("bytes" in input.media
+        ? { size: input.media.bytes.byteLength, download: Stream.succeed(input.media.bytes) }
+        : { size: input.media.size ?? null, download: input.media.stream })
     }
   }
 }
@@ -70,7 +79,7 @@ export const fromPeer = (input: InboundMessage, waMessageId: string, timestamp: 
  *
  * @since 1.0.0
  */
-export const fromNumber = (from: string, message: OutgoingMessage, timestamp: number): IncomingMessage => {
+export const fromNumber = (from: string, message: SimOutgoing, timestamp: number): IncomingMessage => {
   const content = message.content
   const media = content.kind === "text" ? null : content.media
   return {
@@ -89,8 +98,35 @@ export const fromNumber = (from: string, message: OutgoingMessage, timestamp: nu
     media: media === null ? null : {
       mimeType: media.mimeType,
       filename: content.kind === "document" ? content.filename : null,
-      size: media.bytes.byteLength,
-      download: Effect.succeed(media.bytes)
+      size: media.size,
+      download: Stream.succeed(media.bytes ?? new Uint8Array())
     }
   }
 }
+
+/**
+ * A file served at `url`, as WhatsApp's media servers serve the files of messages: each download
+ * fetches it again and streams it (the control API's `media.url`, so a benchmark can send large
+ * files without the simulator holding them).
+ *
+ * @since 1.0.0
+ */
+export const downloadFrom = (url: string): Stream.Stream<Uint8Array, DriverUnavailable> =>
+  Stream.unwrap(
+    Effect.tryPromise({
+      try: (signal) => fetch(url, { signal }),
+      catch: (error) => new DriverUnavailableError({ reason: `the simulated media server failed: ${String(error)}` })
+    }).pipe(
+      Effect.filterOrFail(
+        (response) => response.ok && response.body !== null,
+        (response) => new DriverUnavailableError({ reason: `the simulated media server answered HTTP ${response.status}` })
+      ),
+      Effect.map((response) =>
+        Stream.fromReadableStream(
+          () => response.body!,
+          (error) => new DriverUnavailableError({ reason: `the simulated media server failed: ${String(error)}` })
+        )
+      )
+    )
+  )
+

@@ -135,6 +135,25 @@ export const Sent = Schema.Struct({
   ack: Ack
 })
 
+/** A peer's message on the wire. @since 1.0.0 */
+export const InboundPayload = Schema.Struct({
+  to: Schema.String,
+  from: Schema.String,
+  name: Schema.optional(Schema.NullOr(Schema.String)),
+  text: Schema.String,
+  type: Schema.optional(MessageType),
+  group: Schema.optional(Schema.Struct({ id: Schema.String, subject: Schema.optional(Schema.NullOr(Schema.String)) })),
+  fromMe: Schema.optional(Schema.Boolean),
+  media: Schema.optional(Schema.Struct({
+    mimeType: Schema.String,
+    filename: Schema.optional(Schema.NullOr(Schema.String)),
+    bytes: Bytes
+  }))
+})
+
+/** @since 1.0.0 */
+export type InboundPayload = typeof InboundPayload.Type
+
 const Control = Schema.Union(WireUnknownNumber, WireWrongState, WireWrongPairingCode)
 
 /** @since 1.0.0 */
@@ -158,20 +177,7 @@ export class SimRpcs extends RpcGroup.make(
     }
   }),
   Rpc.make("Inbound", {
-    payload: {
-      to: Schema.String,
-      from: Schema.String,
-      name: Schema.optional(Schema.NullOr(Schema.String)),
-      text: Schema.String,
-      type: Schema.optional(MessageType),
-      group: Schema.optional(Schema.Struct({ id: Schema.String, subject: Schema.optional(Schema.NullOr(Schema.String)) })),
-      fromMe: Schema.optional(Schema.Boolean),
-      media: Schema.optional(Schema.Struct({
-        mimeType: Schema.String,
-        filename: Schema.optional(Schema.NullOr(Schema.String)),
-        bytes: Bytes
-      }))
-    },
+    payload: InboundPayload.fields,
     success: Schema.Struct({ message: Incoming, delivered: Schema.Boolean })
   }),
   Rpc.make("Scan", { payload: { phone: Schema.String }, success: NumberState, error: Control }),

@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
+import * as SimOutgoing from "./SimOutgoing.js"
 import { SimUnknownNumber, SimWrongPairingCode, SimWrongState } from "./SimErrors.js"
 import { SimNetwork, type SimNetworkService } from "./SimNetwork.js"
 import { type DriverEvent, DriverUnavailable, type IncomingMessage, SendRejected, type Session } from "../WhatsAppDriver.js"
@@ -39,7 +40,7 @@ const incoming = (wire: typeof SimProtocol.Incoming.Type): IncomingMessage => ({
     mimeType: wire.media.mimeType,
     filename: wire.media.filename,
     size: wire.media.size,
-    download: Effect.succeed(wire.media.bytes)
+    download: Stream.succeed(wire.media.bytes)
   }
 })
 
@@ -73,9 +74,11 @@ export const make = Effect.gen(function*() {
             Effect.mapError((e) => e._tag === "DriverUnavailable" ? unavailable(e.reason) : unavailable(String(e)))
           ),
         send: (message) =>
-          client.Send({ session: id, message }).pipe(
+          Effect.flatMap(SimOutgoing.toWire(message), (wire) => client.Send({ session: id, message: wire })).pipe(
             Effect.mapError((e) =>
-              e._tag === "SendRejected"
+              e instanceof SendRejected || e instanceof DriverUnavailable
+                ? e
+                : e._tag === "SendRejected"
                 ? new SendRejected({ reason: e.reason })
                 : e._tag === "DriverUnavailable"
                 ? unavailable(e.reason)
@@ -98,7 +101,16 @@ export const make = Effect.gen(function*() {
     failures: (to, rule) => Effect.orDie(client.Failures({ to, mode: rule.mode, times: rule.times })),
     autoReply: (peer, reply) => Effect.orDie(client.AutoReply({ peer, reply })),
     inbound: (input) =>
-      client.Inbound(input).pipe(
+      Effect.flatMap(
+        // The protocol carries a file's bytes: a streamed one is read first.
+        input.media === undefined || "bytes" in input.media
+          ? Effect.succeed(input as SimProtocol.InboundPayload)
+          : Effect.map(Stream.runCollect(input.media.stream), (chunks) => ({
+            ...input,
+            media: { mimeType: input.media!.mimeType, filename: input.media!.filename, bytes: new Uint8Array(Buffer.concat([...chunks])) }
+          })),
+        (payload) => client.Inbound(payload)
+      ).pipe(
         Effect.orDie,
         Effect.map(({ delivered, message }) => ({ delivered, message: incoming(message) }))
       ),

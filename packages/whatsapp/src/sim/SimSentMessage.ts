@@ -4,7 +4,8 @@
  *
  * @since 1.0.0
  */
-import type { Ack, OutgoingContent, OutgoingMessage } from "../WhatsAppDriver.js"
+import type { Ack, OutgoingContent } from "../WhatsAppDriver.js"
+import type { SimOutgoing } from "./SimOutgoing.js"
 
 /** @since 1.0.0 */
 export interface SimSentMessage {
@@ -33,7 +34,7 @@ export interface SimSentMessage {
  *
  * @since 1.0.0
  */
-export const fromOutgoing = (from: string, message: OutgoingMessage, timestamp: number): SimSentMessage => {
+export const fromOutgoing = (from: string, message: SimOutgoing, timestamp: number): SimSentMessage => {
   const content = message.content
   const media = content.kind === "text" ? null : content.media
   return {
@@ -44,7 +45,7 @@ export const fromOutgoing = (from: string, message: OutgoingMessage, timestamp: 
     text: content.kind === "text" ? content.text : null,
     caption: "caption" in content && content.caption !== undefined ? content.caption : null,
     filename: content.kind === "document" ? content.filename : null,
-    mediaSize: media === null ? null : media.bytes.byteLength,
+    mediaSize: media === null ? null : media.size,
     mimeType: media === null ? null : media.mimeType,
     timestamp,
     ack: "sent"

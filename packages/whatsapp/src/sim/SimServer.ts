@@ -8,6 +8,8 @@
 import * as Effect from "effect/Effect"
 import * as Mailbox from "effect/Mailbox"
 import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as SimOutgoing from "./SimOutgoing.js"
 import { SimNetwork } from "./SimNetwork.js"
 import type { SimUnknownNumber, SimWrongPairingCode, SimWrongState } from "./SimErrors.js"
 import type { DriverEvent, DriverUnavailable, SendRejected, Session } from "../WhatsAppDriver.js"
@@ -46,8 +48,9 @@ const wireEvent = (event: DriverEvent): Effect.Effect<typeof SimProtocol.Event.T
   if (event._tag !== "Incoming") return Effect.succeed(event)
   const { media, ...message } = event.message
   if (media === null) return Effect.succeed({ _tag: "Incoming", message: { ...message, media: null } })
-  return media.download.pipe(
+  return Stream.runCollect(media.download).pipe(
     Effect.orDie,
+    Effect.map((chunks) => new Uint8Array(Buffer.concat([...chunks]))),
     Effect.map((bytes) => ({
       _tag: "Incoming" as const,
       message: { ...message, media: { mimeType: media.mimeType, filename: media.filename, size: media.size, bytes } }
@@ -106,7 +109,7 @@ export const layerHandlers = SimRpcs.toLayer(Effect.gen(function*() {
       }),
     Link: ({ method, session: id }) =>
       Effect.flatMap(session(id), (s) => Effect.mapError(s.link({ kind: method }), unavailable)),
-    Send: ({ message, session: id }) => Effect.flatMap(session(id), (s) => Effect.mapError(s.send(message), driverError)),
+    Send: ({ message, session: id }) => Effect.flatMap(session(id), (s) => Effect.mapError(s.send(SimOutgoing.fromWire(message)), driverError)),
     SessionExists: ({ phone, session: id }) =>
       Effect.flatMap(session(id), (s) => Effect.mapError(s.exists(phone), unavailable)),
     Logout: ({ session: id }) => Effect.flatMap(session(id), (s) => s.logout).pipe(Effect.catchAll(() => Effect.void))

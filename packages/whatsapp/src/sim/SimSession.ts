@@ -12,6 +12,7 @@ import * as SimDevice from "./SimDevice.js"
 import * as SimLinking from "./SimLinking.js"
 import * as SimMailbox from "./SimMailbox.js"
 import * as SimModel from "./SimModel.js"
+import * as SimOutgoing from "./SimOutgoing.js"
 import { type DriverEvent, DriverUnavailable, type SendRejected, type Session } from "../WhatsAppDriver.js"
 
 /** Who opens a session: the number's phone, and whether the gateway linked it before. @since 1.0.0 */
@@ -85,13 +86,18 @@ const make = (model: SimModel.SimModel, device: SimDevice.SimDevice, mailbox: Si
           return Effect.void
         })).pipe(spanned("link", { method: method.kind })),
     send: (message) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        Effect.suspend((): Effect.Effect<void, SendRejected | DriverUnavailable> => {
-          const notNow = unavailable()
-          if (notNow !== null) return Effect.fail(notNow)
-          const rejected = SimDelivery.accept(model, device, message, now)
-          return rejected === null ? Effect.void : Effect.fail(rejected)
-        })).pipe(spanned("send", { to: message.to })),
+      Effect.gen(function*() {
+        const notNow = unavailable()
+        if (notNow !== null) return yield* notNow
+        // The file is read as it would be uploaded; the network keeps a copy only for a recipient
+        // that is a number of the gateway.
+        const held = yield* SimOutgoing.read(message, model.devices.get(message.to)?.linked === true)
+        const now = yield* Clock.currentTimeMillis
+        const notAfter = unavailable()
+        if (notAfter !== null) return yield* notAfter
+        const rejected: SendRejected | null = SimDelivery.accept(model, device, held, now)
+        if (rejected !== null) return yield* rejected
+      }).pipe(spanned("send", { to: message.to })),
     exists: (phone) =>
       Effect.suspend(() => {
         const notNow = unavailable()

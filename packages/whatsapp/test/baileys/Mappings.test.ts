@@ -7,8 +7,10 @@ import { proto, type WAMessageUpdate } from "@whiskeysockets/baileys"
 import * as Acks from "../../src/baileys/Acks.js"
 import * as IncomingContent from "../../src/baileys/IncomingContent.js"
 import * as Outgoing from "../../src/baileys/Outgoing.js"
+import * as Stream from "effect/Stream"
+import { Readable } from "node:stream"
 
-const media = { bytes: new Uint8Array([1, 2]), mimeType: "x/y" }
+const media = { stream: Stream.succeed(new Uint8Array([1, 2])), size: 2, mimeType: "x/y" }
 
 describe("IncomingContent.classify", () => {
   const table: Array<[string, proto.IMessage | null | undefined, IncomingContent.Content | null]> = [
@@ -168,20 +170,21 @@ describe("Acks", () => {
 })
 
 describe("Outgoing", () => {
-  it("the five kinds as Baileys content; a voice note is push-to-talk audio", () => {
-    const bytes = Buffer.from([1, 2])
-    assert.deepStrictEqual(Outgoing.content({ kind: "text", text: "Hi" }), { text: "Hi" })
-    assert.deepStrictEqual(Outgoing.content({ kind: "image", media, caption: "c" }), {
+  it("the five kinds as Baileys content, files as streams; a voice note is push-to-talk audio", () => {
+    const file = Readable.from([])
+    const bytes = { stream: file }
+    assert.deepStrictEqual(Outgoing.content({ kind: "text", text: "Hi" }, file), { text: "Hi" })
+    assert.deepStrictEqual(Outgoing.content({ kind: "image", media, caption: "c" }, file), {
       image: bytes,
       mimetype: "x/y",
       caption: "c"
     })
-    assert.deepStrictEqual(Outgoing.content({ kind: "video", media }), { video: bytes, mimetype: "x/y" })
-    assert.deepStrictEqual(Outgoing.content({ kind: "document", media, filename: "a.pdf", caption: "" }), {
+    assert.deepStrictEqual(Outgoing.content({ kind: "video", media }, file), { video: bytes, mimetype: "x/y" })
+    assert.deepStrictEqual(Outgoing.content({ kind: "document", media, filename: "a.pdf", caption: "" }, file), {
       document: bytes,
       mimetype: "x/y",
       fileName: "a.pdf"
     })
-    assert.deepStrictEqual(Outgoing.content({ kind: "voice", media }), { audio: bytes, mimetype: "x/y", ptt: true })
+    assert.deepStrictEqual(Outgoing.content({ kind: "voice", media }, file), { audio: bytes, mimetype: "x/y", ptt: true })
   })
 })

@@ -6,13 +6,14 @@ import { assert, describe, it } from "@effect/vitest"
 import { Boom } from "@hapi/boom"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Stream from "effect/Stream"
 import type { OutgoingContent } from "../../src/WhatsAppDriver.js"
 import { Closes } from "./support/FakeSocket.js"
 import * as Harness from "./support/Harness.js"
 
 const { advance, flush, working } = Harness
 const TO = "77017654321"
-const media = { bytes: new Uint8Array([7, 7, 7]), mimeType: "image/png" }
+const media = { stream: Stream.succeed(new Uint8Array([7, 7, 7])), size: 3, mimeType: "image/png" }
 
 describe("Baileys driver: sending", () => {
   it.scoped("the five kinds go to the phone's JID under the id the gateway chose", () => {

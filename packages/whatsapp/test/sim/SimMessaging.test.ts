@@ -5,6 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import type * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
 import type { SimConfig } from "../../src/sim/SimConfig.js"
@@ -12,6 +13,11 @@ import { SimNetwork } from "../../src/sim/SimNetwork.js"
 import * as SimulatorDriver from "../../src/sim/SimulatorDriver.js"
 import { type OutgoingMessage, type Session, WhatsAppDriver } from "../../src/WhatsAppDriver.js"
 import * as Recorder from "../support/Recorder.js"
+
+const readAll = <E>(stream: Stream.Stream<Uint8Array, E>) =>
+  Effect.map(Stream.runCollect(stream), (chunks) => new Uint8Array(Buffer.concat([...chunks])))
+
+const file = (bytes: Uint8Array, mimeType: string) => ({ stream: Stream.succeed(bytes), size: bytes.byteLength, mimeType })
 
 const A = "77010000001"
 const B = "77010000002"
@@ -96,11 +102,11 @@ describe("SimNetwork sending", () => {
             kind: "document",
             filename: "invoice.pdf",
             caption: "Invoice",
-            media: { bytes: new Uint8Array(1234), mimeType: "application/pdf" }
+            media: file(new Uint8Array(1234), "application/pdf")
           }
         })
-        yield* session.send({ waMessageId: "V1", to: B, content: { kind: "voice", media: { bytes: new Uint8Array(10), mimeType: "audio/ogg" } } })
-        yield* other.send({ waMessageId: "I1", to: PEER, content: { kind: "image", media: { bytes: new Uint8Array(3), mimeType: "image/png" } } })
+        yield* session.send({ waMessageId: "V1", to: B, content: { kind: "voice", media: file(new Uint8Array(10), "audio/ogg") } })
+        yield* other.send({ waMessageId: "I1", to: PEER, content: { kind: "image", media: file(new Uint8Array(3), "image/png") } })
         const summary = (log: ReadonlyArray<{ readonly waMessageId: string }>) => log.map((m) => m.waMessageId)
         assert.deepStrictEqual(summary(yield* network.sent()), ["D1", "V1", "I1"])
         assert.deepStrictEqual(summary(yield* network.sent({ from: A })), ["D1", "V1"])
@@ -268,7 +274,7 @@ describe("SimNetwork sending", () => {
         yield* a.session.send({
           waMessageId: "M2",
           to: B,
-          content: { kind: "image", caption: "photo", media: { bytes, mimeType: "image/jpeg" } }
+          content: { kind: "image", caption: "photo", media: file(bytes, "image/jpeg") }
         })
         yield* TestClock.adjust(500)
         assert.deepStrictEqual(b.rec.take(), [`500 in ${A}: to my other number`, `500 in ${A}: photo`])
@@ -290,7 +296,7 @@ describe("SimNetwork sending", () => {
           media: null
         })
         assert.deepStrictEqual([second.type, second.media?.mimeType, second.media?.size], ["image", "image/jpeg", 3])
-        assert.deepStrictEqual(yield* second.media!.download, bytes)
+        assert.deepStrictEqual(yield* readAll(second.media!.download), bytes)
       })
     ))
 

@@ -12,6 +12,7 @@ import { SimAuth, SimGroup } from "@wagate/whatsapp/sim/SimApi"
 import type { SimConfig } from "@wagate/whatsapp/sim/SimConfig"
 import type { SimNumberState } from "@wagate/whatsapp/sim/SimDevice"
 import type { SimUnknownNumber, SimWrongPairingCode, SimWrongState } from "@wagate/whatsapp/sim/SimErrors"
+import * as SimInbound from "@wagate/whatsapp/sim/SimInbound"
 import { SimNetwork } from "@wagate/whatsapp/sim/SimNetwork"
 import type { SimSentMessage } from "@wagate/whatsapp/sim/SimSentMessage"
 import * as Effect from "effect/Effect"
@@ -101,7 +102,13 @@ const build = (handlers: HttpApiBuilder.Handlers.FromGroup<HttpApiDecodeError, n
             text: payload.text,
             type: payload.type,
             group: payload.group,
-            fromMe: payload.from_me
+            fromMe: payload.from_me,
+            media: payload.media === undefined ? undefined : {
+              mimeType: payload.media.mime_type,
+              filename: payload.media.filename,
+              size: payload.media.size,
+              stream: SimInbound.downloadFrom(payload.media.url)
+            }
           }),
           ({ delivered, message }) => ({ wa_message_id: message.waMessageId, delivered })
         ))

@@ -18,6 +18,7 @@ import {
 } from "@whiskeysockets/baileys"
 import * as Layer from "effect/Layer"
 import { EventEmitter } from "node:events"
+import { Readable } from "node:stream"
 import {
   type BaileysSocket,
   type LatestVersion,
@@ -57,6 +58,12 @@ export const Closes = {
 
 type Outcome<A> = { readonly _tag: "ok"; readonly value: A } | { readonly _tag: "fail"; readonly error: unknown } | {
   readonly _tag: "hang"
+}
+
+const readAll = async (stream: AsyncIterable<Uint8Array>): Promise<Buffer> => {
+  const chunks: Array<Buffer> = []
+  for await (const chunk of stream) chunks.push(Buffer.from(chunk))
+  return Buffer.concat(chunks)
 }
 
 const settle = <A>(outcome: Outcome<A>): Promise<A> =>
@@ -124,7 +131,18 @@ export class FakeSocket implements BaileysSocket {
     return this.options.auth.creds
   }
 
-  sendMessage = (jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions) => {
+  /**
+   * As Baileys does, a file given as `{ stream }` is read whole (encrypted and uploaded) before
+   * the message goes out; `sent` shows its bytes as a Buffer.
+   */
+  sendMessage = (jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<WAMessage | undefined> => {
+    const key = (["image", "video", "document", "audio"] as const).find((k) => k in content)
+    const file = key === undefined ? undefined : (content as Record<string, unknown>)[key]
+    if (file !== undefined && typeof file === "object" && file !== null && "stream" in file) {
+      return readAll(file.stream as AsyncIterable<Uint8Array>).then((bytes) =>
+        this.sendMessage(jid, { ...content, [key!]: bytes } as AnyMessageContent, options)
+      )
+    }
     this.sent.push({ jid, content, options })
     const outcome = this.sendOutcome(jid)
     if (outcome !== null) return settle(outcome)
@@ -270,7 +288,7 @@ export const make = () => {
       },
       download: (_socket, message) => {
         downloads.push(message.key.id ?? "")
-        return settle(downloadOutcome)
+        return settle(downloadOutcome).then((bytes) => Readable.from([Buffer.from(bytes)]))
       },
       latestVersion: (signal) => {
         versionFetches.push(signal)
