@@ -16,6 +16,7 @@ import * as FiberId from "effect/FiberId"
 import * as Runtime from "effect/Runtime"
 import * as Stream from "effect/Stream"
 import { Readable } from "node:stream"
+import * as VoiceNote from "../VoiceNote.js"
 import { DriverUnavailable, type OutgoingMessage, SendRejected } from "../WhatsAppDriver.js"
 import type { BaileysSocket } from "./BaileysSocket.js"
 import * as Jids from "./Jids.js"
@@ -62,12 +63,19 @@ export const send = (ctx: SessionContext, socket: BaileysSocket, message: Outgoi
     const file = message.content.kind === "text" ? Readable.from([]) : yield* NodeStream.toReadable(
       message.content.media.stream.pipe(Stream.tapError((e) => Effect.sync(() => void (readFailure = e))))
     )
+    // A voice note goes out as mono Opus in OGG, encoded while Baileys reads it (every phone plays those).
+    const upload = message.content.kind === "voice" ? VoiceNote.toOpus(file) : file
     const sent = yield* timed(
-      () => socket.sendMessage(Jids.sendJid(message.to), Outgoing.content(message.content, file), { messageId: id }),
+      () => socket.sendMessage(Jids.sendJid(message.to), Outgoing.content(message.content, upload), { messageId: id }),
       timeout
     ).pipe(
-      Effect.mapError((e) => readFailure ?? Outgoing.sendFailure(e)),
-      Effect.ensuring(Effect.sync(() => file.destroy())),
+      Effect.mapError((e) =>
+        readFailure ?? (e instanceof VoiceNote.TranscodeFailed ? new SendRejected({ reason: e.message }) : Outgoing.sendFailure(e))
+      ),
+      Effect.ensuring(Effect.sync(() => {
+        file.destroy()
+        upload.destroy()
+      })),
       Effect.tapError(() => Effect.sync(() => state.awaitingAck.get(id) === acked && state.awaitingAck.delete(id)))
     )
     yield* keep(ctx, sent)

@@ -9,6 +9,7 @@ import * as Exit from "effect/Exit"
 import * as Stream from "effect/Stream"
 import type { OutgoingContent } from "../../src/WhatsAppDriver.js"
 import { Closes } from "./support/FakeSocket.js"
+import { opusHead, wav } from "./support/Audio.js"
 import * as Harness from "./support/Harness.js"
 
 const { advance, flush, working } = Harness
@@ -24,7 +25,8 @@ describe("Baileys driver: sending", () => {
         { kind: "text", text: "Hello" },
         { kind: "image", media, caption: "Our menu" },
         { kind: "document", media: { ...media, mimeType: "application/pdf" }, filename: "invoice.pdf", caption: "Invoice" },
-        { kind: "voice", media: { ...media, mimeType: "audio/ogg; codecs=opus" } },
+        // An MP3, WAV or AAC voice note plays on Android only: it goes out as Opus in OGG.
+        { kind: "voice", media: { stream: Stream.succeed(new Uint8Array(wav())), size: wav().length, mimeType: "audio/wav" } },
         { kind: "video", media: { ...media, mimeType: "video/mp4" } }
       ]
       for (const [i, content] of contents.entries()) {
@@ -33,13 +35,31 @@ describe("Baileys driver: sending", () => {
       const sent = h.fake.latest().sent
       assert.deepStrictEqual(sent.map((s) => [s.jid, s.options?.messageId]), [0, 1, 2, 3, 4].map((i) => [`${TO}@s.whatsapp.net`, `3EB0ID${i}`]))
       const bytes = Buffer.from([7, 7, 7])
+      const voice = sent[3]!.content as { audio: Buffer }
       assert.deepStrictEqual(sent.map((s) => s.content), [
         { text: "Hello" },
         { image: bytes, mimetype: "image/png", caption: "Our menu" },
         { document: bytes, mimetype: "application/pdf", fileName: "invoice.pdf", caption: "Invoice" },
-        { audio: bytes, mimetype: "audio/ogg; codecs=opus", ptt: true },
+        { audio: voice.audio, mimetype: "audio/ogg; codecs=opus", ptt: true },
         { video: bytes, mimetype: "video/mp4" }
       ])
+      assert.strictEqual(voice.audio.subarray(0, 4).toString(), "OggS")
+      assert.deepStrictEqual(opusHead(voice.audio), { channels: 1, inputRate: 16000 })
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("a voice note that is not audio is refused with the encoder's reason, before anything goes out", () => {
+    const h = Harness.make()
+    return Effect.gen(function*() {
+      const { session } = yield* working(h)
+      const refused = yield* Effect.flip(session.send({
+        waMessageId: "3EB0BAD",
+        to: TO,
+        content: { kind: "voice", media: { stream: Stream.succeed(new TextEncoder().encode("not a sound at all")), size: 18, mimeType: "audio/mpeg" } }
+      }))
+      assert.strictEqual(refused._tag, "SendRejected")
+      assert.match(refused.reason, /^the voice note could not be converted to Opus: /)
+      assert.deepStrictEqual(h.fake.latest().sent, [])
     }).pipe(Effect.provide(h.layer))
   })
 
