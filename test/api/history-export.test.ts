@@ -7,8 +7,10 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, layer } from "@effect/vitest"
 import { parse } from "csv-parse/sync"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import { provision, seedMessages } from "../support/Fixtures.js"
+import * as Fiber from "effect/Fiber"
+import { eventually, provision, seedMessages } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
 import { TestGateway } from "../support/TestGateway.js"
 
@@ -161,6 +163,39 @@ layer(TestGateway.layer({ domainClock: clock.clock }), { excludeTestServices: tr
       const other = yield* provision((yield* TestGateway).ops, { numbers: 1 })
       assert.strictEqual((yield* download(other.accountKey, "")).status, 200)
       clock.adjust("1 hour")
+    }))
+
+  it.effect("a client that disconnects stops the database query", () =>
+    Effect.gen(function*() {
+      const { acme, gateway } = yield* world
+      const sql = yield* Effect.provide(SqlClient.SqlClient, gateway.database)
+      // Another session holds the messages table, so the export's first batch waits on the lock
+      // in PostgreSQL, where it can be seen, for as long as the test wants.
+      const locked = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const holder = yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`LOCK TABLE messages IN ACCESS EXCLUSIVE MODE`
+        yield* Deferred.succeed(locked, undefined)
+        yield* Deferred.await(release)
+      })).pipe(Effect.fork)
+      yield* Deferred.await(locked)
+      const exportQueries = sql<{ pid: number }>`
+        SELECT pid FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'active'
+          AND query LIKE '%FROM messages m LEFT JOIN numbers n%'`
+      const client = new AbortController()
+      const answered = fetch(`${gateway.url}/api/v1/export`, {
+        headers: { authorization: `Bearer ${acme.accountKey}` },
+        signal: client.signal
+      }).then((response) => response.body?.cancel(), () => undefined)
+      const [running] = yield* eventually(exportQueries, (rows) => rows.length === 1)
+      client.abort()
+      // The query is cancelled while the lock is still held: not left to finish after the client left.
+      yield* eventually(exportQueries, (rows) => rows.length === 0)
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(holder)
+      yield* Effect.promise(() => answered)
+      assert.isAbove(running!.pid, 0)
     }))
 
   it.effect("at most 100 000 messages, the oldest", () =>

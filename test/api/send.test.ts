@@ -114,15 +114,24 @@ describe("POST /messages/send", () => {
         [{ to, image: { url: "ftp://x/a.png" } }, "400 invalid_media"],
         [{ to, image: { url: "not a url" } }, "400 invalid_media"],
         [{ to, image: { url: "http://x/a.png" }, video: { url: "http://x/b.mp4" } }, "400 invalid_media"],
-        [{ to, text: 5 }, "400 invalid_param"]
+        [{ to, text: 5 }, "400 invalid_param"],
+        // The contract's schema decides the shape: `to` is a string, and the first problem in
+        // fixing order is the one reported.
+        [{ to: Number(to), text: "x" }, "400 invalid_to"],
+        [{ to: "hello", image: "http://x/a.png", text: 5 }, "400 invalid_to"],
+        [{ to, image: { url: "http://x/a.png", caption: 5 } }, "400 invalid_media"],
+        [{ to, document: { url: "http://x/a.pdf", filename: ["a"] }, text: 5 }, "400 invalid_media"],
+        [{ to, text: null }, "400 empty_text"],
+        [{ to, text: "x", from: 1.5 }, "400 invalid_from"],
+        [{ to, text: "x", from: { id: 1 } }, "400 invalid_param"]
       ]
       for (const [body, expected] of cases) {
         const answer = yield* send(gateway, acme.accountKey, body)
         assert.strictEqual(code(answer), expected, JSON.stringify(body).slice(0, 80))
         assert.deepStrictEqual(Object.keys(answer.body).sort(), ["code", "error"])
       }
-      // Exactly 4096 characters is allowed.
-      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to, text: "x".repeat(4096) })), "200 ok")
+      // Exactly 4096 characters is allowed; a null attachment is no attachment.
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to, text: "x".repeat(4096), image: null })), "200 ok")
       assert.strictEqual((yield* gateway.sim.sent()).length, 1)
     }))
 
@@ -135,6 +144,8 @@ describe("POST /messages/send", () => {
       assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to, text: "x" })), "400 from_required")
       assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to, text: "x", from: "abc" })), "400 invalid_from")
       assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to, text: "x", from: other.numbers[0].id })), "404 number_not_found")
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to, text: "x", from: 999_999 })), "404 number_not_found")
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to, text: "x", from: String(other.numbers[0].id) })), "404 number_not_found")
       assert.strictEqual(code(yield* send(gateway, empty.accountKey, { to, text: "x" })), "409 no_numbers")
       const byPhone = yield* send(gateway, acme.accountKey, { to, text: "x", from: acme.numbers[1].phone })
       assert.deepStrictEqual([byPhone.status, byPhone.body.from.id], [200, acme.numbers[1].id])

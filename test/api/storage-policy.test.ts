@@ -7,7 +7,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { BlobStore } from "@wagate/media/BlobStore"
-import { DomainClock } from "@wagate/numbers/DomainClock"
+import { DomainClock } from "@wagate/domain/DomainClock"
 import { MediaFiles } from "@wagate/store/MediaFiles"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"

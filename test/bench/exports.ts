@@ -29,7 +29,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
-import { execFileSync, spawn } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { createReadStream, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -37,7 +37,7 @@ import { join } from "node:path"
 import { Writable } from "node:stream"
 import { pipeline } from "node:stream/promises"
 import { parseArgs } from "node:util"
-import { freePort, machine, REPO } from "./support/Processes.js"
+import { freePort, machine, REPO, scopedNode } from "./support/Processes.js"
 import * as Verdict from "./support/Verdict.js"
 
 const options = (argv: ReadonlyArray<string>) => {
@@ -55,7 +55,8 @@ const options = (argv: ReadonlyArray<string>) => {
     messages: Number(values.messages),
     bytes: Number(values.mb) * 1024 * 1024,
     files: Number(values.files),
-    stores: values.stores!.split(",") as Array<"filesystem" | "s3">,
+    // `--stores ""`: the CSV comparison only.
+    stores: values.stores!.split(",").filter((s) => s !== "") as Array<"filesystem" | "s3">,
     runs: Number(values.runs)
   }
 }
@@ -124,22 +125,19 @@ const seed = (messages: number, files: number, fileBytes: number, blobs: Readonl
 
 /** s3rver in a child process, so its memory is not counted as the archive's. */
 const s3rverProcess = (dir: string) =>
-  Effect.acquireRelease(
-    Effect.gen(function*() {
-      const port = yield* freePort
-      const child = spawn(process.execPath, [
-        join(REPO, "node_modules/s3rver/bin/s3rver.js"), "-d", dir, "-a", "127.0.0.1", "-p", String(port), "-s",
-        "--configure-bucket", "bench"
-      ], { stdio: "ignore" })
-      for (let i = 0; i < 100; i++) {
-        const up = yield* Effect.promise(() => fetch(`http://127.0.0.1:${port}/bench`).then(() => true, () => false))
-        if (up) break
-        yield* Effect.sleep("100 millis")
-      }
-      return { child, endpoint: `http://127.0.0.1:${port}` }
-    }),
-    ({ child }) => Effect.sync(() => child.kill("SIGTERM"))
-  )
+  Effect.gen(function*() {
+    const port = yield* freePort
+    yield* scopedNode("s3rver", [
+      join(REPO, "node_modules/s3rver/bin/s3rver.js"), "-d", dir, "-a", "127.0.0.1", "-p", String(port), "-s",
+      "--configure-bucket", "bench"
+    ])
+    for (let i = 0; i < 100; i++) {
+      const up = yield* Effect.promise(() => fetch(`http://127.0.0.1:${port}/bench`).then(() => true, () => false))
+      if (up) break
+      yield* Effect.sleep("100 millis")
+    }
+    return { endpoint: `http://127.0.0.1:${port}` }
+  })
 
 export const main = (argv: ReadonlyArray<string>) =>
   Effect.scoped(Effect.gen(function*() {

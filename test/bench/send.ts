@@ -17,19 +17,17 @@ import * as SimulatorDriver from "@wagate/whatsapp/sim/SimulatorDriver"
 import { WhatsAppDriver } from "@wagate/whatsapp/WhatsAppDriver"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Effect from "effect/Effect"
-import { type ChildProcess, fork, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
-import { cpuSeconds, freePort as freePortEffect, pidsNamed, rssMiB } from "./support/Processes.js"
+import { type Child, cpuSeconds, freePort as freePortEffect, pidsNamed, rssMiB, spawnTs, stop } from "./support/Processes.js"
 import * as Verdict from "./support/Verdict.js"
 
 // Set by main from its arguments (the load process gets what it needs over IPC).
 let NUMBERS = 2000
 let SECONDS = 30
-const ROOT = join(import.meta.dirname, "../..")
 const freePort = () => Effect.runPromise(freePortEffect)
 const postgresCpuSeconds = () => pidsNamed("postgres").reduce((sum, pid) => sum + cpuSeconds(pid), 0)
 const ADMIN = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
@@ -89,7 +87,14 @@ if (process.argv[2] === "--load") {
         headers: { authorization: `Bearer ${n.key}`, "content-type": "application/json" },
         body: JSON.stringify({ to: n.peer, text: `update ${k++}`, from: n.id })
       })
-      const body = (await response.body.json()) as { code?: string }
+      // A body that is not JSON is counted under its status, not a crash of the load.
+      const text = await response.body.text()
+      let body: { code?: string } = {}
+      try {
+        body = JSON.parse(text)
+      } catch {
+        body = { code: `${response.statusCode} (not JSON: ${JSON.stringify(text.slice(0, 40))})` }
+      }
       const elapsed = performance.now() - started
       if (Date.now() > warmupUntil) {
         if (response.statusCode === 200) {
@@ -107,14 +112,22 @@ if (process.argv[2] === "--load") {
   process.exit(0)
 }
 
-const ops = async (url: string, method: string, path: string, body?: unknown) => {
-  const response = await fetch(`${url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body)
-  })
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`)
-  return response.json() as Promise<any>
+const ops = async (url: string, method: string, path: string, body?: unknown): Promise<any> => {
+  for (let attempt = 1; ; attempt++) {
+    const response = await fetch(`${url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body)
+    })
+    // 503 is "try again" (a number slow to start on a busy machine): the gateway said so.
+    if (response.status === 503 && attempt < 5) {
+      await response.arrayBuffer()
+      await new Promise((r) => setTimeout(r, 1000 * Number(response.headers.get("retry-after") ?? 1)))
+      continue
+    }
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`)
+    return response.json()
+  }
 }
 
 const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
@@ -125,10 +138,9 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
   const url = new URL(ADMIN)
   url.pathname = `/${name}`
   const port = await freePort()
-  const gateway: ChildProcess = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_CPU_PROF] : []), "--import", "tsx", "apps/gateway/src/main.ts"], {
-    cwd: ROOT,
+  const gateway = spawnTs("gateway", "apps/gateway/src/main.ts", {
+    nodeArgs: process.env.BENCH_CPU_PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_CPU_PROF] : [],
     env: {
-      ...process.env,
       DATABASE_URL: url.toString(),
       WA_DRIVER: "simulator",
       HTTP_PORT: String(port),
@@ -136,9 +148,9 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
       RUNNER_PORT: String(await freePort()),
       OPERATOR_TOKEN: TOKEN,
       DATA_DIR: mkdtempSync(join(tmpdir(), "wagate-bench-"))
-    },
-    stdio: ["ignore", "ignore", "inherit"]
+    }
   })
+  let load: Child | undefined
   const base = `http://127.0.0.1:${port}`
   try {
     for (let i = 0; ; i++) {
@@ -167,17 +179,18 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
     // Let the numbers connect and the peers' first messages land.
     await new Promise((r) => setTimeout(r, 5000))
     // What the linked numbers cost while nothing is sent (timers, polling, keep-alives).
-    const idle0 = cpuSeconds(gateway.pid!)
+    const idle0 = cpuSeconds(gateway.pid)
     await new Promise((r) => setTimeout(r, 5000))
-    const idleCpu = (cpuSeconds(gateway.pid!) - idle0) / 5
+    const idleCpu = (cpuSeconds(gateway.pid) - idle0) / 5
     console.error(`idle: the gateway used ${(100 * idleCpu).toFixed(1)}% of a core with ${NUMBERS} numbers linked`)
     console.error(`sending for ${SECONDS} s...`)
-    const load = fork(import.meta.filename, ["--load"], { execArgv: ["--import", "tsx"] })
-    load.send({ numbers, url: base, seconds: SECONDS })
+    load = spawnTs("load", import.meta.filename, { args: ["--load"], ipc: true, reportExit: false })
+    const loadProcess = load.process
+    loadProcess.send({ numbers, url: base, seconds: SECONDS })
     let rss = 0
-    const cpu = () => [cpuSeconds(gateway.pid!), postgresCpuSeconds()] as const
+    const cpu = () => [cpuSeconds(gateway.pid), postgresCpuSeconds()] as const
     // Sample CPU over the measured window only (after the load's 3 s warm-up).
-    const next = () => new Promise<unknown>((resolve) => load.once("message", resolve))
+    const next = () => new Promise<unknown>((resolve) => loadProcess.once("message", resolve))
     await next() // started
     const cpuWindow = new Promise<[number, number]>((resolve) =>
       setTimeout(() => {
@@ -189,7 +202,7 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
       }, 3250)
     )
     const sampler = setInterval(() => {
-      rss = Math.max(rss, rssMiB(gateway.pid!))
+      rss = Math.max(rss, rssMiB(gateway.pid))
     }, 1000)
     const measured = (await next()) as Result
     clearInterval(sampler)
@@ -198,8 +211,10 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
     const result: Result = { ...measured, cpu: { gateway: perSend(gatewayCpu), postgres: perSend(postgresCpu) } }
     return { result, rss }
   } finally {
-    gateway.kill("SIGTERM")
-    await new Promise((r) => setTimeout(r, 2000))
+    // Every process this run started ends with it, on success, failure or interruption; the
+    // gateway stops gracefully (its CPU profile is written on exit), killed if it takes too long.
+    if (load !== undefined) await Effect.runPromise(stop(load))
+    await Effect.runPromise(stop(gateway, 45_000))
     await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
     await admin.end()
   }

@@ -156,7 +156,7 @@ describe.skipIf(!existsSync(CHROMIUM))("the cabinet in a browser", () => {
     await page.setViewportSize({ width: 1280, height: 800 })
   })
 
-  it("links a second number by its 8-character pairing code", async () => {
+  it("links a second number by its 8-character pairing code; the numbers page shows a logout live", async () => {
     await open("/numbers")
     await page.getByLabel("Phone number with country code").fill(codePhone)
     await page.getByText("Enter an 8-character code on the phone").click()
@@ -170,6 +170,9 @@ describe.skipIf(!existsSync(CHROMIUM))("the cabinet in a browser", () => {
     await open("/numbers")
     assert.strictEqual(await page.getByRole("cell", { name: "Working" }).count(), 2)
     await accessible("numbers page")
+    // The phone logs the device out: the open page shows it with the reason, by itself.
+    await run(world.gateway.sim.disconnect(codePhone, "logged_out").pipe(Effect.orDie))
+    await page.getByRole("cell", { name: /^Stopped — logged out/ }).waitFor({ timeout: 15_000 })
   })
 
   let oldKey = ""
@@ -199,7 +202,7 @@ describe.skipIf(!existsSync(CHROMIUM))("the cabinet in a browser", () => {
     assert.strictEqual((await api("GET", "/numbers", newKey)).status, 200)
   })
 
-  it("sets the webhook: the secret is shown once, the test event arrives, the log resends it", async () => {
+  it("sets the webhook: the secret is shown once, the test event arrives, the log resends it, the secret rotates", async () => {
     await open("/webhook")
     await accessible("webhook page, empty")
     await page.getByLabel("Webhook URL").fill(world.receiver.url("/hook"))
@@ -222,19 +225,40 @@ describe.skipIf(!existsSync(CHROMIUM))("the cabinet in a browser", () => {
     for (let i = 0; i < 200 && tests().length < 2; i++) await new Promise((r) => setTimeout(r, 50))
     assert.strictEqual(tests().length, 2)
     assert.strictEqual(tests()[1].headers["webhook-id"], event.headers["webhook-id"])
+    // Rotation: a new secret, shown once, and the old one still signs for the grace period.
+    await page.getByRole("button", { name: "New secret" }).click()
+    const rotated = await page.locator("#webhook-secret").textContent()
+    assert.match(rotated!, /^whsec_/)
+    assert.notStrictEqual(rotated, secret)
+    await page.getByText("The previous secret also signs requests until").waitFor()
   })
 
   it("shows limits, storage, exports and the account in plain words, in English and Russian", async () => {
     await open("/limits")
     await page.getByText("Trust index").waitFor()
     await page.getByText("Warm-up").waitFor()
+    // The reasons behind the index, each in words: the new number's short time here is one.
+    await page.getByRole("row").filter({ hasText: "Time on the service" }).getByText("This grows by itself").waitFor()
     await accessible("limits page")
     await open("/storage")
     await page.getByText("Within the free allowance.").waitFor()
     await accessible("storage page")
+    await page.getByLabel("Do not keep files from group chats").check()
+    await page.getByLabel("Delete files older than").fill("90")
+    await page.getByRole("button", { name: "Save" }).click()
+    await page.getByText("Saved.").waitFor()
+    await open("/storage")
+    assert.isTrue(await page.getByLabel("Do not keep files from group chats").isChecked())
+    assert.strictEqual(await page.getByLabel("Delete files older than").inputValue(), "90")
     await open("/exports")
     await page.getByRole("button", { name: "Start an export" }).click()
     await page.getByText("The export is being prepared").waitFor()
+    // The archive is made in the background; once ready it offers a download.
+    for (let i = 0; i < 30 && (await page.getByRole("button", { name: "Download" }).count()) === 0; i++) {
+      await page.waitForTimeout(500)
+      await page.getByRole("button", { name: "Refresh" }).click()
+    }
+    await page.getByRole("button", { name: "Download" }).waitFor()
     await accessible("exports page")
     await open("/account")
     await page.getByText(EMAIL).waitFor()

@@ -10,7 +10,7 @@ import { gzipSync } from "node:zlib"
 import { freshDatabase, startGateway } from "../support/TestGateway.js"
 
 /** docs/cabinet.md: bytes on the wire (the gateway sends them uncompressed). */
-export const BUDGET = { firstVisit: 48 * 1024, laterPage: 16 * 1024 }
+export const BUDGET = { firstVisit: 48 * 1024, laterPage: 4 * 1024 }
 
 const fetchText = (url: string, headers: Record<string, string> = {}) =>
   Effect.promise(async () => {
@@ -35,7 +35,7 @@ describe("cabinet pages", () => {
           assert.match(page.headers.get("content-security-policy")!, /script-src 'self'; /)
           assert.include(page.text, `<html lang="${lang}">`)
           const assets = [...page.text.matchAll(/(?:href|src)="(\/cabinet\/assets\/[^"]+)"/g)].map((m) => m[1])
-          assert.strictEqual(assets.length, 2)
+          assert.strictEqual(assets.length, 3)
           const files = yield* Effect.forEach(assets, (a) => fetchText(`${gateway.url}${a}`))
           for (const f of files) assert.match(f.headers.get("cache-control")!, /immutable/)
           const first = page.body.length + files.reduce((n, f) => n + f.body.length, 0)

@@ -136,6 +136,27 @@ describe("attacks", () => {
       assert.match(cookie, /SameSite=Strict/)
     }))
 
+  it.scopedLive("behind HTTPS (a trusted proxy says so) the cookies are Secure; over plain HTTP they are not", () =>
+    Effect.gen(function*() {
+      const box = yield* mailbox
+      const gateway = yield* startGateway(yield* freshDatabase, { settings: { ...cabinetSettings(box), trustProxy: true } })
+      yield* signedUp(gateway.url, box, "tls@shop.kz")
+      const cookiesOf = (proto: string) =>
+        Effect.gen(function*() {
+          const client = browserClient(gateway.url)
+          yield* client.open("/cabinet/login")
+          const answer = yield* client.post("/login", { email: "tls@shop.kz", password: "correct horse battery" }, {
+            "x-forwarded-proto": proto
+          })
+          assert.strictEqual(answer.status, 200)
+          return answer.headers.getSetCookie()
+        })
+      const https = yield* cookiesOf("https")
+      assert.strictEqual(https.length, 2)
+      for (const cookie of https) assert.match(cookie, /; Secure/)
+      for (const cookie of yield* cookiesOf("http")) assert.notMatch(cookie, /; Secure/)
+    }))
+
   it.scopedLive("log-in is throttled per email (known or not alike) with Retry-After", () =>
     Effect.gen(function*() {
       const { box, url } = yield* setup

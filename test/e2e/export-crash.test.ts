@@ -2,29 +2,29 @@
  * A runner killed in the middle of an archive export: two `WAGATE_ROLE=runner` processes and an
  * api gateway on one PostgreSQL and one blob store; the runner writing the archive gets SIGKILL.
  * The export must not stay `running`: the other runner receives the persisted message, starts
- * the archive over and finishes it, and the store holds the one complete archive.
+ * the archive over and finishes it, and the store holds the one complete archive and nothing of
+ * the killed run's half-written one.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
 import { BlobStore } from "@wagate/media/BlobStore"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
-import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, readdirSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { type Child, spawnTs } from "../bench/support/Processes.js"
 import { blobBytes, readArchive, seedFile } from "../support/Archives.js"
 import { eventually, provision } from "../support/Fixtures.js"
 import { freePort, freshDatabase, OPERATOR_TOKEN, startGateway, WEBHOOK_SECRET_KEY } from "../support/TestGateway.js"
 import { call } from "../support/Webhooks.js"
 
-const root = join(import.meta.dirname, "../..")
 const SECRET = "x".repeat(32)
 
 interface Runner {
   readonly name: string
-  readonly child: ChildProcess
+  readonly child: Child
   readonly output: () => string
 }
 
@@ -35,8 +35,11 @@ const startRunner = (name: string, env: Record<string, string>) =>
       for (const [k, v] of Object.entries(process.env)) {
         if (v !== undefined && !/^(DATABASE_URL|REDIS_URL|OPERATOR_TOKEN|S3_|WA_|WAGATE_|HTTP_|RUNNER_)/.test(k)) base[k] = v
       }
-      const child = spawn(process.execPath, ["--import", "tsx", "apps/gateway/src/main.ts"], {
-        cwd: root,
+      // Through the benchmarks' process helper: killed with the test file's process whatever
+      // ends the test (a timeout included), besides the release below.
+      const child = spawnTs(name, "apps/gateway/src/main.ts", {
+        inheritEnv: false,
+        reportExit: false,
         env: {
           ...base,
           ...env,
@@ -47,17 +50,13 @@ const startRunner = (name: string, env: Record<string, string>) =>
           RUNNER_PORT: String(yield* freePort),
           HTTP_PORT: String(yield* freePort),
           HTTP_HOST: "127.0.0.1"
-        },
-        stdio: ["ignore", "pipe", "pipe"]
+        }
       })
-      let output = ""
-      child.stdout!.on("data", (d) => (output += d))
-      child.stderr!.on("data", (d) => (output += d))
-      const runner: Runner = { name, child, output: () => output }
-      yield* eventually(Effect.sync(() => output), (o) => o.includes("wagate runner on"), 60_000)
+      const runner: Runner = { name, child, output: child.output }
+      yield* eventually(Effect.sync(() => child.output()), (o) => o.includes("wagate runner on"), 60_000)
       return runner
     }),
-    (runner) => Effect.sync(() => runner.child.exitCode === null && runner.child.kill("SIGKILL"))
+    (runner) => Effect.sync(() => runner.child.process.exitCode === null && runner.child.process.kill("SIGKILL"))
   )
 
 describe("a runner killed during an archive export", () => {
@@ -106,7 +105,7 @@ describe("a runner killed during an archive export", () => {
       const owner = runners.find((r) => r.output().includes(`archive export ${id} running`))!
       const survivor = runners.find((r) => r !== owner)!
       assert.isDefined(owner)
-      owner.child.kill("SIGKILL")
+      owner.child.process.kill("SIGKILL")
 
       const done = yield* eventually(
         call(gateway, "GET", `/api/v1/exports/${id}`, acme.accountKey),
@@ -119,6 +118,14 @@ describe("a runner killed during an archive export", () => {
       assert.strictEqual(done.body.missing_files, 0)
       assert.strictEqual(done.body.messages, FILES)
 
+      // Nothing of the killed run is left: its temporary file was removed when the run started over.
+      const leftovers = yield* eventually(
+        Effect.sync(() => readdirSync(join(dataDir, "blobs", "tmp"))),
+        (names) => names.length === 0,
+        30_000
+      )
+      assert.deepStrictEqual(leftovers, [])
+      assert.include(survivor.output(), `removed an unfinished upload of export ${id}'s archive`)
       // One blob under the account's exports: the complete archive.
       assert.deepStrictEqual(readdirSync(join(dataDir, "blobs", "objects", "exports", String(acme.accountId))), [`${id}.zip`])
       const bytes = yield* blobBytes(gateway.blobs, `exports/${acme.accountId}/${id}.zip`)

@@ -3,7 +3,7 @@
 // never from HTML strings, so nothing from the server can become markup.
 "use strict";
 (() => {
-  const T = JSON.parse(document.getElementById("i18n").textContent);
+  const T = window.WAGATE_T || {};
   const t = (key, values) => (T[key] || key).replace(/\{(\w+)\}/g, (_, k) => (values && values[k] != null ? String(values[k]) : ""));
   const page = document.body.dataset.page;
   const app = document.getElementById("app");
@@ -171,23 +171,32 @@
 
   const statusText = (n) => t("st." + n.status) + (n.reason && n.status !== "WORKING" ? " — " + n.reason : "");
 
+  let numbersStream = null;
   pages.numbers = async () => {
     const data = await api("GET", "/numbers");
-    const rows = data.numbers.map((n) => [
-      n.phone,
-      h("span", {}, statusText(n), n.paused ? h("br") : null, n.paused ? h("strong", {}, t("num.paused")) : null),
-      h("span", {},
-        n.status === "WORKING"
-          ? h("a", { href: "/cabinet/limits?number=" + n.id }, t("nav.limits"))
-          : h("a", { href: "/cabinet/link?number=" + n.id }, n.status === "none" ? t("num.link") : t("num.relink")),
-        " ",
-        n.status === "WORKING" || n.status === "SCAN_QR_CODE"
-          ? h("button", { type: "button", class: "secondary", onclick: async () => {
-            if (!confirm(t("num.unlinkConfirm"))) return;
-            try { await api("POST", "/numbers/" + n.id + "/unlink"); render(); } catch (error) { fail(error); }
-          } }, t("num.unlink"))
-          : null)
-    ]);
+    const list = h("div");
+    const draw = (data) => list.replaceChildren(
+      data.numbers.length === 0 ? h("p", {}, t("num.none")) : table([t("col.phone"), t("col.status"), t("col.actions")], data.numbers.map((n) => [
+        n.phone,
+        h("span", {}, statusText(n), n.paused ? h("br") : null, n.paused ? h("strong", {}, t("num.paused")) : null),
+        h("span", {},
+          n.status === "WORKING"
+            ? h("a", { href: "/cabinet/limits?number=" + n.id }, t("nav.limits"))
+            : h("a", { href: "/cabinet/link?number=" + n.id }, n.status === "none" ? t("num.link") : t("num.relink")),
+          " ",
+          n.status === "WORKING" || n.status === "SCAN_QR_CODE"
+            ? h("button", { type: "button", class: "secondary", "aria-label": t("num.unlink") + " " + n.phone, onclick: async () => {
+              if (!confirm(t("num.unlinkConfirm"))) return;
+              try { await api("POST", "/numbers/" + n.id + "/unlink"); render(); } catch (error) { fail(error); }
+            } }, t("num.unlink"))
+            : null)
+      ])),
+      h("p", { class: "muted" }, t("num.limit", { count: data.numbers.length, limit: data.limit })));
+    draw(data);
+    // Status changes (a failure's reason, a pause) arrive by themselves.
+    if (numbersStream) numbersStream.close();
+    numbersStream = new EventSource("/cabinet/api/numbers/events");
+    numbersStream.addEventListener("numbers", (e) => draw(JSON.parse(e.data)));
     const form = h("form", { class: "card" }, h("h2", {}, t("num.add")),
       field(t("num.phone"), { name: "phone", inputmode: "numeric", autocomplete: "tel", placeholder: "77011234567", required: true }),
       h("fieldset", {}, h("legend", {}, t("num.method")),
@@ -203,11 +212,7 @@
         return h("div", { class: "msg err", role: "alert" }, error.message, " ", h("a", { href: "/cabinet/balance" }, t("num.topupFirst")));
       }
     });
-    show(
-      data.numbers.length === 0 ? h("p", {}, t("num.none")) : table([t("col.phone"), t("col.status"), t("col.actions")], rows),
-      h("p", { class: "muted" }, t("num.limit", { count: data.numbers.length, limit: data.limit })),
-      form
-    );
+    show(list, form);
   };
 
   pages.link = async () => {
@@ -339,7 +344,12 @@
     ].filter(Boolean);
     show(numberPicker(numbers, number.id, false),
       h("section", {}, h("h2", {}, t("lim.trust", { rating: l.rating })), h("p", {}, t("tier." + l.tier)),
-        l.enough_data ? null : h("p", { class: "muted" }, t("lim.notEnough"))),
+        l.enough_data ? null : h("p", { class: "muted" }, t("lim.notEnough")),
+        h("h3", {}, t("lim.why")),
+        table([t("lim.factor"), t("lim.score"), t("lim.advice")], Object.entries(l.factors).map(([k, v]) => {
+          const level = v >= 0.8 ? "good" : v >= 0.5 ? "fair" : "weak";
+          return [t("fac." + k), t("lim." + level) + " (" + Math.round(v * 100) + "%)", level === "good" ? "" : t("adv." + k)];
+        }))),
       h("section", {}, h("h2", {}, t("lim.today")),
         bar(t("lim.messages"), l.used.messages, l.limits.messages_per_day),
         bar(t("lim.newContacts"), l.used.new_contacts, l.limits.new_contacts_per_day),
@@ -407,6 +417,7 @@
 
   pages.exports = async () => {
     const [data, numbers] = await Promise.all([api("GET", "/exports"), api("GET", "/numbers")]);
+    const phoneOf = (id) => (numbers.numbers.find((n) => n.id === id) || { phone: "#" + id }).phone;
     const form = h("form", { class: "card" }, h("h2", {}, t("exp.start")),
       select(t("lim.number"), "number", [["", t("hist.all")]].concat(numbers.numbers.map((n) => [n.id, n.phone])), ""),
       check(t("exp.media"), { name: "include_media", checked: true }),
@@ -420,7 +431,7 @@
     show(form,
       h("button", { type: "button", class: "secondary", onclick: () => render() }, t("exp.refresh")),
       data.exports.length === 0 ? h("p", {}, t("exp.none")) : table([t("col.created"), t("lim.number"), t("col.status"), t("col.size"), t("col.actions")],
-        data.exports.map((x) => [when(x.created_at), x.from === null ? t("hist.all") : String(x.from),
+        data.exports.map((x) => [when(x.created_at), x.from === null ? t("hist.all") : phoneOf(x.from),
           t("exs." + x.status) + (x.progress != null && x.status === "running" ? " " + x.progress + "%" : "") + (x.error ? " · " + x.error : ""),
           x.size == null ? "" : bytes(x.size),
           x.status === "done" ? h("button", { type: "button", class: "secondary", onclick: async () => {

@@ -15,7 +15,7 @@ import { Balance } from "@wagate/domain/Account"
 import * as E from "@wagate/domain/ApiError"
 import { ArchiveExport, ExportList } from "@wagate/domain/ArchiveExport"
 import { AccountId } from "@wagate/domain/Ids"
-import { Limits } from "@wagate/domain/Limits"
+import { Limits, TrustFactors } from "@wagate/domain/Limits"
 import { MessagePage } from "@wagate/domain/Message"
 import { LinkedNumber } from "@wagate/domain/LinkedNumber"
 import { LedgerEntry } from "@wagate/domain/OpsBillingApi"
@@ -153,6 +153,11 @@ export class CabinetGroup extends HttpApiGroup.make("cabinet")
     HttpApiEndpoint.get("numbers", "/numbers").addSuccess(Schema.Struct({ numbers: Schema.Array(NumberView), limit: Schema.Int }))
   )
   .add(
+    // Server-sent events: a `numbers` event with the whole list ({numbers, limit}) each time a
+    // number's status, reason or pause changes.
+    HttpApiEndpoint.get("numbersEvents", "/numbers/events").addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
+  )
+  .add(
     HttpApiEndpoint.post("addNumber", "/numbers")
       .setPayload(Schema.Struct({ phone: Schema.String.pipe(Schema.maxLength(32)), method: Schema.optional(LinkMethod) }))
       .addSuccess(Schema.Struct({ number: LinkedNumber, link: NumberLink }), { status: 201 })
@@ -237,7 +242,7 @@ export class CabinetGroup extends HttpApiGroup.make("cabinet")
   )
   .add(
     HttpApiEndpoint.get("limits")`/numbers/${id}/limits`
-      .addSuccess(Limits)
+      .addSuccess(Schema.Struct({ ...Limits.fields, factors: TrustFactors }))
       .addError(E.wire(E.InvalidParam))
       .addError(E.wire(E.InvalidFrom))
       .addError(E.wire(E.FromRequired))

@@ -1,8 +1,8 @@
 /**
  * The cabinet's pages. Each is a small server-rendered shell (header, menu, language switch,
- * the page's dictionary and CSRF token) around a `<main>` that the one script, cabinet.js, fills
- * from the cabinet API. No framework and no build step: the files under `assets/` are served
- * as they are.
+ * title and CSRF token) around a `<main>` that the one script, cabinet.js, fills
+ * from the cabinet API, with the words of the page's language from i18n-<lang>.js. No framework
+ * and no build step: the files under `assets/` are served as they are.
  */
 import { dictionary, type Key, type Lang, LANGS, t } from "./I18n.js"
 
@@ -40,7 +40,13 @@ const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&
 /** JSON inside a <script> element: nothing in it may close the element. */
 const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, "\\u003c")
 
-export const render = (def: PageDef, input: { readonly lang: Lang; readonly csrf: string; readonly version: string }) => {
+/** The words of a language as a script (cached like the other assets): it sets `WAGATE_T`. */
+export const dictionaryScript = (lang: Lang) => `window.WAGATE_T=${scriptJson(dictionary(lang))};\n`
+
+export const render = (
+  def: PageDef,
+  input: { readonly lang: Lang; readonly csrf: string; readonly version: string; readonly wordsVersion: string }
+) => {
   const { lang } = input
   const menu = def.signedIn
     ? `<nav aria-label="${esc(t(lang, "nav.menu"))}"><ul>${
@@ -60,6 +66,7 @@ export const render = (def: PageDef, input: { readonly lang: Lang; readonly csrf
 <title>${esc(t(lang, def.title))} · ${esc(t(lang, "brand"))}</title>
 <meta name="csrf-token" content="${esc(input.csrf)}">
 <link rel="stylesheet" href="${BASE}/assets/cabinet.css?v=${input.version}">
+<script src="${BASE}/assets/i18n-${lang}.js?v=${input.wordsVersion}" defer></script>
 <script src="${BASE}/assets/cabinet.js?v=${input.version}" defer></script>
 </head><body data-page="${def.page}" data-signed-in="${def.signedIn}">
 <header><a class="brand" href="${BASE}/">${esc(t(lang, "brand"))}</a>
@@ -67,6 +74,5 @@ export const render = (def: PageDef, input: { readonly lang: Lang; readonly csrf
 <main id="main"><h1>${esc(t(lang, def.title))}</h1>
 <div id="app" aria-live="polite"><p>${esc(t(lang, "loading"))}</p></div>
 <noscript><p>${esc(t(lang, "noscript"))}</p></noscript></main>
-<script type="application/json" id="i18n">${scriptJson(dictionary(lang))}</script>
 </body></html>`
 }

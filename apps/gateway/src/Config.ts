@@ -69,6 +69,9 @@ export interface GatewaySettings {
   readonly billingTickMs: number
   /** Secret of the test payment provider; unset: the provider is off. */
   readonly paymentsTestSecret: Option.Option<Redacted.Redacted>
+  /** Where this process serves its own metrics without a token (`GET /metrics`); none when unset. */
+  readonly metricsPort: Option.Option<number>
+  readonly metricsHost: string
   /** The SMTP server cabinet mail (email confirmation, password reset) goes through; unset: the log. */
   readonly smtpUrl: Option.Option<Redacted.Redacted>
   readonly mailFrom: string
@@ -196,6 +199,13 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
   paymentsTestSecret: Config.option(Config.redacted("PAYMENTS_TEST_SECRET").pipe(
     Config.withDescription("Turns on the test payment provider, whose webhooks are signed with this secret")
   )),
+  metricsPort: Config.option(Config.integer("METRICS_PORT").pipe(
+    Config.withDescription("Port of GET /metrics without a token (a runner's own metrics; keep it on the internal network)")
+  )),
+  metricsHost: Config.string("METRICS_HOST").pipe(
+    Config.withDefault("0.0.0.0"),
+    Config.withDescription("Address the METRICS_PORT listener binds")
+  ),
   smtpUrl: Config.option(Config.redacted("SMTP_URL").pipe(
     Config.withDescription("SMTP server for cabinet mail: smtp://user:pass@host:587 (smtps:// for TLS); unset: mail goes to the log")
   )),

@@ -15,7 +15,7 @@ import { ExportSettings } from "@wagate/exports/ExportSettings"
 import { HistoryRows } from "@wagate/exports/HistoryRows"
 import { ExportEvents } from "@wagate/store/ExportEvents"
 import { AccountLive } from "@wagate/numbers/AccountLive"
-import { DomainClock } from "@wagate/numbers/DomainClock"
+import { DomainClock } from "@wagate/domain/DomainClock"
 import { IncomingDownloadSlots, IncomingMediaSettings } from "@wagate/numbers/IncomingMedia"
 import { NumberLive } from "@wagate/numbers/NumberLive"
 import { NumberSupervisor } from "@wagate/numbers/NumberSupervisor"
@@ -47,6 +47,7 @@ import type { KeyRevocations } from "./auth/KeyRevocations.js"
 import { OperatorToken } from "./auth/OperatorToken.js"
 import { hostsEntities } from "./cluster/Cluster.js"
 import { NumberWaker } from "./cluster/NumberWaker.js"
+import { RunnerLiveness } from "./cluster/RunnerLiveness.js"
 import { RunnerStats } from "./cluster/RunnerStats.js"
 import { type GatewaySettings, Settings } from "./Config.js"
 import { Health } from "./Health.js"
@@ -114,6 +115,7 @@ export const layer = (settings: GatewaySettings, infra: Infrastructure) => {
       AccountLive,
       NumberSupervisor,
       NumberWaker,
+      RunnerLiveness,
       RunnerStats,
       WebhookLive,
       WebhookDispatcher,

@@ -7,7 +7,12 @@ import { BlobStore } from "@wagate/media/BlobStore"
 import { DatabaseKind } from "@wagate/store/Database"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import { Redis } from "./infra/Redis.js"
+
+/** What went wrong, as the error says it. */
+const describe = (error: unknown): string =>
+  Predicate.hasProperty(error, "message") && typeof error.message === "string" ? error.message : String(error)
 
 const timed = (check: Effect.Effect<unknown, unknown>, healthy: DependencyHealth["status"]) =>
   Effect.gen(function*() {
@@ -16,7 +21,7 @@ const timed = (check: Effect.Effect<unknown, unknown>, healthy: DependencyHealth
     const latency_ms = Math.round((performance.now() - start) * 10) / 10
     return outcome._tag === "Right"
       ? { status: healthy, latency_ms, error: null }
-      : { status: "down" as const, latency_ms: null, error: String((outcome.left as any)?.message ?? outcome.left) }
+      : { status: "down" as const, latency_ms: null, error: describe(outcome.left) }
   })
 
 export class Health extends Effect.Service<Health>()("@wagate/gateway/Health", {

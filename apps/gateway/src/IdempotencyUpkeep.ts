@@ -3,7 +3,7 @@
  * Every process that hosts entities deletes expired keys every hour, in batches, so the table
  * stays the size of a day's keyed sends.
  */
-import * as DomainClock from "@wagate/numbers/DomainClock"
+import * as DomainClock from "@wagate/domain/DomainClock"
 import { IDEMPOTENCY_TTL_MS } from "@wagate/numbers/NumberSend"
 import { Conversations } from "@wagate/store/Conversations"
 import * as Effect from "effect/Effect"

@@ -6,7 +6,7 @@
  * rows another holds).
  */
 import { BlobStore } from "@wagate/media/BlobStore"
-import * as DomainClock from "@wagate/numbers/DomainClock"
+import * as DomainClock from "@wagate/domain/DomainClock"
 import { MediaFiles } from "@wagate/store/MediaFiles"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

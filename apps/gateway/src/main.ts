@@ -16,14 +16,17 @@ import { pathToFileURL } from "node:url"
 import { KeyRevocations } from "./auth/KeyRevocations.js"
 import { OperatorToken } from "./auth/OperatorToken.js"
 import * as Cluster from "./cluster/Cluster.js"
+import * as RunnerLiveness from "./cluster/RunnerLiveness.js"
 import { Settings } from "./Config.js"
 import * as Gateway from "./Gateway.js"
 import * as DataDir from "./infra/DataDir.js"
+import * as MetricsServer from "./infra/MetricsServer.js"
 import * as NodeServer from "./http/NodeServer.js"
 import * as Redis from "./infra/Redis.js"
 import { RequestCounter } from "./infra/RequestCounter.js"
 import * as Network from "./Network.js"
 import * as Shutdown from "./Shutdown.js"
+import * as Telemetry from "./infra/Telemetry.js"
 
 export const Main = Layer.unwrapEffect(Effect.gen(function*() {
   const settings = yield* Settings
@@ -35,7 +38,15 @@ export const Main = Layer.unwrapEffect(Effect.gen(function*() {
   const gateway = Gateway.layer(settings, {
     database: Option.match(settings.databaseUrl, {
       onNone: () => Database.layerEmbedded({ dataDir: join(settings.dataDir, "pg") }),
-      onSome: (url) => Database.layerPostgres({ url, maxConnections: settings.databasePoolSize })
+      onSome: (url) =>
+        Database.layerPostgres({
+          url,
+          maxConnections: settings.databasePoolSize,
+          // A runner's sessions carry its address: while one is open, the runner is alive.
+          applicationName: Cluster.hostsEntities(settings)
+            ? RunnerLiveness.sessionName(`${settings.runnerHost}:${settings.runnerPort}`)
+            : undefined
+        })
     }),
     cluster: Cluster.layer(settings, embedded ? "embedded" : "postgres"),
     sharedState: Option.match(settings.redisUrl, {
@@ -56,13 +67,26 @@ export const Main = Layer.unwrapEffect(Effect.gen(function*() {
       `wagate ${settings.role} on http://${settings.httpHost}:${settings.httpPort}, network: ${settings.waDriver}, operator token: ${token.source}`
     )
   }).pipe(Effect.provide(OperatorToken.Default), Effect.provideService(Settings, settings))
-  return Layer.mergeAll(gateway, Layer.effectDiscard(announce), Shutdown.layer(settings.shutdownTimeoutMs))
+  const metrics = Option.match(settings.metricsPort, {
+    onNone: () => Layer.empty,
+    onSome: (port) => MetricsServer.layer({ host: settings.metricsHost, port })
+  })
+  return Layer.mergeAll(gateway, metrics, Layer.effectDiscard(announce), Shutdown.layer(settings.shutdownTimeoutMs))
 })).pipe(Layer.provide(Settings.layer))
 
 /** Runs a process of `layer` (Main, or Main with a test's hooks) until SIGTERM/SIGINT. */
 export const launch = (layer: Layer.Layer<never, unknown>) =>
-  // No tracer is exported, so spans would only cost time: each one allocates and captures a stack.
-  NodeRuntime.runMain(Layer.launch(layer).pipe(Effect.withTracerEnabled(false)))
+  NodeRuntime.runMain(
+    Effect.gen(function*() {
+      const telemetry = yield* Telemetry.settings
+      return yield* Layer.launch(layer).pipe(
+        // Without an exporter spans would only cost time: each one allocates and captures a stack.
+        Effect.withTracerEnabled(Option.isSome(Telemetry.tracesUrl(telemetry))),
+        Effect.provide(Telemetry.layer(telemetry))
+      )
+    }),
+    { disablePrettyLogger: true }
+  )
 
 // Run when started as the program (`npm start`), not when a test's entry point imports Main.
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) launch(Main)

@@ -55,6 +55,17 @@ const fields = (message: string) => ({
 
 type Fields = ReturnType<typeof fields>
 
+/**
+ * `Schema.TaggedError` as it types for a concrete `Self`: its check that `Self` was given is a
+ * conditional type that cannot resolve inside the generic `make` below.
+ */
+const taggedError = <Self>() =>
+  Schema.TaggedError<Self>() as <Tag extends string, F extends Schema.Struct.Fields>(
+    tag: Tag,
+    fields: F,
+    annotations?: Schema.Annotations.Schema<Self>
+  ) => Schema.TaggedErrorClass<Self, Tag, { readonly _tag: Schema.tag<Tag> } & F>
+
 const make = <Self>() =>
 <const Tag extends string, const Code extends string, const Status extends number>(
   tag: Tag,
@@ -62,13 +73,11 @@ const make = <Self>() =>
   status: Status,
   message: string
 ) => {
-  // The `Self` check of TaggedError cannot resolve inside a generic function; the cast restores
-  // the type it would have for a concrete `Self`.
-  const Base = (Schema.TaggedError<Self>() as any)(
+  const Base: Schema.TaggedErrorClass<Self, Tag, { readonly _tag: Schema.tag<Tag> } & Fields> = taggedError<Self>()(
     tag,
     fields(message),
     HttpApiSchema.annotations({ status })
-  ) as Schema.TaggedErrorClass<Self, Tag, { readonly _tag: Schema.tag<Tag> } & Fields>
+  )
   return class extends Base {
     static readonly code: Code = code
     static readonly status: Status = status

@@ -38,3 +38,20 @@ export const Limits = Schema.Struct({
 }).annotations({ identifier: "Limits" })
 /** @since 1.0.0 */
 export type Limits = typeof Limits.Type
+
+/**
+ * The six scores behind a number's trust index, each 0 (suspicious) to 1 (trustworthy): see
+ * docs/trust-index.md. Shown by the cabinet's Limits page.
+ *
+ * @since 1.0.0
+ */
+export const TrustFactors = Schema.Struct({
+  customers_start: Schema.Number,
+  answers: Schema.Number,
+  balance: Schema.Number,
+  cold_volume: Schema.Number,
+  deliverability: Schema.Number,
+  tenure: Schema.Number
+}).annotations({ identifier: "TrustFactors" })
+/** @since 1.0.0 */
+export type TrustFactors = typeof TrustFactors.Type

@@ -3,8 +3,22 @@
  */
 import * as Schema from "effect/Schema"
 
-const Url = Schema.String.annotations({ description: "http(s) URL the gateway fetches the file from" })
+/** Whether `s` is an absolute http or https URL. */
+const isHttpUrl = (s: string): boolean => {
+  try {
+    const { protocol } = new URL(s)
+    return protocol === "http:" || protocol === "https:"
+  } catch {
+    return false
+  }
+}
+
+const Url = Schema.String.pipe(
+  Schema.filter(isHttpUrl, { message: () => "must be an http or https URL" })
+).annotations({ description: "http(s) URL the gateway fetches the file from" })
 const Caption = Schema.optional(Schema.String)
+/** Absent, or null (taken as absent). */
+const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { nullable: true })
 
 /**
  * POST /messages/send. Exactly one of text, image, document, voice and video; `text` alongside
@@ -17,15 +31,15 @@ export const SendMessageRequest = Schema.Struct({
     description: "Recipient in international format, digits only; or the `chat_id` `<lid>@lid` of a person " +
       "WhatsApp names only by a LID"
   }),
-  text: Schema.optional(Schema.String.annotations({ description: "Message text (at most 4096 characters)" })),
-  image: Schema.optional(Schema.Struct({ url: Url, caption: Caption })),
-  document: Schema.optional(Schema.Struct({
+  text: optional(Schema.String.annotations({ description: "Message text (at most 4096 characters)" })),
+  image: optional(Schema.Struct({ url: Url, caption: Caption })),
+  document: optional(Schema.Struct({
     url: Url,
     filename: Schema.optional(Schema.String.annotations({ description: "Name shown to the recipient" })),
     caption: Caption
   })),
-  voice: Schema.optional(Schema.Struct({ url: Url }).annotations({ description: "Sent as a voice note (OGG/Opus)" })),
-  video: Schema.optional(Schema.Struct({ url: Url, caption: Caption })),
+  voice: optional(Schema.Struct({ url: Url }).annotations({ description: "Sent as a voice note (OGG/Opus)" })),
+  video: optional(Schema.Struct({ url: Url, caption: Caption })),
   from: Schema.optional(
     Schema.Union(Schema.Int, Schema.String).annotations({
       description: "Sending number: id or phone; required when the account has several numbers"

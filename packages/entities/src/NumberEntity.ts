@@ -10,7 +10,7 @@ import * as Entity from "@effect/cluster/Entity"
 import * as Rpc from "@effect/rpc/Rpc"
 import * as E from "@wagate/domain/ApiError"
 import { ConnectionStatus } from "@wagate/domain/Connection"
-import { Limits } from "@wagate/domain/Limits"
+import { Limits, TrustFactors } from "@wagate/domain/Limits"
 import { MessageSource } from "@wagate/domain/Message"
 import * as Schema from "effect/Schema"
 
@@ -35,7 +35,12 @@ export const SendPayload = Schema.Struct({
   to: Schema.String,
   content: SendContent,
   source: MessageSource,
-  idempotency: Schema.optional(Schema.Struct({ key: Schema.String, requestHash: Schema.String }))
+  idempotency: Schema.optional(Schema.Struct({ key: Schema.String, requestHash: Schema.String })),
+  /**
+   * The account the caller acts for: the number refuses the send (`number_not_found`) unless it
+   * is a live number of that account, so a caller can name the number by id without looking it up.
+   */
+  accountId: Schema.optional(Schema.Int)
 })
 /** @since 1.0.0 */
 export type SendPayload = typeof SendPayload.Type
@@ -54,6 +59,7 @@ export type Sent = typeof Sent.Type
 
 /** Why a send can be refused, each with its HTTP status and code. @since 1.0.0 */
 export const SendError = Schema.Union(
+  E.NumberNotFound,
   E.NumberPaused,
   E.NotConnected,
   E.RateLimited,
@@ -97,6 +103,8 @@ export type ConnectionState = typeof ConnectionState.Type
 export const NumberEntity = Entity.make("Number", [
   Rpc.make("Send", { payload: SendPayload, success: Sent, error: SendError }),
   Rpc.make("Limits", { success: Limits, error: Schema.Union(E.Capacity, E.InternalError) }),
+  /** The scores behind the trust index (the cabinet explains the index with them). */
+  Rpc.make("TrustFactors", { success: TrustFactors, error: Schema.Union(E.Capacity, E.InternalError) }),
   Rpc.make("Check", {
     payload: { phone: Schema.String },
     success: Checked,

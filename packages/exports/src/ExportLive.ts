@@ -9,12 +9,13 @@
  */
 import { ExportEntity } from "@wagate/entities/ExportEntity"
 import { BlobStore } from "@wagate/media/BlobStore"
-import * as DomainClock from "@wagate/numbers/DomainClock"
+import * as DomainClock from "@wagate/domain/DomainClock"
 import { ExportEvents } from "@wagate/store/ExportEvents"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ArchiveBuilder from "./ArchiveBuilder.js"
+import { abortAbandonedUploads } from "./ExportJanitor.js"
 import { ARCHIVE_LIFETIME_MS, ExportRecords, type ExportRow } from "./ExportRecords.js"
 import { ExportSettings, retainedSince } from "./ExportSettings.js"
 
@@ -47,6 +48,12 @@ export const ExportLive = ExportEntity.toLayer(
       if (Option.isNone(started)) return
       const row = started.value
       yield* Effect.logInfo(`archive export ${exportId} running`)
+      // A run started over after its runner was killed: what the killed run uploaded goes first.
+      yield* abortAbandonedUploads(exportId).pipe(
+        Effect.provideService(ExportRecords, records),
+        Effect.provideService(BlobStore, blobs),
+        Effect.catchAllCause((cause) => Effect.logWarning(`export ${exportId}: an abandoned upload could not be removed`, cause))
+      )
       const key = archiveKey(row)
       const result = yield* ArchiveBuilder.build({
         filter: {

@@ -198,6 +198,13 @@ export class ExportRecords extends Effect.Service<ExportRecords>()("@wagate/expo
       yield* sql`UPDATE exports SET status = 'expired', blob_key = NULL WHERE id = ${id} AND status = 'done'`
     }, Effect.orDie)
 
-    return { takeDownload, create, list, find, start, progress, unfinished, expiring, markExpired } as const
+    /** Whether an export is running and since when (its current run); none for an unknown id. */
+    const runState = Effect.fn("ExportRecords.runState")(function*(id: number) {
+      const rows = yield* sql<{ status: ExportRow["status"]; started_at: Date | null }>`
+        SELECT status, started_at FROM exports WHERE id = ${id}`
+      return Option.fromNullable(rows[0])
+    }, Effect.orDie)
+
+    return { takeDownload, create, list, find, start, progress, unfinished, expiring, markExpired, runState } as const
   })
 }) {}

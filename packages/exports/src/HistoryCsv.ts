@@ -43,7 +43,7 @@ const OPTIONS = {
 } as const
 
 /** The header record. @since 1.0.0 */
-export const header: string = stringify([COLUMNS as unknown as Array<string>], OPTIONS)
+export const header: string = stringify([[...COLUMNS]], OPTIONS)
 
 /** One record per row, in the order of `COLUMNS`. @since 1.0.0 */
 export const record = (row: CsvRow): Array<string | null> => [

@@ -108,7 +108,11 @@ export class HistoryRows extends Effect.Service<HistoryRows>()("@wagate/exports/
             return [Chunk.unsafeFromArray(rows), next] as const
           })
         )
-      })
+      }).pipe(
+        // The next batch is read while this one is written: PostgreSQL and the formatting run at
+        // once, on two cores. Memory holds two batches.
+        Stream.bufferChunks({ capacity: 1 })
+      )
 
     /**
      * The filter's messages oldest first (by id, which follows arrival), at most `max`, one

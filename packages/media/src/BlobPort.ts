@@ -50,6 +50,21 @@ export interface SignedUrlOptions {
 }
 
 /**
+ * A write that never completed: an S3 multipart upload neither completed nor aborted, or a
+ * temporary file of the filesystem store, left by a process killed in the middle of a `put`.
+ *
+ * @since 1.0.0
+ */
+export interface IncompleteUpload {
+  /** The key it was writing; null when the store cannot tell. */
+  readonly key: string | null
+  /** The store's handle on it (upload id, temporary file name). */
+  readonly id: string
+  /** When it began (S3) or was last written (filesystem). */
+  readonly startedAt: Date
+}
+
+/**
  * The blob store port. Keys are `/`-separated paths (see `BlobKey`). Every method is a span named
  * `BlobStore.<method>`.
  *
@@ -101,6 +116,15 @@ export interface BlobStoreService {
     HttpServerResponse.HttpServerResponse,
     BlobLinkInvalid | BlobLinkExpired | BlobNotFound | BlobStoreError
   >
+
+  /**
+   * The incomplete writes under `prefix` (`""`: all, those of unknown key included). A write in
+   * progress in another process is listed too: the caller decides which are abandoned.
+   */
+  readonly incompleteUploads: (prefix: string) => Effect.Effect<ReadonlyArray<IncompleteUpload>, BlobStoreError>
+
+  /** Removes an incomplete write and what it had stored; one already gone is fine. */
+  readonly abortUpload: (upload: IncompleteUpload) => Effect.Effect<void, BlobStoreError>
 
   /** For GET /api/status: `filesystem` / `memory` for the built-in stores, `ok` or `down` for S3. */
   readonly health: Effect.Effect<DependencyHealth>

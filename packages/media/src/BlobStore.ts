@@ -18,7 +18,15 @@ import type * as S3BlobStore from "./S3BlobStore.js"
 
 export { BlobLinkExpired, BlobLinkInvalid, BlobNotFound, BlobStoreError } from "./BlobStoreError.js"
 
-export type { BlobBody, BlobHead, BlobStoreService, ByteRange, PutOptions, SignedUrlOptions } from "./BlobPort.js"
+export type {
+  BlobBody,
+  BlobHead,
+  BlobStoreService,
+  ByteRange,
+  IncompleteUpload,
+  PutOptions,
+  SignedUrlOptions
+} from "./BlobPort.js"
 
 /**
  * The blob store port. Keys are `/`-separated paths (see `BlobKey`). Every method is a span named

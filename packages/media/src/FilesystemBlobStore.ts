@@ -20,7 +20,7 @@ import { randomUUID } from "node:crypto"
 import { rmdir } from "node:fs/promises"
 import { dirname, join, resolve, sep } from "node:path"
 import * as BlobKey from "./BlobKey.js"
-import type { BlobBody, BlobStoreService, ByteRange, PutOptions } from "./BlobPort.js"
+import type { BlobBody, BlobStoreService, ByteRange, IncompleteUpload, PutOptions } from "./BlobPort.js"
 import { BlobNotFound, BlobStoreError, describe } from "./BlobStoreError.js"
 import * as GatewayLinks from "./GatewayLinks.js"
 import * as MeasuredBody from "./MeasuredBody.js"
@@ -56,7 +56,12 @@ export const make = (
     const root = resolve(options.dir)
     const objectPath = (key: string) => join(root, "objects", key)
     const metaPath = (key: string) => join(root, "meta", key)
-    const tmpPath = () => join(root, "tmp", randomUUID())
+    // A temporary file names the key it writes when the name fits, so what a killed process left
+    // can be told apart: `<uuid>.<key in base64url>`.
+    const tmpPath = (key?: string) => {
+      const named = key === undefined ? "" : `.${Buffer.from(key).toString("base64url")}`
+      return join(root, "tmp", `${randomUUID()}${named.length <= 200 ? named : ""}`)
+    }
     const failed = (op: string) => (cause: unknown) => new BlobStoreError({ op, cause })
     // Commits, deletes and heads of this process take turns, so a blob's bytes and type change
     // together: two puts of one key never leave one's bytes with the other's type.
@@ -115,7 +120,7 @@ export const make = (
       op: string,
       stage: (staged: { readonly data: string; readonly meta: string }) => Effect.Effect<A, E>
     ) => {
-      const staged = { data: tmpPath(), meta: tmpPath() }
+      const staged = { data: tmpPath(key), meta: tmpPath(key) }
       return stage(staged).pipe(
         Effect.tap(() => commit(key, staged).pipe(Effect.mapError(failed(op)))),
         Effect.ensuring(Effect.ignore(Effect.all([fs.remove(staged.data), fs.remove(staged.meta)], { mode: "either" })))
@@ -189,6 +194,35 @@ export const make = (
         }))
     })
 
+    const incompleteUploads = Effect.fn("BlobStore.incompleteUploads")(function*(prefix: string) {
+      const names = yield* fs.readDirectory(join(root, "tmp")).pipe(Effect.mapError(failed("incompleteUploads")))
+      const found: Array<IncompleteUpload> = []
+      for (const name of names) {
+        const dot = name.indexOf(".")
+        const key = dot < 0 ? null : Buffer.from(name.slice(dot + 1), "base64url").toString()
+        if (prefix !== "" && (key === null || !key.startsWith(prefix))) continue
+        const info = yield* fs.stat(join(root, "tmp", name)).pipe(
+          Effect.map(Option.some),
+          // Renamed into place or removed meanwhile: not incomplete.
+          Effect.catchIf(isAbsent, () => Effect.succeedNone),
+          Effect.mapError(failed("incompleteUploads"))
+        )
+        if (Option.isNone(info)) continue
+        found.push({ key, id: name, startedAt: Option.getOrElse(info.value.mtime, () => new Date(0)) })
+      }
+      return found
+    })
+
+    const abortUpload = Effect.fn("BlobStore.abortUpload")(function*(upload: IncompleteUpload) {
+      if (upload.id.includes("/") || upload.id.startsWith(".")) {
+        return yield* new BlobStoreError({ op: "abortUpload", cause: new Error(`not a temporary file: ${upload.id}`) })
+      }
+      yield* fs.remove(join(root, "tmp", upload.id)).pipe(
+        Effect.catchIf(isAbsent, () => Effect.void),
+        Effect.mapError(failed("abortUpload"))
+      )
+    })
+
     const probe = Effect.gen(function*() {
       const path = tmpPath()
       yield* fs.writeFileString(path, "probe")
@@ -213,6 +247,8 @@ export const make = (
       head,
       delete: delete_,
       copy,
+      incompleteUploads,
+      abortUpload,
       ...GatewayLinks.make(options, { head, get }),
       health
     } as const

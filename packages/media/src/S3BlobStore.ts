@@ -5,11 +5,13 @@
  * @since 1.0.0
  */
 import {
+  AbortMultipartUploadCommand,
   CopyObjectCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
+  ListMultipartUploadsCommand,
   PutObjectCommand,
   S3Client,
   type S3ClientConfig
@@ -27,7 +29,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { Readable } from "node:stream"
 import * as BlobKey from "./BlobKey.js"
-import type { BlobBody, BlobStoreService, ByteRange, PutOptions, SignedUrlOptions } from "./BlobPort.js"
+import type { BlobBody, BlobStoreService, ByteRange, IncompleteUpload, PutOptions, SignedUrlOptions } from "./BlobPort.js"
 import { BlobLinkInvalid, BlobNotFound, BlobStoreError, describe } from "./BlobStoreError.js"
 import * as ContentDisposition from "./ContentDisposition.js"
 import * as LinkLifetime from "./LinkLifetime.js"
@@ -202,6 +204,46 @@ export const make = (options: Options): Effect.Effect<BlobStoreService, never, S
         )
     })
 
+    let warnedUnlisted = false
+    const notImplemented = (error: BlobStoreError) => (error.cause as { name?: string } | null)?.name === "NotImplemented"
+    const incompleteUploads = Effect.fn("BlobStore.incompleteUploads")(function*(prefix: string) {
+      const found: Array<IncompleteUpload> = []
+      let KeyMarker: string | undefined
+      let UploadIdMarker: string | undefined
+      for (;;) {
+        const listed = yield* call("incompleteUploads", (abortSignal) =>
+          s3.send(new ListMultipartUploadsCommand({ Bucket, Prefix: prefix, KeyMarker, UploadIdMarker }), { abortSignal }))
+          .pipe(Effect.map(Option.some), Effect.catchIf(notImplemented, () => Effect.succeedNone))
+        if (Option.isNone(listed)) {
+          // Some S3-compatible stores (s3rver among them) cannot list them: the bucket's
+          // AbortIncompleteMultipartUpload lifecycle rule is then what reclaims them.
+          if (!warnedUnlisted) {
+            warnedUnlisted = true
+            yield* Effect.logWarning("the S3 store cannot list incomplete multipart uploads; set the bucket's AbortIncompleteMultipartUpload lifecycle rule")
+          }
+          return found
+        }
+        const page = listed.value
+        for (const upload of page.Uploads ?? []) {
+          if (upload.Key === undefined || upload.UploadId === undefined) continue
+          found.push({ key: upload.Key, id: upload.UploadId, startedAt: upload.Initiated ?? new Date(0) })
+        }
+        if (page.IsTruncated !== true) return found
+        KeyMarker = page.NextKeyMarker
+        UploadIdMarker = page.NextUploadIdMarker
+      }
+    })
+
+    const abortUpload = Effect.fn("BlobStore.abortUpload")(function*(upload: IncompleteUpload) {
+      if (upload.key === null) return
+      const Key = upload.key
+      yield* call("abortUpload", (abortSignal) =>
+        s3.send(new AbortMultipartUploadCommand({ Bucket, Key, UploadId: upload.id }), { abortSignal })).pipe(
+          // Completed or aborted meanwhile.
+          Effect.catchIf((e) => missing(e) || (e.cause as { name?: string })?.name === "NoSuchUpload", () => Effect.void)
+        )
+    })
+
     const signedUrl = Effect.fn("BlobStore.signedUrl")(function*(key: string, link: SignedUrlOptions) {
       yield* BlobKey.check(key, "signedUrl")
       yield* LinkLifetime.check(link.expiresInSeconds, "signedUrl")
@@ -245,6 +287,8 @@ export const make = (options: Options): Effect.Effect<BlobStoreService, never, S
       head,
       delete: delete_,
       copy,
+      incompleteUploads,
+      abortUpload,
       signedUrl,
       // Links to S3 are answered by S3; a token reaching the gateway was not made by this store.
       serveSigned: () => Effect.fail(new BlobLinkInvalid()).pipe(Effect.withSpan("BlobStore.serveSigned")),

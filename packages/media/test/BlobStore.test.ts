@@ -11,12 +11,13 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { assert, describe, it, layer, type Vitest } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { join } from "node:path"
-import { BlobLinkExpired, BlobStore } from "../src/BlobStore.js"
+import { BlobLinkExpired, BlobStore, type IncompleteUpload } from "../src/BlobStore.js"
 import { behavesAsBlobStore, BodyBroke, bytes, writesAtomically } from "./support/BlobStoreSuite.js"
 
 const BASE = "https://wa.example.kz"
@@ -169,6 +170,31 @@ layer(filesystemServed)("filesystem store", (it) => {
       assert.strictEqual(yield* fs.readFileString(join(dir, "objects", "media/9/plain.txt")), "hello")
       yield* Effect.flip(store.put("media/9/broken", Stream.fail(new BodyBroke()), { contentType: "text/plain" }))
       assert.deepStrictEqual(yield* fs.readDirectory(join(dir, "tmp")), [])
+    }))
+
+  it.effect("a write in progress is listed as incomplete with its key; aborting it removes its temporary file", () =>
+    Effect.gen(function*() {
+      const store = yield* BlobStore
+      const fs = yield* FileSystem.FileSystem
+      const dir = yield* StoreDir
+      // A write that never ends, as a process killed in its middle leaves it.
+      const writing = yield* Effect.fork(
+        store.put("exports/5/7.zip", Stream.concat(Stream.make(bytes(1000)), Stream.never), { contentType: "application/zip" })
+      )
+      let listed: ReadonlyArray<IncompleteUpload> = []
+      for (let i = 0; i < 200 && listed.length === 0; i++) {
+        listed = yield* store.incompleteUploads("exports/")
+        if (listed.length === 0) yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
+      }
+      assert.deepStrictEqual(listed.map((u) => u.key), ["exports/5/7.zip"])
+      assert.isBelow(Math.abs(listed[0]!.startedAt.getTime() - Date.now()), 60_000)
+      assert.deepStrictEqual(yield* store.incompleteUploads("media/"), [])
+      yield* store.abortUpload(listed[0]!)
+      assert.deepStrictEqual(yield* fs.readDirectory(join(dir, "tmp")), [])
+      assert.deepStrictEqual(yield* store.incompleteUploads(""), [])
+      // Removing one already gone is fine.
+      yield* store.abortUpload(listed[0]!)
+      yield* Fiber.interrupt(writing)
     }))
 
   it.effect("deleting a blob removes the directories it leaves empty, and only those", () =>

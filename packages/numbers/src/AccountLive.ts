@@ -5,7 +5,7 @@
 import { AttachmentsBusy } from "@wagate/domain/ApiError"
 import { AccountEntity, MAX_ATTACHMENTS_IN_FLIGHT } from "@wagate/entities/AccountEntity"
 import * as Effect from "effect/Effect"
-import * as DomainClock from "./DomainClock.js"
+import * as DomainClock from "@wagate/domain/DomainClock"
 
 export const AccountLive = AccountEntity.toLayer(
   Effect.sync(() => {

@@ -4,7 +4,7 @@ import { Capacity, DailyLimit, NotConnected, NumberPaused, RateLimited } from "@
 import type { NumberStates } from "@wagate/store/NumberStates"
 import type { Session } from "@wagate/whatsapp/WhatsAppDriver"
 import * as Effect from "effect/Effect"
-import * as DomainClock from "./DomainClock.js"
+import * as DomainClock from "@wagate/domain/DomainClock"
 import type { NumberContext } from "./NumberContext.js"
 import * as Tiers from "./policy/Tiers.js"
 

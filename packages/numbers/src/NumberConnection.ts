@@ -21,10 +21,11 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import * as DomainClock from "./DomainClock.js"
+import * as DomainClock from "@wagate/domain/DomainClock"
 import * as IncomingFailures from "./IncomingFailures.js"
 import * as IncomingMedia from "./IncomingMedia.js"
 import * as IncomingText from "./IncomingText.js"
+import * as NumberMetrics from "./NumberMetrics.js"
 import type { NumberContext } from "./NumberContext.js"
 
 /** A pending message the network did not take after this many hand-overs fails. */
@@ -138,7 +139,7 @@ export const open = (ctx: NumberContext) =>
       Effect.gen(function*() {
         if (!m.isGroup) ctx.contacts.remember(m.peer !== "" ? m.peer : m.chatId)
         const stored = yield* Effect.exit(recordIncoming(m, null))
-        if (stored._tag === "Success") return
+        if (stored._tag === "Success") return yield* Metric.increment(NumberMetrics.incoming)
         yield* Metric.increment(IncomingFailures.failures)
         yield* Effect.logError(`incoming message ${m.waMessageId} of number ${numberId} not stored; kept for a retry`, stored.cause)
         const event = IncomingFailures.serialize(m)
@@ -172,7 +173,23 @@ export const open = (ctx: NumberContext) =>
     }).pipe(Effect.catchAllCause((cause) => Effect.logError("retrying kept incoming messages failed", cause)))
 
     const onEvent = (event: DriverEvent): Effect.Effect<void> =>
-      serialized(Effect.gen(function*() {
+      // An ack changes nothing the number decides by, so it does not wait for the number's
+      // section (nor does a send wait for it): the session hands events over one at a time, and
+      // the ack writer keeps each message's acks in order. A `sent` for a message a send is
+      // handing over right now is recorded by that send.
+      event._tag === "Ack"
+        ? event.ack === "sent" && ctx.inFlight.has(event.waMessageId) ? Effect.void : Effect.flatMap(DomainClock.now, (now) =>
+          Effect.zipRight(Metric.increment(Metric.tagged(NumberMetrics.acks, "status", event.ack)), conversations.applyAck({
+            numberId,
+            waMessageId: event.waMessageId,
+            ack: event.ack,
+            error: event.error,
+            at: new Date(now)
+          }))).pipe(
+            Effect.catchAllCause((cause) => Effect.logError("number event failed", cause)),
+            Effect.provide(entityContext)
+          )
+        : serialized(Effect.gen(function*() {
         switch (event._tag) {
           case "Connection":
             return yield* setConnection({
@@ -190,14 +207,6 @@ export const open = (ctx: NumberContext) =>
           case "Unrestricted":
             number.restrictedUntil = null
             return yield* states.setRestricted(numberId, null, "WhatsApp lifted the restriction")
-          case "Ack":
-            return yield* conversations.applyAck({
-              numberId,
-              waMessageId: event.waMessageId,
-              ack: event.ack,
-              error: event.error,
-              at: new Date(yield* DomainClock.now)
-            })
           case "Incoming":
             return yield* storeIncoming(IncomingText.sanitize(event.message))
           case "LidMapped": {
@@ -241,6 +250,10 @@ export const open = (ctx: NumberContext) =>
           yield* reject("the attachment was lost in a restart before it was sent")
           continue
         }
+        // In a second of its own: a send taken over from a dead runner never goes out in the
+        // same second as one the new owner just accepted.
+        const wait = ctx.counters.handOffDelay(yield* DomainClock.now)
+        if (wait > 0) yield* Effect.sleep(wait)
         const attempts = yield* conversations.countAttempt(p.id)
         const sent = yield* Effect.either(
           // A person known only by its LID has no phone: its chat `<lid>@lid` is the address.
@@ -259,7 +272,10 @@ export const open = (ctx: NumberContext) =>
 
     session = yield* driver.open({ id: numberId, phone: number.phone, linked: number.linked }, onEvent)
     if (number.linked) yield* Entity.keepAlive(true)
-    yield* retryFailedIncoming.pipe(
+    // Also sends what is still pending: a send that met a session the network had already
+    // replaced (another runner's, in a failover) was recorded and answered, and waits here
+    // rather than for the next reconnect.
+    yield* Effect.zipRight(retryFailedIncoming, resendPending).pipe(
       Effect.repeat(Schedule.spaced(retrySettings.sweepInterval)),
       Effect.forkScoped
     )

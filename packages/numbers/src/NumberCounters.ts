@@ -10,6 +10,7 @@ import type { NumberSnapshot, NumberStates, SendHistory, Usage } from "@wagate/s
 import * as Effect from "effect/Effect"
 import type { Mutable } from "effect/Types"
 import * as AntiMailing from "./policy/AntiMailing.js"
+import * as SendPolicy from "./policy/SendPolicy.js"
 import * as Tiers from "./policy/Tiers.js"
 import * as TrustIndex from "./policy/TrustIndex.js"
 
@@ -30,7 +31,12 @@ export const make = (options: {
   let usage: Mutable<Usage> = { ...options.usage }
   const history: Mutable<Omit<SendHistory, "recentFirstContacts">> = { ...options.history }
   let recentFirstContacts = [...options.history.recentFirstContacts]
-  let trust = { rating: 0, enoughData: false, at: Number.NEGATIVE_INFINITY }
+  let trust: { rating: number; enoughData: boolean; at: number; components: TrustIndex.TrustComponents | null } = {
+    rating: 0,
+    enoughData: false,
+    at: Number.NEGATIVE_INFINITY,
+    components: null
+  }
 
   /** The counters of the Almaty day containing `now`. */
   const today = (now: number) => {
@@ -43,7 +49,7 @@ export const make = (options: {
       const inputs = yield* states.trustInputs(numberId, now, number.connectedAt)
       const rating = TrustIndex.trustIndex(inputs)
       if (rating !== trust.rating || trust.at === Number.NEGATIVE_INFINITY) yield* states.setRating(numberId, rating)
-      trust = { rating, enoughData: TrustIndex.enoughData(inputs), at: now }
+      trust = { rating, enoughData: TrustIndex.enoughData(inputs), at: now, components: TrustIndex.components(inputs) }
     })
 
   const limitsAt = (now: number) => {
@@ -114,8 +120,40 @@ export const make = (options: {
       } satisfies Limits
     })
 
+  // The last message handed to the network (or due to be), starting from the last one recorded,
+  // which an earlier owner of the number may have sent just before it died.
+  let lastHandOffAt = history.lastSendAt ?? Number.NEGATIVE_INFINITY
+
+  /**
+   * Messages reach the network in seconds of their own, like the limit that accepted them: a send
+   * that waited for CPU between its acceptance and the network, or one recorded by a runner that
+   * died and re-sent by the new owner, must not land in the same second as the next. Reserves
+   * the next hand-over time and answers how long to wait for it (0: now).
+   */
+  const handOffDelay = (now: number) => {
+    const slot = Math.max(now, lastHandOffAt + SendPolicy.MIN_INTERVAL_MS)
+    lastHandOffAt = slot
+    return slot - now
+  }
+
+  /** The six scores (0..1) behind the trust index, as of its last computation. */
+  const trustFactors = (now: number) =>
+    Effect.map(refreshTrust(now), () => {
+      const c = trust.components!
+      return {
+        customers_start: c.customersStart,
+        answers: c.answers,
+        balance: c.balance,
+        cold_volume: c.coldVolume,
+        deliverability: c.deliverability,
+        tenure: c.tenure
+      }
+    })
+
   return {
+    trustFactors,
     history: history as Readonly<typeof history>,
+    handOffDelay,
     today,
     refreshTrust,
     limitsAt,

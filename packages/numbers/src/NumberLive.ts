@@ -8,13 +8,13 @@
  * limits), NumberConnection (the session and its events), NumberSend and NumberCheck.
  */
 import * as Entity from "@effect/cluster/Entity"
-import { Capacity, NotConnected } from "@wagate/domain/ApiError"
+import { Capacity, NotConnected, NumberNotFound } from "@wagate/domain/ApiError"
 import { type ConnectionState, NumberEntity } from "@wagate/entities/NumberEntity"
 import { Conversations } from "@wagate/store/Conversations"
 import { NumberStates } from "@wagate/store/NumberStates"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as DomainClock from "./DomainClock.js"
+import * as DomainClock from "@wagate/domain/DomainClock"
 import * as NumberCheck from "./NumberCheck.js"
 import * as NumberConnection from "./NumberConnection.js"
 import { knownContacts, type NumberContext } from "./NumberContext.js"
@@ -40,8 +40,9 @@ export const NumberLive = NumberEntity.toLayer(
       const gone = new NotConnected({ error: "No such number" })
       const none: ConnectionState = { status: "none", qr: null, pairingCode: null, reason: null }
       return NumberEntity.of({
-        Send: () => Effect.fail(gone),
+        Send: ({ payload }) => Effect.fail(payload.accountId === undefined ? gone : new NumberNotFound()),
         Limits: () => Effect.die(gone),
+        TrustFactors: () => Effect.die(gone),
         Check: () => Effect.fail(gone),
         Connection: () => Effect.succeed(none),
         Link: () => Effect.succeed(none),
@@ -94,9 +95,17 @@ export const NumberLive = NumberEntity.toLayer(
 
     return NumberEntity.of({
       // The send takes the number's section itself, for its decision and record only.
-      Send: ({ payload }) => guarded(Effect.zipRight(connected, send(payload))),
+      Send: ({ payload }) =>
+        payload.accountId !== undefined && payload.accountId !== number.accountId
+          ? Effect.fail(new NumberNotFound())
+          : guarded(Effect.zipRight(connected, send(payload))),
       Limits: () =>
         Effect.flatMap(DomainClock.now, counters.limitsView).pipe(
+          guarded,
+          Effect.catchTag("InvalidParam", (e) => new Capacity({ error: e.error, retryAfter: 5 }))
+        ),
+      TrustFactors: () =>
+        Effect.flatMap(DomainClock.now, counters.trustFactors).pipe(
           guarded,
           Effect.catchTag("InvalidParam", (e) => new Capacity({ error: e.error, retryAfter: 5 }))
         ),

@@ -18,7 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { randomBytes, randomUUID } from "node:crypto"
-import * as DomainClock from "./DomainClock.js"
+import * as DomainClock from "@wagate/domain/DomainClock"
 import * as OutgoingMedia from "./OutgoingMedia.js"
 import type { NumberContext } from "./NumberContext.js"
 import { NumberHooks } from "./NumberHooks.js"
@@ -249,6 +249,8 @@ export const make = (ctx: NumberContext, session: Session) =>
       Effect.gen(function*() {
         const hooks = yield* NumberHooks
         yield* hooks.afterRecord({ messageId: r.messageId, text: textOf(payload.content) })
+        const wait = counters.handOffDelay(yield* DomainClock.now)
+        if (wait > 0) yield* Effect.sleep(wait)
         const handed = yield* Effect.either(session.send({ waMessageId: r.waMessageId, to: payload.to, content: prepared.outgoing }))
         if (handed._tag === "Left" && handed.left._tag === "SendRejected") {
           const failure = new SendFailed({ error: `The network did not accept the message: ${handed.left.reason}` })

@@ -10,7 +10,7 @@ import * as StoragePolicy from "@wagate/media/StoragePolicy"
 import { MediaFiles } from "@wagate/store/MediaFiles"
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
-import * as DomainClock from "./DomainClock.js"
+import * as DomainClock from "@wagate/domain/DomainClock"
 
 /**
  * Where a sent file is stored: chosen before the message is recorded (the file is stored first),

@@ -24,7 +24,7 @@ import * as Redacted from "effect/Redacted"
 import { eventually } from "../../../test/support/Fixtures.js"
 import * as ManualClock from "../../../test/support/ManualClock.js"
 import { AccountLive } from "../src/AccountLive.js"
-import { DomainClock } from "../src/DomainClock.js"
+import { DomainClock } from "@wagate/domain/DomainClock"
 import { NumberLive } from "../src/NumberLive.js"
 
 /** 12:00 in Almaty. */

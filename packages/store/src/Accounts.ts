@@ -14,6 +14,7 @@ import * as StoragePricing from "@wagate/domain/StoragePricing"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import { int, iso, isoOrNull } from "./Time.js"
 
 /** @since 1.0.0 */
@@ -76,8 +77,9 @@ const toNumber = (r: any): NumberRow => ({
   status_reason: r.status_reason ?? null
 })
 
+/** PostgreSQL refused a duplicate (SQLSTATE 23505). */
 const isUniqueViolation = (e: unknown) =>
-  typeof e === "object" && e !== null && "cause" in e && (e as any).cause?.code === "23505"
+  Predicate.hasProperty(e, "cause") && Predicate.hasProperty(e.cause, "code") && e.cause.code === "23505"
 
 /** @since 1.0.0 */
 export class Accounts extends Effect.Service<Accounts>()("@wagate/store/Accounts", {

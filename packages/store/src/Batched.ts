@@ -23,20 +23,46 @@ export const make = <A, E>(
   write: (batch: ReadonlyArray<A>) => Effect.Effect<void, E>,
   options: { readonly maxBatch?: number | undefined } = {}
 ): Effect.Effect<(item: A) => Effect.Effect<void, E>, never, Scope.Scope> =>
+  withResults((batch: ReadonlyArray<A>) => Effect.as(write(batch), batch.map(() => undefined)), options)
+
+/**
+ * A writer whose items each get their own result: `write` answers one result per item, in the
+ * items' order. With `singly`, a batch that fails is written again one item at a time, so one
+ * item the database refuses (a used key, a value it cannot store) fails alone, with its own
+ * error, and the others of its batch still commit.
+ *
+ * @since 1.0.0
+ */
+export const withResults = <A, B, E>(
+  write: (batch: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>, E>,
+  options: {
+    readonly maxBatch?: number | undefined
+    readonly singly?: ((item: A) => Effect.Effect<B, E>) | undefined
+  } = {}
+): Effect.Effect<(item: A) => Effect.Effect<B, E>, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const queue = yield* Queue.unbounded<readonly [A, Deferred.Deferred<void, E>]>()
+    const queue = yield* Queue.unbounded<readonly [A, Deferred.Deferred<B, E>]>()
+    const { singly } = options
     yield* Queue.takeBetween(queue, 1, options.maxBatch ?? 1000).pipe(
       Effect.flatMap((taken) => {
         const items = Chunk.toReadonlyArray(taken)
+        const each = (exit: Exit.Exit<ReadonlyArray<B>, E>) =>
+          Effect.forEach(items, ([, done], i) => Deferred.done(done, Exit.map(exit, (results) => results[i])), { discard: true })
         return write(items.map(([item]) => item)).pipe(
           Effect.exit,
-          Effect.flatMap((exit) => Effect.forEach(items, ([, done]) => Deferred.done(done, Exit.asVoid(exit)), { discard: true }))
+          Effect.flatMap((exit) =>
+            Exit.isFailure(exit) && singly !== undefined && items.length > 1
+              ? Effect.forEach(items, ([item, done]) => Effect.flatMap(Effect.exit(singly(item)), (one) => Deferred.done(done, one)), {
+                discard: true
+              })
+              : each(exit)
+          )
         )
       }),
       Effect.forever,
       Effect.forkScoped
     )
     return (item: A) =>
-      Effect.flatMap(Deferred.make<void, E>(), (done) =>
+      Effect.flatMap(Deferred.make<B, E>(), (done) =>
         Effect.zipRight(Queue.offer(queue, [item, done] as const), Deferred.await(done)))
   })

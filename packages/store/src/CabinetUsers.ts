@@ -7,6 +7,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { AccountId } from "@wagate/domain/Ids"
 import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
 import * as Option from "effect/Option"
 import { EmailTaken } from "./Accounts.js"
 import { int, isoOrNull } from "./Time.js"
@@ -42,8 +43,9 @@ export interface KeyListing {
   readonly last_used_at: string | null
 }
 
+/** PostgreSQL refused a duplicate (SQLSTATE 23505). */
 const isUniqueViolation = (e: unknown) =>
-  typeof e === "object" && e !== null && "cause" in e && (e as any).cause?.code === "23505"
+  Predicate.hasProperty(e, "cause") && Predicate.hasProperty(e.cause, "code") && e.cause.code === "23505"
 
 /** @since 1.0.0 */
 export class CabinetUsers extends Effect.Service<CabinetUsers>()("@wagate/store/CabinetUsers", {

@@ -23,6 +23,25 @@ export interface ChatRow {
 }
 
 /**
+ * What a new message changes in its chat when the chat exists: the latest message, the counts,
+ * and the names the message brings.
+ *
+ * @since 1.0.0
+ */
+export const chatConflict = (sql: PgClient.PgClient) =>
+  sql`
+    ON CONFLICT (number_id, chat_id) DO UPDATE SET
+      peer_lid = coalesce(EXCLUDED.peer_lid, chats.peer_lid),
+      name = coalesce(EXCLUDED.name, chats.name),
+      group_subject = coalesce(EXCLUDED.group_subject, chats.group_subject),
+      last_message_id = CASE WHEN chats.last_message_at IS NULL OR chats.last_message_at <= EXCLUDED.last_message_at
+                             THEN EXCLUDED.last_message_id ELSE chats.last_message_id END,
+      last_message_at = greatest(chats.last_message_at, EXCLUDED.last_message_at),
+      message_count = chats.message_count + 1,
+      incoming_count = chats.incoming_count + EXCLUDED.incoming_count,
+      outgoing_count = chats.outgoing_count + EXCLUDED.outgoing_count`
+
+/**
  * The chat upsert of a statement whose CTE `msg` holds the new message's id.
  *
  * @since 1.0.0
@@ -35,16 +54,7 @@ export const upsertChat = (sql: PgClient.PgClient, r: ChatRow) =>
            ${r.groupSubject}, msg.id, ${r.at}::timestamptz, 1, ${r.incoming ? 1 : 0}, ${r.incoming ? 0 : 1},
            ${r.at}::timestamptz
     FROM msg
-    ON CONFLICT (number_id, chat_id) DO UPDATE SET
-      peer_lid = coalesce(EXCLUDED.peer_lid, chats.peer_lid),
-      name = coalesce(EXCLUDED.name, chats.name),
-      group_subject = coalesce(EXCLUDED.group_subject, chats.group_subject),
-      last_message_id = CASE WHEN chats.last_message_at IS NULL OR chats.last_message_at <= EXCLUDED.last_message_at
-                             THEN EXCLUDED.last_message_id ELSE chats.last_message_id END,
-      last_message_at = greatest(chats.last_message_at, EXCLUDED.last_message_at),
-      message_count = chats.message_count + 1,
-      incoming_count = chats.incoming_count + EXCLUDED.incoming_count,
-      outgoing_count = chats.outgoing_count + EXCLUDED.outgoing_count`
+    ${chatConflict(sql)}`
 
 /**
  * The end of a statement that queues a webhook event for each row of its CTE `changed`

@@ -37,12 +37,14 @@ export type Database = PgClient.PgClient | SqlClient.SqlClient | DatabaseKind
 export const layerPostgres = (options: {
   readonly url: Redacted.Redacted
   readonly maxConnections?: number | undefined
+  /** The sessions' `application_name` (default `wagate`); a runner names itself, see RunnerLiveness. */
+  readonly applicationName?: string | undefined
 }): Layer.Layer<Database, unknown> =>
   Migrations.layer.pipe(
     Layer.provideMerge(PgClient.layer({
       url: options.url,
       maxConnections: options.maxConnections ?? 10,
-      applicationName: "wagate"
+      applicationName: options.applicationName ?? "wagate"
     })),
     Layer.provideMerge(Layer.succeed(DatabaseKind, "postgres"))
   )

@@ -5,12 +5,14 @@
  *
  * @since 1.0.0
  */
+import type { SqlError } from "@effect/sql/SqlError"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import type { MessageMedia, MessageSource, MessageType } from "@wagate/domain/Message"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { upsertChat } from "./ChatSql.js"
+import * as Batched from "./Batched.js"
+import { chatConflict, upsertChat } from "./ChatSql.js"
 import * as Outbox from "./Outbox.js"
 import { int } from "./Time.js"
 
@@ -51,6 +53,20 @@ export interface StoredAnswer {
   readonly body: unknown
 }
 
+/** Splits a batch into rounds in which each number appears once, keeping the batch's positions. */
+const rounds = (
+  batch: ReadonlyArray<readonly [OutgoingRecord, number]>
+): Array<Array<readonly [OutgoingRecord, number]>> => {
+  const result: Array<Array<readonly [OutgoingRecord, number]>> = []
+  const depth = new Map<number, number>()
+  for (const entry of batch) {
+    const round = depth.get(entry[0].numberId) ?? 0
+    depth.set(entry[0].numberId, round + 1)
+    ;(result[round] ??= []).push(entry)
+  }
+  return result
+}
+
 /** @since 1.0.0 */
 export const make = Effect.gen(function*() {
   const sql = yield* PgClient.PgClient
@@ -75,12 +91,10 @@ export const make = Effect.gen(function*() {
   })
 
   /**
-   * Records an accepted outgoing message as `pending`, before it is handed to the network,
-   * with its chat, contact, daily usage and Idempotency-Key. The key keeps the answer at once
-   * (the message id is known here), so a retry gets it even if the process dies before the send
-   * returns; a refusal by the network replaces it (`markRejected`). Returns the message id.
+   * One message, alone in its statement: a message to a LID, and how a batch that failed is
+   * written again.
    */
-  const recordOutgoing = Effect.fn("Conversations.recordOutgoing")(function*(r: OutgoingRecord) {
+  const recordOne = Effect.fn("Conversations.recordOne")(function*(r: OutgoingRecord) {
     const lid = isLid(r.to)
     const chatId = chatIdOf(r.to)
     const peer = lid ? "" : r.to
@@ -135,6 +149,105 @@ export const make = Effect.gen(function*() {
     )
     return int(rows[0].id)
   })
+
+  /**
+   * Several messages in one statement, each of a different number (so no chat, contact or day
+   * is changed twice in it); their ids, in order. The same rows as `recordOne` writes for each.
+   */
+  const recordRound = (batch: ReadonlyArray<OutgoingRecord>) =>
+    sql<{ id: string; number_id: string; wa_message_id: string }>`
+      WITH input AS (
+        SELECT * FROM unnest(
+          ${batch.map((r) => r.accountId)}::bigint[], ${batch.map((r) => r.numberId)}::bigint[],
+          ${batch.map((r) => r.source)}::text[], ${batch.map((r) => r.to)}::text[],
+          ${batch.map((r) => r.waMessageId)}::text[], ${batch.map((r) => r.type)}::text[],
+          ${batch.map((r) => r.text)}::text[],
+          ${batch.map((r) => (r.media === null ? null : JSON.stringify(r.media)))}::jsonb[],
+          ${batch.map((r) => r.firstContact)}::boolean[], ${batch.map((r) => r.textHash)}::text[],
+          ${batch.map((r) => r.at)}::timestamptz[], ${batch.map((r) => r.day)}::date[],
+          ${batch.map((r) => r.idempotency?.key ?? null)}::text[],
+          ${batch.map((r) => r.idempotency?.requestHash ?? null)}::text[], ${batch.map((r) => r.phone)}::text[]
+        ) AS i(account_id, number_id, source, peer, wa_message_id, type, text, media, first_contact, text_hash,
+               at, day, idempotency_key, request_hash, phone)
+      ), msg AS (
+        INSERT INTO messages (account_id, number_id, direction, source, chat_id, peer, wa_message_id, type, text,
+                              status, media, first_contact, text_hash, created_at, updated_at)
+        SELECT account_id, number_id, 'out', source, peer || '@c.us', peer, wa_message_id, type, text,
+               'pending', media, first_contact, text_hash, at, at
+        FROM input
+        RETURNING id, number_id, wa_message_id
+      ), recorded AS (
+        SELECT msg.id, i.* FROM msg JOIN input i USING (number_id, wa_message_id)
+      ), claim AS (
+        INSERT INTO idempotency_keys (account_id, key, request_hash, message_id, status, response, created_at)
+        SELECT account_id, idempotency_key, request_hash, id,
+               200, jsonb_build_object('ok', true, 'id', id, 'wa_message_id', wa_message_id,
+                                       'from', jsonb_build_object('id', number_id, 'phone', phone)),
+               at
+        FROM recorded WHERE idempotency_key IS NOT NULL
+      ), chat AS (
+        INSERT INTO chats (number_id, chat_id, account_id, peer, peer_lid, name, is_group, group_subject,
+                           last_message_id, last_message_at, message_count, incoming_count, outgoing_count, created_at)
+        SELECT number_id, peer || '@c.us', account_id, peer, NULL, NULL, false, NULL, id, at, 1, 0, 1, at
+        FROM recorded
+        ${chatConflict(sql)}
+      ), contact AS (
+        INSERT INTO contacts (number_id, phone, wrote_first, first_contact_at, last_contact_at, first_out_at)
+        SELECT number_id, peer, false, at, at, at FROM input
+        ON CONFLICT (number_id, phone) DO UPDATE SET
+          last_contact_at = EXCLUDED.last_contact_at,
+          first_out_at = coalesce(contacts.first_out_at, EXCLUDED.first_out_at)
+      ), usage AS (
+        INSERT INTO daily_usage (number_id, day, messages, new_contacts)
+        SELECT number_id, day, 1, CASE WHEN first_contact THEN 1 ELSE 0 END FROM input
+        ON CONFLICT (number_id, day) DO UPDATE SET
+          messages = daily_usage.messages + 1,
+          new_contacts = daily_usage.new_contacts + EXCLUDED.new_contacts
+      )
+      SELECT id, number_id, wa_message_id FROM msg`.pipe(
+      Effect.map((rows) => {
+        const ids = new Map(rows.map((row) => [`${row.number_id}/${row.wa_message_id}`, int(row.id)]))
+        return batch.map((r) => ids.get(`${r.numberId}/${r.waMessageId}`)!)
+      })
+    )
+
+  // A number records one send at a time (its entity's section), but nothing here relies on it:
+  // a number's second message in a batch goes into the next round.
+  const record = yield* Batched.withResults(
+    (batch: ReadonlyArray<OutgoingRecord>) =>
+      batch.length === 1
+        ? Effect.map(recordOne(batch[0]), (id) => [id])
+        : Effect.suspend(() => {
+          // Messages to phones go in rounds; the rare message to a LID alone.
+          const split = rounds(batch.flatMap((r, i) => (isLid(r.to) ? [] : [[r, i] as const])))
+          const ids: Array<number> = []
+          const statements = [
+            ...split.map((round) =>
+              Effect.map(recordRound(round.map(([r]) => r)), (recorded) => {
+                round.forEach(([, i], k) => (ids[i] = recorded[k]))
+              })
+            ),
+            ...batch.flatMap((r, i) => (isLid(r.to) ? [Effect.map(recordOne(r), (id) => void (ids[i] = id))] : []))
+          ]
+          const all = Effect.all(statements, { discard: true })
+          // Several statements commit together, so a batch written again one by one finds none of it.
+          return Effect.as(statements.length === 1 ? all : sql.withTransaction(all), ids)
+        }),
+    { singly: recordOne }
+  )
+
+  /**
+   * Records an accepted outgoing message as `pending`, before it is handed to the network,
+   * with its chat, contact, daily usage and Idempotency-Key. The key keeps the answer at once
+   * (the message id is known here), so a retry gets it even if the process dies before the send
+   * returns; a refusal by the network replaces it (`markRejected`). Returns the message id.
+   *
+   * The messages of all numbers go through one writer that records whatever queued up while its
+   * previous statement ran as one statement; a batch the database refuses is written again one
+   * message at a time, so a used Idempotency-Key fails only its own message.
+   */
+  const recordOutgoing = (r: OutgoingRecord): Effect.Effect<number, SqlError | IdempotencyConflict> =>
+    record(r).pipe(Effect.withSpan("Conversations.recordOutgoing"))
 
   /**
    * The network refused the message: `failed` with the reason, the ack event, and the send no

@@ -49,7 +49,7 @@ layer(Env, { excludeTestServices: true, timeout: 60_000 })("conversations", (it)
     Effect.gen(function*() {
       const { accountId, numberId } = yield* setup("replay@example.kz", "77010000101")
       const sql = yield* SqlClient.SqlClient
-      yield* sql`INSERT INTO webhook_endpoints (account_id, url, secret) VALUES (${accountId}, 'http://x', 's')`
+      yield* sql`INSERT INTO webhook_endpoints (account_id, url, secret) VALUES (${accountId}, 'http://x', 'enc:v1:sealed')`
       const conversations = yield* Conversations
       const first = yield* conversations.recordIncoming(incoming(accountId, numberId, "WAID1"))
       const replay = yield* conversations.recordIncoming(incoming(accountId, numberId, "WAID1"))
@@ -111,4 +111,64 @@ layer(Env, { excludeTestServices: true, timeout: 60_000 })("conversations", (it)
       const [usage] = yield* sql<{ messages: number }>`SELECT messages FROM daily_usage WHERE number_id = ${numberId}`
       assert.strictEqual(usage.messages, 1)
     }))
+  const recordAtOnce = (prefix: string, reuseKey: boolean) =>
+    Effect.gen(function*() {
+      const conversations = yield* Conversations
+      const sql = yield* SqlClient.SqlClient
+      const numbers = yield* Effect.forEach(Array.from({ length: 12 }, (_, i) => i), (i) =>
+        setup(`${prefix}${i}@example.kz`, `77010${prefix === "batch" ? "2" : "3"}000${String(i).padStart(2, "0")}`))
+      const record = (n: { accountId: number; numberId: number }, waMessageId: string, to: string, key?: string) =>
+        Effect.either(conversations.recordOutgoing({
+          accountId: n.accountId, numberId: n.numberId, to, type: "text", text: `to ${to}`, media: null, waMessageId,
+          source: "api", phone: "77010000000", firstContact: true, textHash: "h", day: "2026-11-21", at,
+          idempotency: key === undefined ? undefined : { key, requestHash: waMessageId }
+        }))
+      // Every number sends three messages at once (two to one peer), the first with a key;
+      // with `reuseKey` number 0 uses its key twice, and that message alone must fail.
+      const sends = numbers.flatMap((n, i) => [
+        { n, waMessageId: `${prefix}${i}-1`, to: "77770000501", key: `key-${i}` },
+        { n, waMessageId: `${prefix}${i}-2`, to: "77770000501", key: i === 0 && reuseKey ? "key-0" : undefined },
+        { n, waMessageId: `${prefix}${i}-3`, to: "77770000502", key: undefined }
+      ])
+      const results = yield* Effect.forEach(sends, (s) => record(s.n, s.waMessageId, s.to, s.key), { concurrency: "unbounded" })
+      const failed = sends.filter((_, i) => results[i]._tag === "Left").map((s) => s.waMessageId)
+      assert.deepStrictEqual(failed, reuseKey ? [`${prefix}0-2`] : [])
+      if (reuseKey) {
+        const left = results[1]
+        assert.isTrue(left._tag === "Left" && left.left._tag === "IdempotencyConflict")
+      }
+      // Each id is its own message's.
+      const ids = results.flatMap((r, i) => (r._tag === "Right" ? [[r.right, sends[i].waMessageId] as const] : []))
+      const rows = yield* sql<{ id: string; wa_message_id: string }>`
+        SELECT id, wa_message_id FROM messages WHERE wa_message_id LIKE ${prefix + "%"} ORDER BY id`
+      assert.deepStrictEqual(
+        rows.map((r) => [Number(r.id), r.wa_message_id]),
+        [...ids].sort((a, b) => a[0] - b[0]).map(([id, wa]) => [id, wa])
+      )
+      for (const [i, n] of numbers.entries()) {
+        const sent = i === 0 && reuseKey ? 2 : 3
+        const chats = yield* sql<{ chat_id: string; message_count: number; outgoing_count: number; last_message_id: string }>`
+          SELECT chat_id, message_count, outgoing_count, last_message_id FROM chats WHERE number_id = ${n.numberId} ORDER BY chat_id`
+        const last = (wa: string) => String(ids.find(([, w]) => w === wa)![0])
+        assert.deepStrictEqual(chats.map((c) => [c.chat_id, c.message_count, c.outgoing_count]), [
+          ["77770000501@c.us", sent - 1, sent - 1],
+          ["77770000502@c.us", 1, 1]
+        ])
+        assert.strictEqual(chats[1].last_message_id, last(`${prefix}${i}-3`))
+        const [usage] = yield* sql<{ messages: number; new_contacts: number }>`
+          SELECT messages, new_contacts FROM daily_usage WHERE number_id = ${n.numberId}`
+        assert.deepStrictEqual([usage.messages, usage.new_contacts], [sent, sent])
+        const contacts = yield* sql<{ phone: string }>`SELECT phone FROM contacts WHERE number_id = ${n.numberId} ORDER BY phone`
+        assert.deepStrictEqual(contacts.map((c) => c.phone), ["77770000501", "77770000502"])
+        const answer = yield* conversations.findAnswer(n.accountId, `key-${i}`, new Date(0))
+        assert.deepStrictEqual(Option.map(answer, (a) => a.answer), Option.some({
+          status: 200,
+          body: { ok: true, id: Number(last(`${prefix}${i}-1`)), wa_message_id: `${prefix}${i}-1`, from: { id: n.numberId, phone: "77010000000" } }
+        }))
+      }
+    })
+
+  it.effect("messages recorded at once by many numbers land as each alone would", () => recordAtOnce("batch", false))
+
+  it.effect("of messages recorded at once, a used Idempotency-Key fails only its own message", () => recordAtOnce("reuse", true))
 })

@@ -13,7 +13,7 @@
 import * as Singleton from "@effect/cluster/Singleton"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { WebhookEntity } from "@wagate/entities/WebhookEntity"
-import * as DomainClock from "@wagate/numbers/DomainClock"
+import * as DomainClock from "@wagate/domain/DomainClock"
 import { DatabaseKind } from "@wagate/store/Database"
 import { CHANNEL } from "@wagate/store/Outbox"
 import * as Chunk from "effect/Chunk"

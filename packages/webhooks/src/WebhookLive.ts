@@ -11,7 +11,7 @@
 import * as Entity from "@effect/cluster/Entity"
 import { InvalidParam, NotFound } from "@wagate/domain/ApiError"
 import { WebhookEntity } from "@wagate/entities/WebhookEntity"
-import * as DomainClock from "@wagate/numbers/DomainClock"
+import * as DomainClock from "@wagate/domain/DomainClock"
 import type { Envelope } from "@wagate/store/Outbox"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"

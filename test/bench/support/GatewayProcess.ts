@@ -3,4 +3,7 @@
  * separate entry only so that the process is told apart from gateways other people run on the
  * machine (`ps`, `pkill -f apps/gateway/src/main.ts`).
  */
-import "../../../apps/gateway/src/main.js"
+import { launch, Main } from "../../../apps/gateway/src/main.js"
+
+// main.ts runs itself only when it is the program; this entry is.
+launch(Main)

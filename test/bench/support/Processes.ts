@@ -5,7 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import { type ChildProcess, spawn } from "node:child_process"
-import { readdirSync, readFileSync } from "node:fs"
+import { createWriteStream, readFileSync, readdirSync } from "node:fs"
 import { createServer } from "node:net"
 import { cpus, loadavg, totalmem } from "node:os"
 import { fileURLToPath } from "node:url"
@@ -22,37 +22,73 @@ export interface Child {
   readonly stopping: { value: boolean }
 }
 
-/** A TypeScript entry run with Node through the tsx loader, as `npm start` runs the gateway. */
-export const spawnTs = (
-  name: string,
-  entry: string,
-  options: {
-    readonly env?: Record<string, string>
-    readonly args?: ReadonlyArray<string>
-    readonly nodeArgs?: ReadonlyArray<string>
-    /** Whether an exit not asked for by `stop` is reported on stderr (default true). */
-    readonly reportExit?: boolean
-  } = {}
-): Child => {
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", "tsx", entry, ...(options.args ?? [])], {
+/**
+ * Every child started here and not yet gone. Whatever way the benchmark ends, none outlives it:
+ * a scope that closes (success, failure, or an interruption by SIGINT/SIGTERM through
+ * `NodeRuntime.runMain`) stops its children gracefully with `stop`; and when the process exits
+ * any child still running is killed on the spot (SIGKILL), so a crash or `process.exit` leaves
+ * no orphan behind either.
+ */
+const live = new Set<ChildProcess>()
+process.once("exit", () => {
+  for (const child of live) child.kill("SIGKILL")
+})
+
+const OUTPUT_KEPT = 1_000_000
+
+interface SpawnOptions {
+  readonly env?: Record<string, string>
+  /** Whether the child starts from this process' environment, `env` on top (default true). */
+  readonly inheritEnv?: boolean
+  /** Whether an exit not asked for by `stop` is reported on stderr (default true). */
+  readonly reportExit?: boolean
+  /** An IPC channel to the child (`child.process.send`, `process.send` in the child). */
+  readonly ipc?: boolean
+  /** A file that receives everything the process writes, besides what is kept in memory. */
+  readonly logFile?: string
+}
+
+/** Node running `args` (a script and its arguments), in the repository. */
+export const spawnNode = (name: string, args: ReadonlyArray<string>, options: SpawnOptions = {}): Child => {
+  const child = spawn(process.execPath, args, {
     cwd: REPO,
-    env: { ...process.env, ...options.env },
-    stdio: ["ignore", "pipe", "pipe"]
+    env: options.inheritEnv === false ? options.env : { ...process.env, ...options.env },
+    stdio: options.ipc === true ? ["ignore", "pipe", "pipe", "ipc"] : ["ignore", "pipe", "pipe"]
   })
+  live.add(child)
+  child.once("exit", () => live.delete(child))
+  // The last megabyte of what it wrote (trimmed now and then, not on every chunk).
   let output = ""
   const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-20_000)
+    output += chunk.toString()
+    if (output.length > 2 * OUTPUT_KEPT) output = output.slice(-OUTPUT_KEPT)
   }
   child.stdout!.on("data", keep)
   child.stderr!.on("data", keep)
+  if (options.logFile !== undefined) {
+    const file = createWriteStream(options.logFile, { flags: "a" })
+    child.stdout!.pipe(file, { end: false })
+    child.stderr!.pipe(file, { end: false })
+    child.once("close", () => file.end())
+  }
   const stopping = { value: false }
   child.once("exit", (code, signal) => {
     if (!stopping.value && options.reportExit !== false) {
       console.error(`${name} (pid ${child.pid}) exited unexpectedly (code ${code}, signal ${signal}):\n${output}`)
     }
   })
-  return { name, process: child, pid: child.pid!, output: () => output, stopping }
+  return { name, process: child, pid: child.pid!, output: () => output.slice(-OUTPUT_KEPT), stopping }
 }
+
+/** A TypeScript entry run with Node through the tsx loader, as `npm start` runs the gateway. */
+export const spawnTs = (
+  name: string,
+  entry: string,
+  options: SpawnOptions & {
+    readonly args?: ReadonlyArray<string>
+    readonly nodeArgs?: ReadonlyArray<string>
+  } = {}
+): Child => spawnNode(name, [...(options.nodeArgs ?? []), "--import", "tsx", entry, ...(options.args ?? [])], options)
 
 /** Ends a child (SIGTERM, then SIGKILL after `graceMs`) and waits for its exit. */
 export const stop = (child: Child, graceMs = 5000) =>
@@ -73,6 +109,10 @@ export const stop = (child: Child, graceMs = 5000) =>
 export const scopedTs = (...args: Parameters<typeof spawnTs>) =>
   Effect.acquireRelease(Effect.sync(() => spawnTs(...args)), (child) => stop(child))
 
+/** A Node child for the scope: stopped when the scope closes. */
+export const scopedNode = (...args: Parameters<typeof spawnNode>) =>
+  Effect.acquireRelease(Effect.sync(() => spawnNode(...args)), (child) => stop(child))
+
 /** A free TCP port on the loopback interface. */
 export const freePort = Effect.promise(() =>
   new Promise<number>((resolve, reject) => {
@@ -86,13 +126,13 @@ export const freePort = Effect.promise(() =>
 )
 
 /** Polls `url` until it answers 200, failing with the child's output after `timeoutMs`. */
-export const waitReady = (child: Child, url: string, timeoutMs = 60_000) =>
+export const waitReady = (child: Child, url: string, timeoutMs = 60_000, headers: Record<string, string> = {}) =>
   Effect.promise(async () => {
     const deadline = Date.now() + timeoutMs
     while (Date.now() < deadline) {
       if (child.process.exitCode !== null) break
       try {
-        const response = await fetch(url, { signal: AbortSignal.timeout(2000) })
+        const response = await fetch(url, { headers, signal: AbortSignal.timeout(2000) })
         await response.arrayBuffer()
         if (response.status === 200) return
       } catch {

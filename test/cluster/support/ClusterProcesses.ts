@@ -56,8 +56,10 @@ const stopped = (child: Child) =>
 export const start = <A>(
   runnerCount: number,
   /** Runs once the api process is ready, before any runner starts (e.g. to seed the database). */
-  beforeRunners: (ready: { readonly apiUrl: string; readonly simUrl: string; readonly sql: SqlClient.SqlClient }) => Effect.Effect<A>
-): Effect.Effect<Cluster & { readonly prepared: A }, never, Scope.Scope> =>
+  beforeRunners: (ready: { readonly apiUrl: string; readonly simUrl: string; readonly sql: SqlClient.SqlClient }) => Effect.Effect<A>,
+  /** More environment for the api and runner processes. */
+  env: Record<string, string> = {}
+): Effect.Effect<Cluster & { readonly prepared: A; readonly logs: string }, never, Scope.Scope> =>
   Effect.gen(function*() {
     const scope = yield* Effect.scope
     const started = Date.now()
@@ -74,10 +76,17 @@ export const start = <A>(
       OPERATOR_TOKEN,
       WEBHOOK_SECRET_KEY: randomBytes(32).toString("base64"),
       WA_DRIVER: "simulator",
-      WA_SIM_URL: simUrl
+      WA_SIM_URL: simUrl,
+      ...env
     }
 
-    const sim = spawnTs("simulator", SIMULATOR, { env: { SIM_HOST: "127.0.0.1", SIM_PORT: String(simPort), OPERATOR_TOKEN } })
+    // Every process's output, kept for the reader of a failed run.
+    const logs = mkdtempSync(join(tmpdir(), "wagate-cluster-logs-"))
+    console.log(`[cluster] process logs in ${logs}`)
+    const sim = spawnTs("simulator", SIMULATOR, {
+      env: { SIM_HOST: "127.0.0.1", SIM_PORT: String(simPort), OPERATOR_TOKEN },
+      logFile: join(logs, "simulator.log")
+    })
     yield* stopped(sim)
     const api = spawnTs("api", GATEWAY, {
       env: {
@@ -86,11 +95,12 @@ export const start = <A>(
         HTTP_HOST: "127.0.0.1",
         HTTP_PORT: String(httpPort),
         DATA_DIR: mkdtempSync(join(tmpdir(), "wagate-cluster-api-"))
-      }
+      },
+      logFile: join(logs, "api.log")
     })
     yield* stopped(api)
     const apiUrl = `http://127.0.0.1:${httpPort}`
-    yield* waitReady(sim, `${simUrl}/sim/v1/config`, 120_000).pipe(Effect.catchAllDefect(() => Effect.void))
+    yield* waitReady(sim, `${simUrl}/sim/v1/config`, 120_000, { authorization: `Bearer ${OPERATOR_TOKEN}` })
     yield* waitReady(api, `${apiUrl}/api/status`, 120_000)
     console.log(`[cluster] simulator and api ready in ${Date.now() - started} ms`)
 
@@ -109,7 +119,8 @@ export const start = <A>(
             RUNNER_LISTEN_HOST: "127.0.0.1",
             RUNNER_PORT: String(runnerPorts[slot]),
             DATA_DIR: mkdtempSync(join(tmpdir(), "wagate-cluster-runner-"))
-          }
+          },
+          logFile: join(logs, `runner-${slot}.log`)
         })
         runners[slot] = child
         yield* Scope.addFinalizer(scope, Effect.suspend(() => stop(child, 20_000)))
@@ -117,14 +128,14 @@ export const start = <A>(
       })
     const healthyRunners = sql<{ n: number }>`
       SELECT count(*)::int AS n FROM cluster_runners
-      WHERE healthy AND last_heartbeat > now() - interval '5 seconds'`.pipe(
+      WHERE healthy AND last_heartbeat > now() - interval '15 seconds'`.pipe(
       Effect.map(([row]) => row.n),
       Effect.catchAll(() => Effect.succeed(0))
     )
     for (let slot = 0; slot < runnerCount; slot++) yield* startRunner(slot)
     yield* untilTrue(Effect.map(healthyRunners, (n) => n === runnerCount), 120_000, "runners registered")
     console.log(`[cluster] ${runnerCount} runners registered in ${Date.now() - started} ms`)
-    return { simUrl, apiUrl, sql, runners, startRunner, healthyRunners, prepared }
+    return { simUrl, apiUrl, sql, runners, startRunner, healthyRunners, prepared, logs }
   })
 
 /** Polls until `check` is true, dying with `what` after `timeoutMs`. */

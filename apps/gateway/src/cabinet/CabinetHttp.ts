@@ -49,7 +49,7 @@ import { retainedSince } from "../http/handlers/Retention.js"
 import { makeWebhookCalls } from "../http/handlers/WebhooksHttp.js"
 import { normalizePhone } from "../http/Params.js"
 import { endedSession, startSession } from "./CabinetAuth.js"
-import { makeLinkView } from "./LinkView.js"
+import * as LinkView from "./LinkView.js"
 
 /** The cabinet acts for the whole account, as an account key would (key id 0: no key). */
 const principalOf = (accountId: AccountId): Principal => ({ keyId: 0 as ApiKeyId, accountId, numberId: null })
@@ -71,7 +71,7 @@ export const CabinetHttp = HttpApiBuilder.group(GatewayApi, "cabinet", (handlers
     const webhooks = yield* makeWebhookCalls
     const limits = yield* makeLimits
     const exports = yield* makeArchiveExports
-    const links = yield* makeLinkView
+    const links = yield* LinkView.makeLinkView
     const { entityTimeoutMs, paymentsTestSecret } = yield* Settings
     const context = yield* Effect.context<Accounting | PaymentProviders | Accounts>()
     const entityTimeout = `${entityTimeoutMs} millis` as const
@@ -86,6 +86,23 @@ export const CabinetHttp = HttpApiBuilder.group(GatewayApi, "cabinet", (handlers
         accounts.findNumber(accountId, { id }, null),
         Option.match({ onNone: () => Effect.fail(new NumberNotFound()), onSome: Effect.succeed })
       )
+
+    /** The account's numbers as the Numbers page shows them, with why each is in its status. */
+    const numberList = (accountId: AccountId) =>
+      Effect.gen(function*() {
+        const rows = yield* accounts.numbers(accountId)
+        const funds = yield* accounts.funds(accountId, yield* accounting.now)
+        const account = yield* accounts.find(accountId)
+        return {
+          numbers: rows.map((n) => ({
+            ...toLinkedNumber(n, funds),
+            reason: n.status_reason,
+            restricted_until: n.restricted_until,
+            restriction_reason: n.restriction_reason
+          })),
+          limit: Option.match(account, { onNone: () => 0, onSome: (a) => a.numbers_limit })
+        }
+      })
 
     return handlers
       .handle("me", () =>
@@ -142,22 +159,13 @@ export const CabinetHttp = HttpApiBuilder.group(GatewayApi, "cabinet", (handlers
           )
           return { payment_id: paymentId, credited: received.known && received.credited, balance: yield* balance(u.accountId) }
         }))
-      .handle("numbers", () =>
-        Effect.gen(function*() {
-          const u = yield* user
-          const rows = yield* accounts.numbers(u.accountId)
-          const funds = yield* accounts.funds(u.accountId, yield* accounting.now)
-          const account = yield* accounts.find(u.accountId)
-          return {
-            numbers: rows.map((n) => ({
-              ...toLinkedNumber(n, funds),
-              reason: n.status_reason,
-              restricted_until: n.restricted_until,
-              restriction_reason: n.restriction_reason
-            })),
-            limit: Option.match(account, { onNone: () => 0, onSome: (a) => a.numbers_limit })
-          }
-        }))
+      .handle("numbers", () => Effect.flatMap(user, (u) => numberList(u.accountId)))
+      .handle("numbersEvents", () =>
+        Effect.map(user, (u) =>
+          HttpServerResponse.stream(
+            LinkView.changes(numberList(u.accountId), (a, b) => JSON.stringify(a) === JSON.stringify(b), "numbers", "2 seconds"),
+            { contentType: "text/event-stream", headers: { "cache-control": "no-store", "x-accel-buffering": "no" } }
+          )))
       .handle("addNumber", ({ payload }) =>
         Effect.gen(function*() {
           const u = yield* user
@@ -248,7 +256,13 @@ export const CabinetHttp = HttpApiBuilder.group(GatewayApi, "cabinet", (handlers
           return { message: "The test event is queued" }
         }))
       .handle("resend", ({ payload }) => Effect.flatMap(user, (u) => webhooks.resend(u.accountId, { eventId: payload.event_id })))
-      .handle("limits", ({ path }) => Effect.flatMap(user, (u) => limits(principalOf(u.accountId), path.id)))
+      .handle("limits", ({ path }) =>
+        Effect.gen(function*() {
+          const u = yield* user
+          const shown = yield* limits(principalOf(u.accountId), path.id)
+          const factors = yield* numbers(String(path.id)).TrustFactors().pipe(bounded(entityTimeout))
+          return { ...shown, factors }
+        }))
       .handle("messages", ({ urlParams }) =>
         Effect.gen(function*() {
           const u = yield* user

@@ -1,13 +1,14 @@
 /**
- * Serves the cabinet's pages under /cabinet and its two assets (read once from apps/cabinet at
- * start, served with a content hash and a year's caching). `/` and `/cabinet` lead to the
+ * Serves the cabinet's pages under /cabinet and its assets (the script and styles read once from
+ * apps/cabinet at start, the words of each language made from its dictionary; each linked with
+ * its content hash and cached for a year). `/` and `/cabinet` lead to the
  * balance page; a page not signed in sends the browser to the login page by itself.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { negotiate } from "@wagate/cabinet/I18n"
-import { BASE, PAGES, render } from "@wagate/cabinet/Pages"
+import { LANGS, negotiate } from "@wagate/cabinet/I18n"
+import { BASE, dictionaryScript, PAGES, render } from "@wagate/cabinet/Pages"
 import * as Effect from "effect/Effect"
 import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
@@ -18,15 +19,16 @@ import { Settings } from "../Config.js"
 import { CSRF_COOKIE, httpsOf, secret, withCsrfCookie } from "./CabinetAuth.js"
 
 const assetsDir = join(dirname(createRequire(import.meta.url).resolve("@wagate/cabinet/package.json")), "assets")
-const asset = (name: string, contentType: string) => {
-  const body = readFileSync(join(assetsDir, name))
-  return { body, contentType, hash: createHash("sha256").update(body).digest("hex").slice(0, 12) }
+const hashOf = (body: Uint8Array | string) => createHash("sha256").update(body).digest("hex").slice(0, 12)
+const asset = (body: Buffer, contentType: string) => ({ body, contentType, hash: hashOf(body) })
+const JS = "text/javascript; charset=utf-8"
+const ASSETS: Record<string, ReturnType<typeof asset>> = {
+  "cabinet.css": asset(readFileSync(join(assetsDir, "cabinet.css")), "text/css; charset=utf-8"),
+  "cabinet.js": asset(readFileSync(join(assetsDir, "cabinet.js")), JS),
+  ...Object.fromEntries(LANGS.map((lang) => [`i18n-${lang}.js`, asset(Buffer.from(dictionaryScript(lang)), JS)]))
 }
-const ASSETS = {
-  "cabinet.css": asset("cabinet.css", "text/css; charset=utf-8"),
-  "cabinet.js": asset("cabinet.js", "text/javascript; charset=utf-8")
-}
-const VERSION = createHash("sha256").update(ASSETS["cabinet.css"].hash + ASSETS["cabinet.js"].hash).digest("hex").slice(0, 12)
+const VERSION = hashOf(ASSETS["cabinet.css"].hash + ASSETS["cabinet.js"].hash)
+const WORDS_VERSION = hashOf(LANGS.map((lang) => ASSETS[`i18n-${lang}.js`].hash).join())
 
 export const LANG_COOKIE = "wagate_lang"
 
@@ -43,7 +45,7 @@ const page = (def: (typeof PAGES)[number], settings: GatewaySettings) =>
     // The CSRF token of calls made before signing in; kept while the browser has one.
     const csrf = request.cookies[CSRF_COOKIE] ?? secret()
     const secure = httpsOf(settings, request)
-    let response = HttpServerResponse.text(render(def, { lang, csrf, version: VERSION }), {
+    let response = HttpServerResponse.text(render(def, { lang, csrf, version: VERSION, wordsVersion: WORDS_VERSION }), {
       contentType: "text/html; charset=utf-8",
       headers: {
         "cache-control": "no-store",
@@ -70,11 +72,15 @@ const toCabinet = Effect.succeed(HttpServerResponse.redirect(`${BASE}/balance`, 
 export const CabinetPages = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const settings = yield* Settings
-    for (const def of PAGES) yield* router.get(`${BASE}${def.path}` as any, page(def, settings))
+    for (const def of PAGES) {
+      const path: `/${string}` = `${BASE}${def.path}`
+      yield* router.get(path, page(def, settings))
+    }
     yield* router.get("/", toCabinet)
     yield* router.get(BASE, toCabinet)
     for (const [name, file] of Object.entries(ASSETS)) {
-      yield* router.get(`${BASE}/assets/${name}` as any, Effect.succeed(
+      const path: `/${string}` = `${BASE}/assets/${name}`
+      yield* router.get(path, Effect.succeed(
         HttpServerResponse.uint8Array(file.body, {
           contentType: file.contentType,
           headers: { "cache-control": "public, max-age=31536000, immutable", "x-content-type-options": "nosniff" }

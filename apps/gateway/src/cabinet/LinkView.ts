@@ -2,10 +2,12 @@
  * Where linking a number stands, as the cabinet shows it: the status with its reason, and while
  * waiting for the phone the QR (as a PNG) or the pairing code. `events` streams it to the page as
  * server-sent events, one `link` event each time it changes (a new QR included); the server
- * looks at the number's entity once a second, the page never polls.
+ * looks at the number's entity once a second, the page never polls. `changes` makes such streams
+ * (the Numbers page's list uses it too).
  */
 import { NumberEntity, type ConnectionState } from "@wagate/entities/NumberEntity"
 import * as QrImage from "@wagate/whatsapp/QrImage"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
@@ -15,6 +17,29 @@ import { bounded } from "../http/EntityCalls.js"
 /** An open stream ends after this long; the browser's EventSource reconnects by itself. */
 const STREAM_MS = 10 * 60_000
 const HEARTBEAT_MS = 15_000
+
+/**
+ * A server-sent event stream of `read`'s value: looked at every `every`, sent as event `name`
+ * (shaped by `present`) when it differs from the last one sent, with a comment line every 15 s
+ * so that proxies keep the connection; it ends after 10 minutes (EventSource reconnects). A look
+ * that fails is skipped.
+ */
+export const changes = <A, B = A, E = never, R = never, E2 = never, R2 = never>(
+  read: Effect.Effect<A, E, R>,
+  same: (a: A, b: A) => boolean,
+  name: string,
+  every: Duration.DurationInput,
+  present: (a: A) => Effect.Effect<B, E2, R2> = Effect.succeed as any
+) => {
+  const updates = Stream.repeatEffectWithSchedule(Effect.option(read), Schedule.spaced(every)).pipe(
+    Stream.filterMap((o) => o),
+    Stream.changesWith(same),
+    Stream.mapEffect(present),
+    Stream.map((value) => `event: ${name}\ndata: ${JSON.stringify(value)}\n\n`)
+  )
+  const heartbeat = Stream.repeatValue(": keep-alive\n\n").pipe(Stream.schedule(Schedule.spaced(`${HEARTBEAT_MS} millis`)))
+  return Stream.merge(updates, heartbeat).pipe(Stream.interruptAfter(`${STREAM_MS} millis`), Stream.encodeText)
+}
 
 export const makeLinkView = Effect.gen(function*() {
   const numbers = yield* NumberEntity.client
@@ -34,23 +59,14 @@ export const makeLinkView = Effect.gen(function*() {
   const state = (numberId: number) => numbers(String(numberId)).Connection().pipe(bounded(entityTimeout))
   const current = (numberId: number) => Effect.flatMap(state(numberId), (c) => view(numberId, c))
 
-  const events = (numberId: number) => {
-    const changes = Stream.repeatEffectWithSchedule(
-      // A moment the entity cannot answer is skipped; the next look may succeed.
-      Effect.option(state(numberId)),
-      Schedule.spaced("1 second")
-    ).pipe(
-      Stream.filterMap((o) => o),
-      Stream.changesWith((a, b) => a.status === b.status && a.qr === b.qr && a.pairingCode === b.pairingCode && a.reason === b.reason),
-      Stream.mapEffect((c) => view(numberId, c)),
-      Stream.map((link) => `event: link\ndata: ${JSON.stringify(link)}\n\n`)
+  const events = (numberId: number) =>
+    changes(
+      state(numberId),
+      (a, b) => a.status === b.status && a.qr === b.qr && a.pairingCode === b.pairingCode && a.reason === b.reason,
+      "link",
+      "1 second",
+      (c) => view(numberId, c)
     )
-    const heartbeat = Stream.repeatValue(": keep-alive\n\n").pipe(Stream.schedule(Schedule.spaced(`${HEARTBEAT_MS} millis`)))
-    return Stream.merge(changes, heartbeat).pipe(
-      Stream.interruptAfter(`${STREAM_MS} millis`),
-      Stream.encodeText
-    )
-  }
 
   return { view, current, events } as const
 })

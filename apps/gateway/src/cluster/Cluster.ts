@@ -15,18 +15,20 @@ import type { GatewaySettings } from "../Config.js"
  * it, and a node with other timings would judge the others' liveness differently. They are
  * constants of the code, not settings, so every node of one release has the same.
  *
- * Failover after kill -9 of a runner (docs/operations.md): PostgreSQL frees the dead runner's
- * advisory locks as soon as its connections drop; the health check (a ping every 2 s, five
- * refused retries 0.5 s apart) marks it unhealthy, or its heartbeat ages past the 5 s lock
- * expiration when the health check itself lived on it; the others see the change within 1 s,
- * take its shards, and NumberWaker reconnects its numbers. A runner that stalls (GC pause, CPU
- * starvation, a slow database) for longer than the expiration loses its place in the ring for
- * a while, but never its locks: nobody owns a shard twice, its numbers only pause.
+ * Failover after kill -9 of a runner (docs/operations.md): PostgreSQL ends the dead runner's
+ * sessions and frees its advisory locks as soon as its connections drop; within a second
+ * another runner's RunnerLiveness sees it has no session left and marks it unhealthy; the
+ * others drop it from the ring within 1 s, take its shards, and NumberWaker reconnects its
+ * numbers. The lock expiration is only the fallback for a runner whose session outlives it.
+ *
+ * The refresh interval is also the time a lock refresh may take: one that takes longer makes
+ * the runner give up all its shards and reconnect its locks. 5 s keeps a runner starved of CPU
+ * (a busy host, a GC pause) from dropping its numbers; nothing waits on it in a failover.
  */
 export const sharding: Partial<ShardingConfig.ShardingConfig["Type"]> = {
   shardsPerGroup: 300,
-  shardLockExpiration: "5 seconds",
-  shardLockRefreshInterval: "1500 millis",
+  shardLockExpiration: "15 seconds",
+  shardLockRefreshInterval: "5 seconds",
   refreshAssignmentsInterval: "1 second",
   runnerHealthCheckInterval: "2 seconds"
 }

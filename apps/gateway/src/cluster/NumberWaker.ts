@@ -28,23 +28,41 @@ export const NumberWaker = Layer.scopedDiscard(Effect.gen(function*() {
   const numbers = yield* NumberEntity.client
   const shards = Array.from({ length: shardsPerGroup() }, (_, i) => ShardId.make(GROUP, i + 1))
   let owned = new Set<number>()
+  /** Numbers whose wake failed (a starved runner, a shard moving again): tried again next time. */
+  let failed = new Set<number>()
 
   const wake = (id: number) =>
     numbers(String(id)).Wake().pipe(
-      Effect.timeout("30 seconds"),
-      Effect.catchAllCause((cause) => Effect.logWarning(`could not wake number ${id} after a takeover`, cause))
+      Effect.timeout("15 seconds"),
+      Effect.catchAllCause((cause) =>
+        Effect.zipRight(
+          Effect.sync(() => failed.add(id)),
+          Effect.logWarning(`could not wake number ${id} after a takeover; trying again`, cause)
+        )
+      )
     )
 
   const check = Effect.gen(function*() {
     const now = new Set(shards.filter((shard) => sharding.hasShardId(shard)).map((shard) => shard.id))
     const acquired = [...now].filter((id) => !owned.has(id))
     owned = now
-    if (acquired.length === 0) return
+    const retry = [...failed].filter((id) => now.has(sharding.getShardId(EntityId.make(String(id)), GROUP).id))
+    failed = new Set()
+    if (acquired.length === 0 && retry.length === 0) return
     const fresh = new Set(acquired)
-    const ids = (yield* states.live()).filter((id) => fresh.has(sharding.getShardId(EntityId.make(String(id)), GROUP).id))
+    const ids = acquired.length === 0
+      ? retry
+      : [
+        ...new Set([
+          ...(yield* states.live()).filter((id) => fresh.has(sharding.getShardId(EntityId.make(String(id)), GROUP).id)),
+          ...retry
+        ])
+      ]
     if (ids.length === 0) return
     yield* Effect.logInfo(`took over ${acquired.length} shards: waking ${ids.length} numbers`)
+    const started = Date.now()
     yield* Effect.forEach(ids, wake, { concurrency: WAKE_CONCURRENCY, discard: true })
+    yield* Effect.logInfo(`woke ${ids.length} numbers in ${Date.now() - started} ms`)
   })
 
   yield* check.pipe(

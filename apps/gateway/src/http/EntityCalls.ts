@@ -9,23 +9,37 @@ import type { AlreadyProcessingMessage, MailboxFull, PersistenceError } from "@e
 import { Capacity, type InternalError } from "@wagate/domain/ApiError"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as Prometheus from "../infra/Prometheus.js"
 
 type ClusterFailure = MailboxFull | AlreadyProcessingMessage | PersistenceError | InternalError
 
+const isClusterFailure = (e: unknown): e is ClusterFailure =>
+  Predicate.isTagged(e, "MailboxFull") || Predicate.isTagged(e, "AlreadyProcessingMessage") ||
+  Predicate.isTagged(e, "PersistenceError") || Predicate.isTagged(e, "InternalError")
+
 export const bounded = (timeout: Duration.DurationInput) =>
 <A, E, R>(call: Effect.Effect<A, E | ClusterFailure, R>): Effect.Effect<A, Exclude<E, ClusterFailure> | Capacity, R> =>
-  (call as Effect.Effect<A, any, R>).pipe(
+  call.pipe(
+    (counted) =>
+      Effect.acquireUseRelease(Effect.sync(Prometheus.callStarted), () => counted, () => Effect.sync(Prometheus.callEnded)),
     Effect.timeoutFail({
       duration: timeout,
       onTimeout: () => new Capacity({ error: "The number did not answer in time; try again", retryAfter: 5 })
     }),
-    Effect.catchIf((e: any) => e?._tag === "InternalError", Effect.die),
-    Effect.catchIf(
-      (e: any) => e?._tag === "MailboxFull" || e?._tag === "AlreadyProcessingMessage" || e?._tag === "PersistenceError",
-      (e: any) =>
-        Effect.zipRight(
+    // The runner went away while the call was on its socket (kill -9, a crashed host): whether
+    // it got there is unknown, so the answer is "try again" (with the same Idempotency-Key).
+    Effect.catchSomeDefect((defect) =>
+      Predicate.isTagged(defect, "SocketError") || Predicate.isTagged(defect, "RunnerUnavailable")
+        ? Option.some(Effect.fail(new Capacity({ error: "The number's runner went away; try again", retryAfter: 1 })))
+        : Option.none()
+    ),
+    Effect.catchIf(isClusterFailure, (e) =>
+      e._tag === "InternalError"
+        ? Effect.die(e)
+        : Effect.zipRight(
           e._tag === "PersistenceError" ? Effect.logError("entity call failed", e) : Effect.void,
           Effect.fail(new Capacity({ retryAfter: 5 }))
-        )
-    )
+        ))
   )

@@ -1,17 +1,24 @@
 /**
- * Reading the body of POST /messages/send into a validated send, each problem with the spec's
- * code, checked in the order a client fixes them: JSON, recipient, attachment, text, number.
+ * Reading the body of POST /messages/send into a validated send: decoded by the contract's
+ * `SendMessageRequest`, then the rules a type cannot say (the recipient's form, one attachment,
+ * lengths in characters). Each problem has the spec's code, and the first one reported is the
+ * one a client fixes first: JSON, recipient, attachment, text, number.
  */
 import {
   EmptyText,
+  InvalidFrom,
   InvalidJson,
   InvalidMedia,
   InvalidParam,
   InvalidTo,
   TextTooLong
 } from "@wagate/domain/ApiError"
+import { SendMessageRequest } from "@wagate/domain/SendMessage"
 import type { SendContent } from "@wagate/entities/NumberEntity"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
 import { normalizePhone } from "./Params.js"
 
 /** Longest message text, in characters (WhatsApp clients show up to 4096 comfortably). */
@@ -28,8 +35,6 @@ export interface ValidSend {
 
 const length = (s: string) => [...s].length
 
-const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
-
 /** The body as JSON, or invalid_json. */
 export const parseJson = (text: string) =>
   Effect.try({
@@ -37,66 +42,73 @@ export const parseJson = (text: string) =>
     catch: () => new InvalidJson()
   })
 
-const mediaUrl = (kind: string, value: unknown) => {
-  if (!isObject(value) || typeof value.url !== "string") {
-    return Effect.fail(new InvalidMedia({ error: `${kind} must be an object with a url` }))
+const decodeBody = Schema.decodeUnknownEither(SendMessageRequest, { errors: "all", onExcessProperty: "ignore" })
+
+/**
+ * The recipient: a phone as digits (international format, a WhatsApp chat suffix allowed), or
+ * the chat id `<lid>@lid` of a person WhatsApp names only by a LID.
+ */
+const recipient = (to: unknown): string | null =>
+  typeof to !== "string"
+    ? null
+    : /^\s*[1-9]\d{0,19}@lid\s*$/.test(to)
+    ? to.trim()
+    : normalizePhone(to.replace(/@(c\.us|s\.whatsapp\.net)$/, ""))
+
+/** The failure a client sees for a body the schema refused: the first field in fixing order. */
+const refusal = (body: unknown, error: ParseResult.ParseError) => {
+  const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
+  const about = (field: string) => issues.find((issue) => issue.path[0] === field)
+  if (issues.some((issue) => issue.path.length === 0)) return new InvalidJson({ error: "The body must be a JSON object" })
+  const fields = body as Record<string, unknown>
+  if (recipient(fields.to) === null) return new InvalidTo()
+  for (const kind of ATTACHMENTS) {
+    const issue = about(kind)
+    if (issue === undefined) continue
+    const field = issue.path[1]
+    return new InvalidMedia({
+      error: field === undefined
+        ? `${kind} must be an object with a url`
+        : field === "url"
+        ? `${kind}.url must be an http or https URL`
+        : `${kind}.${String(field)} must be a string`
+    })
   }
-  let url: URL
-  try {
-    url = new URL(value.url)
-  } catch {
-    return Effect.fail(new InvalidMedia({ error: `${kind}.url is not a valid URL` }))
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    return Effect.fail(new InvalidMedia({ error: `${kind}.url must be http or https` }))
-  }
-  for (const field of ["caption", "filename"] as const) {
-    if (value[field] !== undefined && typeof value[field] !== "string") {
-      return Effect.fail(new InvalidMedia({ error: `${kind}.${field} must be a string` }))
-    }
-  }
-  return Effect.succeed(value as { url: string; caption?: string; filename?: string })
+  if (about("text") !== undefined) return new InvalidParam({ error: "text must be a string" })
+  // A number that is no id is a bad reference; anything but a number or a string is a bad body.
+  return typeof fields.from === "number" ? new InvalidFrom() : new InvalidParam({ error: "from must be a number id or a phone" })
 }
 
-export const validateSend = (body: unknown): Effect.Effect<ValidSend, InvalidJson | InvalidParam | InvalidTo | InvalidMedia | EmptyText | TextTooLong> =>
+export const validateSend = (
+  body: unknown
+): Effect.Effect<ValidSend, InvalidJson | InvalidParam | InvalidFrom | InvalidTo | InvalidMedia | EmptyText | TextTooLong> =>
   Effect.gen(function*() {
-    if (!isObject(body)) return yield* new InvalidJson({ error: "The body must be a JSON object" })
-    const rawTo = typeof body.to === "number" ? String(body.to) : body.to
-    // A phone, its chat id, or the chat id `<lid>@lid` of a person WhatsApp names only by a LID.
-    const to = typeof rawTo !== "string"
-      ? null
-      : /^\s*[1-9]\d{0,19}@lid\s*$/.test(rawTo)
-      ? rawTo.trim()
-      : normalizePhone(rawTo.replace(/@(c\.us|s\.whatsapp\.net)$/, ""))
+    const decoded = decodeBody(body)
+    if (Either.isLeft(decoded)) return yield* refusal(body, decoded.left)
+    const request = decoded.right
+    const to = recipient(request.to)
     if (to === null) return yield* new InvalidTo()
 
-    const given = ATTACHMENTS.filter((k) => body[k] !== undefined && body[k] !== null)
+    const given = ATTACHMENTS.filter((kind) => request[kind] !== undefined)
     if (given.length > 1) return yield* new InvalidMedia({ error: `Send one attachment at a time, not ${given.join(" and ")}` })
-    if (body.text !== undefined && body.text !== null && typeof body.text !== "string") {
-      return yield* new InvalidParam({ error: "text must be a string" })
-    }
-    const text = typeof body.text === "string" ? body.text : ""
-    if (body.from !== undefined && typeof body.from !== "string" && typeof body.from !== "number") {
-      return yield* new InvalidParam({ error: "from must be a number id or a phone" })
-    }
-    const from = body.from as string | number | undefined
-
-    if (given.length === 0) {
-      if (text.trim() === "") return yield* new EmptyText()
-      if (length(text) > MAX_TEXT) return yield* new TextTooLong({ error: `Text is longer than ${MAX_TEXT} characters` })
-      return { to, from, content: { _tag: "text", text } }
-    }
-    const kind = given[0]
-    const media = yield* mediaUrl(kind, body[kind])
+    const text = request.text ?? ""
+    const from = request.from
     // Text beside an attachment is its caption when the attachment has none.
-    const caption = media.caption ?? (text === "" ? undefined : text)
-    if (caption !== undefined && length(caption) > MAX_CAPTION) {
-      return yield* new TextTooLong({ error: `Caption is longer than ${MAX_CAPTION} characters` })
+    const captionOf = (own: string | undefined) => {
+      const caption = own ?? (text === "" ? undefined : text)
+      return caption !== undefined && length(caption) > MAX_CAPTION
+        ? Effect.fail(new TextTooLong({ error: `Caption is longer than ${MAX_CAPTION} characters` }))
+        : Effect.succeed(caption)
     }
-    const content: SendContent = kind === "voice"
-      ? { _tag: "voice", url: media.url }
-      : kind === "document"
-      ? { _tag: "document", url: media.url, filename: media.filename, caption }
-      : { _tag: kind, url: media.url, caption }
-    return { to, from, content }
+    const { document, image, video, voice } = request
+    if (image !== undefined) return { to, from, content: { _tag: "image", url: image.url, caption: yield* captionOf(image.caption) } }
+    if (video !== undefined) return { to, from, content: { _tag: "video", url: video.url, caption: yield* captionOf(video.caption) } }
+    if (voice !== undefined) return { to, from, content: { _tag: "voice", url: voice.url } }
+    if (document !== undefined) {
+      const caption = yield* captionOf(document.caption)
+      return { to, from, content: { _tag: "document", url: document.url, filename: document.filename, caption } }
+    }
+    if (text.trim() === "") return yield* new EmptyText()
+    if (length(text) > MAX_TEXT) return yield* new TextTooLong({ error: `Text is longer than ${MAX_TEXT} characters` })
+    return { to, from, content: { _tag: "text", text } }
   })

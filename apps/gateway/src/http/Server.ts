@@ -32,10 +32,11 @@ import { OperatorAuthLive, OpsHttp } from "./handlers/OpsHttp.js"
 import { OpsStorageHttp } from "./handlers/OpsStorageHttp.js"
 import { OpsWebhooksHttp } from "./handlers/OpsWebhooksHttp.js"
 import { PublicHttp } from "./handlers/PublicHttp.js"
-import { makeSimHttp, SimAuthLive } from "./handlers/SimHttp.js"
+import { GatewaySimHttp, SimAuthLive } from "./handlers/SimHttp.js"
 import { StorageHttp } from "./handlers/StorageHttp.js"
 import { WebhooksHttp } from "./handlers/WebhooksHttp.js"
 import { NumberScope } from "./NumberScope.js"
+import * as RequestId from "./RequestId.js"
 import { CabinetCsrfLive, CabinetSessionLive } from "../cabinet/CabinetAuth.js"
 import { CabinetAuthHttp } from "../cabinet/CabinetAuthHttp.js"
 import { CabinetHttp } from "../cabinet/CabinetHttp.js"
@@ -76,7 +77,7 @@ const Handlers = Layer.mergeAll(
 )
 
 const serve = <E, R>(api: HttpApi.HttpApi.Any, apiLayer: Layer.Layer<HttpApi.Api, E, R>) =>
-  HttpApiBuilder.serve().pipe(
+  HttpApiBuilder.serve(RequestId.middleware).pipe(
     Layer.provide(HttpApiScalar.layer({ path: DOCS_PATH })),
     Layer.provide(ClusterPage),
     Layer.provide(CabinetPages),
@@ -102,7 +103,7 @@ export const HttpLive = Layer.unwrapEffect(Effect.map(Effect.serviceOption(SimNe
     : serve(
       GatewaySimApi,
       HttpApiBuilder.api(GatewaySimApi).pipe(
-        Layer.provide([Handlers, makeSimHttp(GatewaySimApi)]),
+        Layer.provide([Handlers, GatewaySimHttp]),
         Layer.provide([SimAuthLive, Layer.succeed(SimNetwork, sim.value)])
       )
     )

@@ -1,93 +1,180 @@
 /**
- * The process's Effect metrics in Prometheus' text exposition format (version 0.0.4), for
- * `GET /ops/v1/metrics`. Counters and gauges are one sample each; histograms give cumulative
- * `_bucket`s with `le`, `_sum` and `_count`; summaries their quantiles, `_sum` and `_count`;
- * frequencies one counter sample per value seen (label `key`).
+ * The process's metrics in Prometheus' text exposition format, produced by prom-client: its
+ * default process and Node.js metrics (CPU, memory, event loop lag, GC), the metrics the gateway
+ * keeps in prom-client itself (the cluster gauges set from `ClusterView` at each scrape of an api
+ * process, entity calls in flight), and every metric the packages count with Effect's `Metric`
+ * (`wagate_zombie_restarts`, `wagate_acks`...), copied into prom-client at each scrape: Effect
+ * counters and frequencies become counters (a frequency's values under the label `key`), gauges
+ * gauges, tags labels. The packages keep counting with Effect, which they depend on anyway; the
+ * exposition is the library's.
  */
+import type { ClusterView } from "@wagate/domain/ClusterView"
+import * as IncomingFailures from "@wagate/numbers/IncomingFailures"
+import * as NumberMetrics from "@wagate/numbers/NumberMetrics"
+import * as RequestGuard from "@wagate/numbers/RequestGuard"
+import * as Watchdog from "@wagate/whatsapp/baileys/Watchdog"
 import * as Metric from "effect/Metric"
 import type * as MetricPair from "effect/MetricPair"
 import * as MetricState from "effect/MetricState"
 import * as Option from "effect/Option"
+import * as Prom from "prom-client"
 
-/** A Prometheus name: characters matching `disallowed` become `_`, and it does not start with a digit. */
+export const registry = new Prom.Registry()
+Prom.collectDefaultMetrics({ register: registry })
+
+/** The exposition's media type (text format 0.0.4). */
+export const contentType = registry.contentType
+
+// --- metrics kept in prom-client itself ---
+
+let callsInFlight = 0
+
+/** Counts a call to an entity from this process while it waits for its reply. */
+export const callStarted = () => {
+  callsInFlight++
+}
+export const callEnded = () => {
+  callsInFlight--
+}
+
+new Prom.Gauge({
+  name: "wagate_entity_calls_in_flight",
+  help: "Calls from this process to number and account entities waiting for their reply (their mailboxes' depth as seen by the caller)",
+  registers: [registry],
+  collect() {
+    this.set(callsInFlight)
+  }
+})
+
+/** Sends accepted by this process's API (REST and MCP); replays of an Idempotency-Key not counted. */
+export const sendsAccepted = new Prom.Counter({
+  name: "wagate_sends_accepted",
+  help: "Sends accepted (handed to the number's entity and recorded), REST and MCP",
+  registers: [registry]
+})
+
+/** Sends refused, by the error code answered (rate_limited, not_connected, invalid_param, capacity...). */
+export const sendRefusals = new Prom.Counter({
+  name: "wagate_send_refusals",
+  help: "Sends refused, by the error code answered",
+  labelNames: ["code"],
+  registers: [registry]
+})
+
+const gauge = (name: string, help: string, labelNames: ReadonlyArray<string> = []) =>
+  new Prom.Gauge({ name, help, labelNames, registers: [registry] })
+
+const cluster = {
+  runnerHealthy: gauge("wagate_runner_healthy", "1 when the cluster counts the runner healthy, else 0", ["runner"]),
+  runnerShards: gauge("wagate_runner_shards", "Shards the runner last reported owning", ["runner"]),
+  runnerEntities: gauge("wagate_runner_entities", "Entities (numbers, accounts, webhooks...) the runner last reported running", ["runner"]),
+  unassignedShards: gauge("wagate_unassigned_shards", "Shards no runner reported owning"),
+  numbers: gauge("wagate_numbers", "Numbers by connection status", ["status"]),
+  webhookBacklog: gauge("wagate_webhook_backlog", "Webhook events neither delivered nor failed"),
+  webhookLag: gauge("wagate_webhook_lag_seconds", "Age of the oldest webhook event neither delivered nor failed (0 when none)"),
+  clusterMessages: gauge(
+    "wagate_cluster_messages_unprocessed",
+    "Persisted messages waiting in entities' mailboxes (cluster_messages not processed)"
+  ),
+  clusterMessageAge: gauge(
+    "wagate_cluster_message_oldest_age_seconds",
+    "Age of the oldest persisted cluster message not yet processed (0 when none)"
+  )
+}
+
+const STATUSES = ["STARTING", "SCAN_QR_CODE", "WORKING", "STOPPED", "FAILED"]
+
+/** Sets the cluster gauges from the operator's cluster view (read from PostgreSQL). */
+export const setCluster = (view: typeof ClusterView.Type) => {
+  for (const g of [cluster.runnerHealthy, cluster.runnerShards, cluster.runnerEntities, cluster.numbers]) g.reset()
+  for (const r of view.runners) {
+    cluster.runnerHealthy.set({ runner: r.address }, r.healthy ? 1 : 0)
+    cluster.runnerShards.set({ runner: r.address }, r.shards)
+    if (r.entities !== null) cluster.runnerEntities.set({ runner: r.address }, r.entities)
+  }
+  cluster.unassignedShards.set(view.unassigned_shards)
+  for (const status of STATUSES) cluster.numbers.set({ status }, 0)
+  for (const [status, n] of Object.entries(view.numbers.by_status)) cluster.numbers.set({ status }, n)
+  cluster.webhookBacklog.set(view.webhooks.backlog)
+  cluster.webhookLag.set(view.webhooks.lag_seconds ?? 0)
+  cluster.clusterMessages.set(view.cluster_messages.unprocessed)
+  cluster.clusterMessageAge.set(view.cluster_messages.oldest_age_seconds ?? 0)
+}
+
+// --- Effect's metrics, copied in at each scrape ---
+
+/** A Prometheus name: characters other than letters, digits, `_` (and `:` in metric names) become `_`. */
 const sanitized = (disallowed: RegExp) => (name: string) => {
   const cleaned = name.replace(disallowed, "_")
   return /^[0-9]/.test(cleaned) ? `_${cleaned}` : cleaned
 }
-/** Metric names: letters, digits, `_` and `:`; label names: the same without `:`. */
 const metricName = sanitized(/[^a-zA-Z0-9_:]/g)
 const labelName = sanitized(/[^a-zA-Z0-9_]/g)
-const labelValue = (value: string) => value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, "\\\"")
-const helpText = (text: string) => text.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")
 
-const number = (n: number | bigint) =>
-  typeof n === "bigint"
-    ? n.toString()
-    : Number.isNaN(n)
-    ? "NaN"
-    : n === Number.POSITIVE_INFINITY
-    ? "+Inf"
-    : n === Number.NEGATIVE_INFINITY
-    ? "-Inf"
-    : String(n)
+const bridged = new Map<string, { readonly metric: Prom.Counter | Prom.Gauge; readonly shape: string }>()
 
-const labels = (pairs: ReadonlyArray<readonly [string, string]>) =>
-  pairs.length === 0 ? "" : `{${pairs.map(([k, v]) => `${labelName(k)}="${labelValue(v)}"`).join(",")}}`
-
-/** The exposition of the given metrics: one block (HELP, TYPE, samples) per metric name. */
-export const render = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>): string => {
-  const blocks = new Map<string, { help: string | undefined; type: string; samples: Array<string> }>()
-  const block = (name: string, type: string, help: string | undefined) => {
-    let b = blocks.get(name)
-    if (b === undefined) {
-      b = { help, type, samples: [] }
-      blocks.set(name, b)
-    }
-    return b
-  }
+const copyEffectMetrics = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>) => {
+  const byName = new Map<string, Array<MetricPair.MetricPair.Untyped>>()
   for (const pair of pairs) {
-    const name = metricName(pair.metricKey.name)
-    const help = Option.getOrUndefined(pair.metricKey.description)
-    const tags = pair.metricKey.tags.map((t) => [t.key, t.value] as const)
     const state = pair.metricState
-    if (MetricState.isCounterState(state)) {
-      block(name, "counter", help).samples.push(`${name}${labels(tags)} ${number(state.count)}`)
-    } else if (MetricState.isGaugeState(state)) {
-      block(name, "gauge", help).samples.push(`${name}${labels(tags)} ${number(state.value)}`)
-    } else if (MetricState.isHistogramState(state)) {
-      const b = block(name, "histogram", help)
-      for (const [le, count] of state.buckets) {
-        b.samples.push(`${name}_bucket${labels([...tags, ["le", number(le)]])} ${number(count)}`)
-      }
-      if (!state.buckets.some(([le]) => le === Number.POSITIVE_INFINITY)) {
-        b.samples.push(`${name}_bucket${labels([...tags, ["le", "+Inf"]])} ${number(state.count)}`)
-      }
-      b.samples.push(`${name}_sum${labels(tags)} ${number(state.sum)}`)
-      b.samples.push(`${name}_count${labels(tags)} ${number(state.count)}`)
-    } else if (MetricState.isSummaryState(state)) {
-      const b = block(name, "summary", help)
-      for (const [q, value] of state.quantiles) {
-        b.samples.push(
-          `${name}${labels([...tags, ["quantile", number(q)]])} ${Option.match(value, { onNone: () => "NaN", onSome: number })}`
-        )
-      }
-      b.samples.push(`${name}_sum${labels(tags)} ${number(state.sum)}`)
-      b.samples.push(`${name}_count${labels(tags)} ${number(state.count)}`)
-    } else if (MetricState.isFrequencyState(state)) {
-      const b = block(name, "counter", help)
-      for (const [key, count] of state.occurrences) {
-        b.samples.push(`${name}${labels([...tags, ["key", key]])} ${number(count)}`)
+    if (!MetricState.isCounterState(state) && !MetricState.isGaugeState(state) && !MetricState.isFrequencyState(state)) {
+      continue
+    }
+    const name = metricName(pair.metricKey.name)
+    byName.set(name, [...(byName.get(name) ?? []), pair])
+  }
+  for (const [name, group] of byName) {
+    const kind = MetricState.isGaugeState(group[0].metricState) ? "gauge" : "counter"
+    const labels = new Set<string>()
+    for (const pair of group) {
+      for (const tag of pair.metricKey.tags) labels.add(labelName(tag.key))
+      if (MetricState.isFrequencyState(pair.metricState)) labels.add("key")
+    }
+    const labelNames = [...labels].sort()
+    const shape = `${kind}:${labelNames.join(",")}`
+    let entry = bridged.get(name)
+    // A name the gateway already keeps in prom-client wins.
+    if (entry === undefined && registry.getSingleMetric(name) !== undefined) continue
+    if (entry === undefined || entry.shape !== shape) {
+      if (entry !== undefined) registry.removeSingleMetric(name)
+      const help = Option.getOrElse(group[0].metricKey.description, () => name)
+      const metric = kind === "gauge"
+        ? new Prom.Gauge({ name, help, labelNames, registers: [registry] })
+        : new Prom.Counter({ name, help, labelNames, registers: [registry] })
+      entry = { metric, shape }
+      bridged.set(name, entry)
+    }
+    const metric = entry.metric
+    metric.reset()
+    for (const pair of group) {
+      const tags: Record<string, string> = {}
+      for (const tag of pair.metricKey.tags) tags[labelName(tag.key)] = tag.value
+      const state = pair.metricState
+      if (MetricState.isGaugeState(state)) {
+        ;(metric as Prom.Gauge).set(tags, Number(state.value))
+      } else if (MetricState.isCounterState(state)) {
+        ;(metric as Prom.Counter).inc(tags, Number(state.count))
+      } else if (MetricState.isFrequencyState(state)) {
+        for (const [key, count] of state.occurrences) (metric as Prom.Counter).inc({ ...tags, key }, count)
       }
     }
   }
-  const lines: Array<string> = []
-  for (const [name, b] of [...blocks].sort(([a], [c]) => a.localeCompare(c))) {
-    if (b.help !== undefined) lines.push(`# HELP ${name} ${helpText(b.help)}`)
-    lines.push(`# TYPE ${name} ${b.type}`)
-    lines.push(...b.samples.sort())
-  }
-  return lines.length === 0 ? "" : `${lines.join("\n")}\n`
 }
 
-/** Every metric of this process as it stands now. */
-export const snapshot = (): string => render(Metric.unsafeSnapshot())
+// Effect registers a metric at its first update: these are exposed (at 0) from the start, so an
+// alert on their rate has a series before the first event.
+for (
+  const counter of [
+    Watchdog.zombieRestarts,
+    RequestGuard.requestDefects,
+    RequestGuard.storageFailures,
+    IncomingFailures.failures,
+    NumberMetrics.incoming
+  ]
+) counter.unsafeUpdate(0, [])
+
+/** Every metric of this process as it stands now, in the text exposition format. */
+export const snapshot = (): Promise<string> => {
+  copyEffectMetrics(Metric.unsafeSnapshot())
+  return registry.metrics()
+}

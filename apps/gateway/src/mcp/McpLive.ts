@@ -49,12 +49,12 @@ const make = Effect.gen(function*() {
         }
         const answer = yield* send(principal, args, key, "mcp")
         if (answer._tag === "Replayed") return yield* replayed(answer.status, answer.body)
-        const { number, sent } = answer
+        const { numberId, sent } = answer
         return {
           ok: true,
           id: sent.messageId,
           wa_message_id: sent.waMessageId,
-          from: { id: number.id, phone: sent.phone },
+          from: { id: numberId, phone: sent.phone },
           quota: sent.quota
         } satisfies SentMessage
       }),

@@ -11,7 +11,7 @@ import { Billing, type PauseChange, type Settled } from "@wagate/store/Billing"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
-import * as DomainClock from "../DomainClock.js"
+import * as DomainClock from "@wagate/domain/DomainClock"
 
 export class Accounting extends Effect.Service<Accounting>()("@wagate/numbers/Accounting", {
   effect: Effect.gen(function*() {

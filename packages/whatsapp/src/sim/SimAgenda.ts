@@ -38,24 +38,63 @@ export interface SimAgenda {
  * @since 1.0.0
  */
 export const make: Effect.Effect<SimAgenda, never, Scope.Scope> = Effect.gen(function*() {
+  // A binary min-heap by (time, planning order): planning and taking a step cost O(log n), so
+  // thousands of numbers with acks in flight cost no more per step than a few.
   let steps: Array<Step> = []
   let planned = 0
-  // Tells the runner that an earlier step may have been planned than the one it sleeps for.
+  // Tells the runner that a step earlier than the one it sleeps for was planned.
   const wake = yield* Queue.sliding<void>(1)
 
-  const schedule = (at: number, kind: StepKind, run: (now: number) => void) => {
-    const step: Step = { at, order: planned++, kind, run }
-    // Steps stay sorted by time, then planning order: insert after every step due no later.
-    let index = steps.length
-    while (index > 0 && steps[index - 1].at > at) index--
-    steps.splice(index, 0, step)
-    wake.unsafeOffer(undefined)
+  const before = (a: Step, b: Step) => a.at < b.at || (a.at === b.at && a.order < b.order)
+  const up = (index: number) => {
+    const step = steps[index]
+    while (index > 0) {
+      const parent = (index - 1) >> 1
+      if (!before(step, steps[parent])) break
+      steps[index] = steps[parent]
+      index = parent
+    }
+    steps[index] = step
+  }
+  const down = (index: number) => {
+    const step = steps[index]
+    const n = steps.length
+    while (true) {
+      const left = 2 * index + 1
+      if (left >= n) break
+      const right = left + 1
+      const child = right < n && before(steps[right], steps[left]) ? right : left
+      if (!before(steps[child], step)) break
+      steps[index] = steps[child]
+      index = child
+    }
+    steps[index] = step
+  }
+  const take = (): Step => {
+    const first = steps[0]
+    const last = steps.pop()!
+    if (steps.length > 0) {
+      steps[0] = last
+      down(0)
+    }
+    return first
   }
 
-  const runStep = (step: Step) =>
-    Effect.sync(() => step.run(step.at)).pipe(
-      Effect.catchAllDefect((defect) => Effect.logError("simulator: a network step died", defect))
-    )
+  const schedule = (at: number, kind: StepKind, run: (now: number) => void) => {
+    steps.push({ at, order: planned++, kind, run })
+    up(steps.length - 1)
+    // Only a new first step changes how long the runner sleeps.
+    if (steps[0].order === planned - 1) wake.unsafeOffer(undefined)
+  }
+
+  const runStep = (step: Step) => {
+    try {
+      step.run(step.at)
+      return Effect.void
+    } catch (defect) {
+      return Effect.logError("simulator: a network step died", defect)
+    }
+  }
 
   const runner = Effect.gen(function*() {
     while (true) {
@@ -69,8 +108,8 @@ export const make: Effect.Effect<SimAgenda, never, Scope.Scope> = Effect.gen(fun
         yield* Effect.raceFirst(Effect.sleep(next.at - now), Queue.take(wake))
         continue
       }
-      steps.shift()
-      yield* runStep(next)
+      // Every step due by now, in order, in one turn (steps planned meanwhile included).
+      while (steps.length > 0 && steps[0].at <= now) yield* runStep(take())
     }
   })
   yield* Effect.forkScoped(runner)
@@ -79,6 +118,7 @@ export const make: Effect.Effect<SimAgenda, never, Scope.Scope> = Effect.gen(fun
     schedule,
     dropMessages: () => {
       steps = steps.filter((step) => step.kind !== "message")
+      for (let i = (steps.length >> 1) - 1; i >= 0; i--) down(i)
     }
   }
 })

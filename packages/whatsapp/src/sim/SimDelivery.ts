@@ -41,7 +41,7 @@ export const accept = (
   message: SimOutgoing,
   now: number
 ): SendRejected | null => {
-  const earlier = model.log.find((e) => e.from === sender.phone && e.waMessageId === message.waMessageId)
+  const earlier = model.logged.get(SimModel.logKey(sender.phone, message.waMessageId))
   if (earlier !== undefined) {
     // A re-send under the same id (after a crash) is not a second message.
     SimDevice.deliver(sender, { _tag: "Ack", waMessageId: earlier.waMessageId, ack: earlier.ack })
@@ -51,6 +51,7 @@ export const accept = (
   if (mode === "reject") return new SendRejected({ reason: "the simulated network rejected the message" })
   const entry: SimModel.LogEntry = { ...SimSentMessage.fromOutgoing(sender.phone, message, now) }
   model.log.push(entry)
+  model.logged.set(SimModel.logKey(sender.phone, entry.waMessageId), entry)
   SimDevice.deliver(sender, { _tag: "Ack", waMessageId: message.waMessageId, ack: "sent" })
   const failure = mode === "fail"
     ? "delivery failed (simulated)"

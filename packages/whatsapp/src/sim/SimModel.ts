@@ -51,6 +51,8 @@ export interface SimModel {
   readonly failureRules: Map<string, { readonly mode: FailureRule["mode"]; remaining: number | null }>
   readonly autoReplies: Map<string, AutoReply>
   readonly log: Array<LogEntry>
+  /** The log's entries by sender and network id (`from/waMessageId`), to spot a re-send at once. */
+  readonly logged: Map<string, LogEntry>
   readonly agenda: SimAgenda.SimAgenda
   /** A fresh id for a message the network originates. */
   readonly nextId: () => string
@@ -73,10 +75,14 @@ export const make = (config: Partial<SimConfig.SimConfig>): Effect.Effect<SimMod
       failureRules: new Map(),
       autoReplies: new Map(),
       log: [],
+      logged: new Map(),
       agenda,
       nextId: () => `SIM${instance}${String(++counter).padStart(6, "0")}`
     }
   })
+
+/** The key of a message in `logged`. @since 1.0.0 */
+export const logKey = (from: string, waMessageId: string) => `${from}/${waMessageId}`
 
 /** The device of `phone`, made (never linked) on first mention. @since 1.0.0 */
 export const deviceOf = (model: SimModel, phone: string): SimDevice.SimDevice => {

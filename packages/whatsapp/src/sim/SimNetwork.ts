@@ -194,6 +194,7 @@ export const make = (config: Partial<SimConfig> = {}): Effect.Effect<SimNetworkS
         model.failureRules.clear()
         model.autoReplies.clear()
         model.log.length = 0
+        model.logged.clear()
         for (const [phone, device] of model.devices) {
           if (device.mailbox === null) {
             device.generation++

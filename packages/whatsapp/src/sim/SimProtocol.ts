@@ -216,5 +216,8 @@ export class SimRpcs extends RpcGroup.make(
     success: Schema.Struct({ exists: Schema.Boolean, chatId: Schema.String }),
     error: WireUnavailable
   }),
-  Rpc.make("Logout", { payload: { session: Schema.Number } })
+  Rpc.make("Logout", { payload: { session: Schema.Number } }),
+  // The runner has handled (stored) an incoming message; until then the network keeps it and
+  // hands it to the number's next session, as WhatsApp redelivers what a device did not receipt.
+  Rpc.make("Received", { payload: { phone: Schema.String, waMessageId: Schema.String } })
 ) {}

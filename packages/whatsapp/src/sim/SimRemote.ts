@@ -58,16 +58,36 @@ export const make = Effect.gen(function*() {
   ) =>
     Effect.gen(function*() {
       const opened = yield* Deferred.make<number>()
+      // The session on the network now; a new one after the stream was lost.
+      let id = 0
       yield* client.Connect({ phone, linked }).pipe(
         Stream.runForEach((item) =>
-          item._tag === "Opened" ? Deferred.succeed(opened, item.session) : onEvent(driverEvent(item.event))
+          item._tag === "Opened"
+            ? Effect.zipRight(Effect.sync(() => {
+              id = item.session
+            }), Deferred.succeed(opened, item.session))
+            : item.event._tag === "Incoming"
+            // Handled (stored, or kept for a retry): the network may forget it.
+            ? Effect.zipRight(
+              onEvent(driverEvent(item.event)),
+              client.Received({ phone, waMessageId: item.event.message.waMessageId }).pipe(Effect.ignore)
+            )
+            : onEvent(driverEvent(item.event))
         ),
         Effect.catchAllCause((cause) => Effect.logWarning("simulator: the session's stream ended", cause)),
-        Effect.zipRight(Deferred.die(opened, new Error("the simulator closed the session before opening it"))),
+        // Lost while the number's entity still holds it (the socket to the simulator dropped, or
+        // the simulator detached it): the entity hears so, and the session is opened again, as a
+        // WhatsApp connection reconnects on its own.
+        Effect.zipRight(Effect.whenEffect(
+          onEvent({ _tag: "Connection", status: "STARTING", reason: "the connection to the network was lost" }),
+          Deferred.isDone(opened)
+        )),
+        Effect.zipRight(Effect.sleep("1 second")),
+        Effect.forever,
         Effect.annotateLogs({ phone }),
         Effect.forkScoped
       )
-      const id = yield* Deferred.await(opened)
+      yield* Deferred.await(opened)
       return {
         link: (method) =>
           client.Link({ session: id, method: method.kind }).pipe(

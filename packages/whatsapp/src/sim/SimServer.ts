@@ -62,6 +62,8 @@ const wireEvent = (event: DriverEvent): Effect.Effect<typeof SimProtocol.Event.T
 export const layerHandlers = SimRpcs.toLayer(Effect.gen(function*() {
   const network = yield* SimNetwork
   const sessions = new Map<number, Session>()
+  /** Incoming messages handed to a runner and not yet confirmed stored, by phone and message id. */
+  const unreceived = new Map<string, Map<string, typeof SimProtocol.SessionItem.Type>>()
   let nextSession = 0
   const session = (id: number) =>
     Effect.suspend(() => {
@@ -98,13 +100,27 @@ export const layerHandlers = SimRpcs.toLayer(Effect.gen(function*() {
         // The session's scope is the stream's: it closes when the runner ends the call or goes away.
         const scope = yield* Effect.scope
         const id = ++nextSession
+        let waiting = unreceived.get(phone)
+        if (waiting === undefined) {
+          waiting = new Map()
+          unreceived.set(phone, waiting)
+        }
+        const kept = waiting
+        // What an earlier session of the number got but never confirmed (its runner died) comes first.
+        const redelivered = [...kept.values()]
+        yield* mailbox.offer({ _tag: "Opened", session: id })
+        for (const item of redelivered) yield* mailbox.offer(item)
         const opened = yield* network.connect(
           { phone, linked },
-          (event) => Effect.flatMap(wireEvent(event), (wire) => mailbox.offer({ _tag: "Event", event: wire }))
+          (event) =>
+            Effect.flatMap(wireEvent(event), (wire) => {
+              const item = { _tag: "Event", event: wire } as const
+              if (wire._tag === "Incoming") kept.set(wire.message.waMessageId, item)
+              return mailbox.offer(item)
+            })
         ).pipe(Scope.extend(scope))
         sessions.set(id, opened)
         yield* Scope.addFinalizer(scope, Effect.sync(() => sessions.delete(id)))
-        yield* mailbox.offer({ _tag: "Opened", session: id })
         return mailbox
       }),
     Link: ({ method, session: id }) =>
@@ -112,6 +128,7 @@ export const layerHandlers = SimRpcs.toLayer(Effect.gen(function*() {
     Send: ({ message, session: id }) => Effect.flatMap(session(id), (s) => Effect.mapError(s.send(SimOutgoing.fromWire(message)), driverError)),
     SessionExists: ({ phone, session: id }) =>
       Effect.flatMap(session(id), (s) => Effect.mapError(s.exists(phone), unavailable)),
-    Logout: ({ session: id }) => Effect.flatMap(session(id), (s) => s.logout).pipe(Effect.catchAll(() => Effect.void))
+    Logout: ({ session: id }) => Effect.flatMap(session(id), (s) => s.logout).pipe(Effect.catchAll(() => Effect.void)),
+    Received: ({ phone, waMessageId }) => Effect.sync(() => unreceived.get(phone)?.delete(waMessageId))
   })
 }))

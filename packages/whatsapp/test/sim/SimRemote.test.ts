@@ -108,4 +108,38 @@ describe("standalone simulator", () => {
       }).pipe(Effect.timeout("10 seconds"), Effect.orDie)
       assert.strictEqual(detached.linked, true)
     }))
+
+  it.scopedLive("an incoming message its runner never confirmed is handed to the number's next session, a confirmed one is not", () =>
+    Effect.gen(function*() {
+      const { driver, network } = yield* remote
+      // The first runner takes the message and dies before storing it.
+      const dying = yield* Scope.make()
+      const taken: Array<string> = []
+      yield* driver.open({ id: 1, phone: A, linked: true }, (e) =>
+        e._tag === "Incoming" ? Effect.zipRight(Effect.sync(() => void taken.push(e.message.text ?? "")), Effect.never) : Effect.void
+      ).pipe(Scope.extend(dying))
+      yield* network.inbound({ to: A, from: PEER, text: "are you open?" })
+      yield* waitFor(() => taken.length > 0 ? true : undefined)
+      yield* Scope.close(dying, Exit.void)
+
+      // The runner that takes the number over gets it, and confirms it.
+      const next = yield* Scope.make()
+      const stored: Array<string> = []
+      yield* driver.open({ id: 1, phone: A, linked: true }, (e) =>
+        Effect.sync(() => void (e._tag === "Incoming" && stored.push(e.message.text ?? "")))
+      ).pipe(Scope.extend(next))
+      yield* waitFor(() => stored.length > 0 ? true : undefined)
+      assert.deepStrictEqual(stored, ["are you open?"])
+      yield* Effect.sleep("200 millis")
+      yield* Scope.close(next, Exit.void)
+
+      // Confirmed: a later session does not get it again.
+      const later: Array<string> = []
+      yield* driver.open({ id: 1, phone: A, linked: true }, (e) =>
+        Effect.sync(() => void (e._tag === "Incoming" && later.push(e.message.text ?? "")))
+      )
+      yield* network.inbound({ to: A, from: PEER, text: "hello?" })
+      yield* waitFor(() => later.length > 0 ? true : undefined)
+      assert.deepStrictEqual(later, ["hello?"])
+    }))
 })

@@ -186,7 +186,11 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
           return link
         }))
       .handle("cluster", () => clusterView.read)
-      .handle("metrics", () => Effect.sync(Prometheus.snapshot))
+      .handle("metrics", () =>
+        Effect.gen(function*() {
+          Prometheus.setCluster(yield* clusterView.read)
+          return yield* Effect.promise(Prometheus.snapshot)
+        }))
       .handle("reissueKey", ({ path }) =>
         Effect.gen(function*() {
           const result = yield* keys.reissue(ApiKeyId.make(path.id))

@@ -5,11 +5,11 @@
  */
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import { Capacity, InvalidParam } from "@wagate/domain/ApiError"
+import { Capacity, InvalidParam, NumberNotFound } from "@wagate/domain/ApiError"
 import { CurrentKey, type Principal } from "@wagate/domain/Auth"
 import type { MessageSource } from "@wagate/domain/Message"
 import { NumberEntity, type Sent } from "@wagate/entities/NumberEntity"
-import type { NumberRow } from "@wagate/store/Accounts"
+import { NumberId } from "@wagate/domain/Ids"
 import { Conversations } from "@wagate/store/Conversations"
 import { IDEMPOTENCY_TTL_MS } from "@wagate/numbers/NumberSend"
 import * as Clock from "effect/Clock"
@@ -19,13 +19,15 @@ import * as Option from "effect/Option"
 import { createHash } from "node:crypto"
 import { quotaHeaders } from "../ApiErrors.js"
 import { Settings } from "../../Config.js"
+import * as Prometheus from "../../infra/Prometheus.js"
 import { bounded } from "../EntityCalls.js"
 import { NumberScope } from "../NumberScope.js"
+import { parseNumberRef } from "../Params.js"
 import { parseJson, validateSend } from "../SendRequest.js"
 
 /** What a send comes to: the message handed to the network, or the first answer to its Idempotency-Key. */
 export type SendAnswer =
-  | { readonly _tag: "Sent"; readonly number: NumberRow; readonly sent: Sent }
+  | { readonly _tag: "Sent"; readonly numberId: NumberId; readonly sent: Sent }
   | { readonly _tag: "Replayed"; readonly status: number; readonly body: unknown }
 
 /**
@@ -41,7 +43,19 @@ export const makeSendMessage = Effect.gen(function*() {
   return Effect.fn("Send.message")(
     function*(principal: Principal, body: unknown, key: string | undefined, source: MessageSource) {
       const send = yield* validateSend(body)
-      const number = yield* scope.acting(principal, send.from)
+      // A number named by id (or a number key's own) is checked by its entity, which knows its
+      // account, instead of being looked up first; a phone, or no `from`, is looked up.
+      const ref = send.from !== undefined
+        ? yield* parseNumberRef(send.from)
+        : principal.numberId !== null
+        ? { id: principal.numberId }
+        : undefined
+      if (ref !== undefined && "id" in ref && principal.numberId !== null && ref.id !== principal.numberId) {
+        return yield* new NumberNotFound()
+      }
+      const number = ref !== undefined && "id" in ref
+        ? { id: NumberId.make(ref.id) }
+        : yield* scope.acting(principal, send.from)
 
       let idempotency: { key: string; requestHash: string } | undefined
       if (key !== undefined) {
@@ -66,11 +80,21 @@ export const makeSendMessage = Effect.gen(function*() {
       }
 
       const timeout = Duration.millis(send.content._tag === "text" ? entityTimeoutMs : 6 * entityTimeoutMs)
-      const sent = yield* numbers(String(number.id)).Send({ to: send.to, content: send.content, source, idempotency }).pipe(
-        bounded(timeout)
-      )
-      return { _tag: "Sent", number, sent } satisfies SendAnswer
-    }
+      const sent = yield* numbers(String(number.id)).Send({
+        to: send.to,
+        content: send.content,
+        source,
+        idempotency,
+        accountId: principal.accountId
+      }).pipe(bounded(timeout))
+      return { _tag: "Sent", numberId: number.id, sent } satisfies SendAnswer
+    },
+    Effect.tapBoth({
+      onSuccess: (answer) =>
+        Effect.sync(() => answer._tag === "Sent" && answer.sent.replayed !== true && Prometheus.sendsAccepted.inc()),
+      onFailure: (e) => Effect.sync(() => Prometheus.sendRefusals.inc({ code: e.code }))
+    }),
+    Effect.tapDefect(() => Effect.sync(() => Prometheus.sendRefusals.inc({ code: "internal_error" })))
   )
 })
 
@@ -84,9 +108,9 @@ export const makeSend = Effect.gen(function*() {
       if (answer._tag === "Replayed") {
         return HttpServerResponse.unsafeJson(answer.body, { status: answer.status, headers: { "idempotent-replayed": "true" } })
       }
-      const { number, sent } = answer
+      const { numberId, sent } = answer
       return HttpServerResponse.unsafeJson(
-        { ok: true, id: sent.messageId, wa_message_id: sent.waMessageId, from: { id: number.id, phone: sent.phone } },
+        { ok: true, id: sent.messageId, wa_message_id: sent.waMessageId, from: { id: numberId, phone: sent.phone } },
         { headers: sent.replayed === true ? { ...quotaHeaders(sent.quota), "idempotent-replayed": "true" } : quotaHeaders(sent.quota) }
       )
     })

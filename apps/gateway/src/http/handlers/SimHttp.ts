@@ -2,10 +2,8 @@
  * Handlers of the simulator's control API (`/sim/v1`), served only when the gateway runs on
  * the simulated network, behind the operator token.
  */
-import type * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import type { HttpApiDecodeError } from "@effect/platform/HttpApiError"
-import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiTag from "@effect/platform/HttpApi"
 import { InvalidParam, NotConnected, NotFound } from "@wagate/domain/ApiError"
 import { SimAuth, SimGroup } from "@wagate/whatsapp/sim/SimApi"
@@ -18,6 +16,7 @@ import type { SimSentMessage } from "@wagate/whatsapp/sim/SimSentMessage"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { makeOperatorCheck } from "../../auth/OperatorCheck.js"
+import { GatewaySimApi } from "../GatewayApi.js"
 
 /** The control API checks the bearer token against the operator token, like /ops/v1. */
 export const SimAuthLive = Layer.effect(
@@ -129,20 +128,8 @@ const build = (handlers: HttpApiBuilder.Handlers.FromGroup<HttpApiDecodeError, n
       .handle("reset", () => network.reset)
   })
 
-/**
- * The control group's handlers for any API that contains `SimGroup` (the gateway's, or
- * {@link SimHttpApi}). Needs the network and the {@link SimAuthLive} middleware.
- */
-export const makeSimHttp = <ApiId extends string, Groups extends HttpApiGroup.HttpApiGroup.Any>(
-  api: HttpApi.HttpApi<ApiId, Groups, any, any> & ([Extract<Groups, { readonly identifier: "sim" }>] extends [never] ? never : unknown)
-): Layer.Layer<HttpApiGroup.ApiGroup<ApiId, "sim">, never, SimNetwork | SimAuth> =>
-  // The handlers are typed against the control group itself; at run time the routes come from
-  // the given API's copy of that group, so the layer serves whichever API contains it.
-  HttpApiBuilder.group(api as unknown as typeof SimHttpApi, "sim", build) as unknown as Layer.Layer<
-    HttpApiGroup.ApiGroup<ApiId, "sim">,
-    never,
-    SimNetwork | SimAuth
-  >
+/** The control group's handlers in the gateway's own API, served when it runs on the simulator. */
+export const GatewaySimHttp = HttpApiBuilder.group(GatewaySimApi, "sim", build)
 
 /** The handlers for {@link SimHttpApi}. */
-export const SimHttp = makeSimHttp(SimHttpApi)
+export const SimHttp = HttpApiBuilder.group(SimHttpApi, "sim", build)

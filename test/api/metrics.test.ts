@@ -1,0 +1,110 @@
+/**
+ * Prometheus metrics, scraped and parsed as Prometheus would: GET /ops/v1/metrics (operator
+ * token) on the api, with the cluster-wide gauges, and GET /metrics on METRICS_PORT, which a
+ * runner serves without a token.
+ */
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import parse, { type Family } from "parse-prometheus-text-format"
+import * as MetricsServer from "../../apps/gateway/src/infra/MetricsServer.js"
+import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
+import { freePort, freshDatabase, OPERATOR_TOKEN, type RunningGateway, startGateway } from "../support/TestGateway.js"
+
+const scrape = (gateway: RunningGateway) =>
+  Effect.gen(function*() {
+    const response = yield* gateway.http.get("/ops/v1/metrics", { headers: { authorization: `Bearer ${OPERATOR_TOKEN}` } })
+    assert.strictEqual(response.status, 200)
+    assert.strictEqual(response.headers["content-type"], "text/plain; version=0.0.4; charset=utf-8")
+    return parse(yield* response.text)
+  }).pipe(Effect.orDie)
+
+const family = (families: ReadonlyArray<Family>, name: string) => {
+  const found = families.find((f) => f.name === name)
+  assert.isDefined(found, `${name} is exposed`)
+  return found!
+}
+
+/** The sample of `name` whose labels include `labels` (0 when there is none, or no such metric yet). */
+const value = (families: ReadonlyArray<Family>, name: string, labels: Record<string, string> = {}) => {
+  const sample = families.find((f) => f.name === name)?.metrics.find((m) =>
+    Object.entries(labels).every(([k, v]) => m.labels?.[k] === v)
+  )
+  return sample === undefined ? 0 : Number(sample.value)
+}
+
+const send = (gateway: RunningGateway, key: string, body: unknown) =>
+  gateway.http.execute(
+    HttpClientRequest.post("/api/v1/messages/send").pipe(
+      HttpClientRequest.setHeaders({ authorization: `Bearer ${key}` }),
+      HttpClientRequest.bodyUnsafeJson(body)
+    )
+  ).pipe(
+    Effect.flatMap((r) => Effect.map(r.json, (body) => `${r.status} ${(body as { code?: string }).code ?? "ok"}`)),
+    Effect.orDie
+  )
+
+describe("Prometheus metrics", () => {
+  it.scopedLive("counts sends and refusals by code, acks and incoming messages, and shows the cluster's state", () =>
+    Effect.gen(function*() {
+      const gateway = yield* startGateway(yield* freshDatabase)
+      const acme = yield* provision(gateway.ops, { numbers: 1 })
+      const before = yield* scrape(gateway)
+
+      const peer = uniquePhone()
+      yield* gateway.sim.inbound({ to: acme.numbers[0].phone, from: peer, text: "Hello, is the shop open?" })
+      assert.strictEqual(yield* send(gateway, acme.accountKey, { to: peer, text: "Yes, until 8" }), "200 ok")
+      assert.strictEqual(yield* send(gateway, acme.accountKey, { to: "123", text: "Hi" }), "400 invalid_to")
+
+      // Acks arrive from the network after the send (delivered after 0.5 s in the simulator).
+      const after = yield* eventually(
+        scrape(gateway),
+        (m) => value(m, "wagate_acks", { status: "delivered" }) > value(before, "wagate_acks", { status: "delivered" }),
+        15_000
+      )
+      assert.strictEqual(value(after, "wagate_sends_accepted") - value(before, "wagate_sends_accepted"), 1)
+      assert.strictEqual(
+        value(after, "wagate_send_refusals", { code: "invalid_to" }) - value(before, "wagate_send_refusals", { code: "invalid_to" }),
+        1
+      )
+      assert.isAtLeast(value(after, "wagate_incoming_messages") - value(before, "wagate_incoming_messages"), 1)
+      assert.strictEqual(family(after, "wagate_acks").type, "COUNTER")
+
+      // The cluster as the operator's view reads it: this process's runner, the number WORKING.
+      assert.strictEqual(value(after, "wagate_numbers", { status: "WORKING" }), 1)
+      assert.strictEqual(value(after, "wagate_numbers", { status: "FAILED" }), 0)
+      const runners = family(after, "wagate_runner_entities").metrics
+      assert.strictEqual(runners.length, 1)
+      assert.strictEqual(value(after, "wagate_runner_healthy", { runner: runners[0].labels!.runner }), 1)
+      // The runner reports its shards every 5 s; its first report may predate acquiring them.
+      yield* eventually(scrape(gateway), (m) => value(m, "wagate_unassigned_shards") === 0, 15_000)
+      assert.strictEqual(family(after, "wagate_webhook_lag_seconds").type, "GAUGE")
+      assert.isAtLeast(value(after, "wagate_cluster_messages_unprocessed"), 0)
+      assert.strictEqual(value(after, "wagate_entity_calls_in_flight"), 0)
+      // The names that existed before, and the library's process metrics.
+      for (const name of ["wagate_zombie_restarts", "wagate_number_request_defects", "wagate_number_storage_failures", "wagate_incoming_store_failures"]) {
+        assert.strictEqual(family(after, name).type, "COUNTER")
+      }
+      assert.isAbove(value(after, "process_resident_memory_bytes"), 0)
+      // The cluster library's own gauges: entities by type.
+      assert.isAtLeast(value(after, "effect_cluster_entities", { type: "Number" }), 1)
+    }))
+
+  it.scopedLive("METRICS_PORT serves this process's metrics without a token, and nothing else", () =>
+    Effect.gen(function*() {
+      const port = yield* freePort
+      yield* Layer.launch(MetricsServer.layer({ host: "127.0.0.1", port })).pipe(Effect.forkScoped)
+      const response = yield* eventually(
+        Effect.promise(() => fetch(`http://127.0.0.1:${port}/metrics`).catch(() => null)),
+        (r) => r !== null,
+        10_000
+      )
+      assert.strictEqual(response!.status, 200)
+      const families = parse(yield* Effect.promise(() => response!.text()))
+      assert.strictEqual(family(families, "wagate_zombie_restarts").type, "COUNTER")
+      assert.isAbove(value(families, "nodejs_heap_size_used_bytes"), 0)
+      const other = yield* Effect.promise(() => fetch(`http://127.0.0.1:${port}/ops/v1/cluster`))
+      assert.strictEqual(other.status, 404)
+    }))
+})

@@ -1,0 +1,73 @@
+/**
+ * The benchmarks' child processes (test/bench/support/Processes.ts) never outlive their run:
+ * stopped when their scope closes on success, failure or a timeout, and killed when the
+ * benchmark process itself exits while they still run.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { execFile } from "node:child_process"
+import { fileURLToPath } from "node:url"
+import { scopedNode, spawnNode } from "../bench/support/Processes.js"
+
+const PROCESSES = fileURLToPath(new URL("../bench/support/Processes.ts", import.meta.url))
+/** A child that runs until it is stopped. */
+const SLEEPER = ["-e", "setInterval(() => {}, 1000)"]
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Polls until `pid` is gone, failing after `ms`. */
+const gone = (pid: number, ms = 15_000) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + ms
+    while (alive(pid)) {
+      if (Date.now() > deadline) return yield* Effect.dieMessage(`process ${pid} still runs`)
+      yield* Effect.sleep("50 millis")
+    }
+  })
+
+describe("benchmark child processes", () => {
+  it.live("are stopped when their scope ends, by success, failure or timeout", () =>
+    Effect.gen(function*() {
+      let pid = 0
+      const start = Effect.tap(scopedNode("sleeper", SLEEPER), (child) => (pid = child.pid))
+      yield* Effect.scoped(start)
+      yield* gone(pid)
+      const failed = yield* Effect.scoped(Effect.zipRight(start, Effect.fail("the benchmark failed"))).pipe(Effect.flip)
+      assert.strictEqual(failed, "the benchmark failed")
+      yield* gone(pid)
+      const timedOut = yield* Effect.scoped(Effect.zipRight(start, Effect.never)).pipe(Effect.timeout("300 millis"), Effect.flip)
+      assert.strictEqual(timedOut._tag, "TimeoutException")
+      yield* gone(pid)
+    }), 60_000)
+
+  it.live("are killed when the benchmark process exits while they run", () =>
+    Effect.gen(function*() {
+      // A process that starts a child and then exits abruptly, as a crashed benchmark would.
+      const script = `import(${JSON.stringify(PROCESSES)}).then((p) => {
+        const child = p.spawnNode("sleeper", ${JSON.stringify(SLEEPER)})
+        console.log(child.pid)
+        setTimeout(() => process.exit(3), 300)
+      })`
+      const { code, pid } = yield* Effect.async<{ code: number | null; pid: number }>((resume) => {
+        execFile(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], (error, stdout) => {
+          resume(Effect.succeed({ code: error === null ? 0 : (error.code as number), pid: Number(stdout.trim()) }))
+        })
+      })
+      assert.strictEqual(code, 3)
+      assert.isTrue(pid > 0)
+      yield* gone(pid)
+    }), 60_000)
+
+  it("spawnNode keeps what the child wrote, for the report of a failure", async () => {
+    const child = spawnNode("echo", ["-e", "console.log('hello from the child')"], { reportExit: false })
+    await new Promise((resolve) => child.process.once("exit", resolve))
+    assert.include(child.output(), "hello from the child")
+  })
+})
