@@ -51,7 +51,7 @@ describe("shutdown with a stuck number entity", () => {
         Effect.promise(() =>
           locker.query(
             `SELECT count(*)::int AS n FROM pg_stat_activity
-             WHERE datname = current_database() AND application_name = 'wagate' AND wait_event_type = 'Lock'`
+             WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock'`
           ).then((r) => r.rows[0].n as number)
         ),
         (n) => n > 0,
