@@ -419,7 +419,9 @@ describe("isolation between accounts", () => {
         const got = yield* receiver.waitFor("/quick", i, 3000)
         lags.push(got[i - 1]!.at - sent)
       }
-      assert.isBelow(Math.max(...lags), 1000, `lags ${lags.join(", ")} ms`)
+      // Held up behind the hanging endpoint would mean at least its 5 s timeout; the bound is
+      // generous for a busy machine (speed itself is the webhook benchmark's business).
+      assert.isBelow(Math.max(...lags), 4000, `lags ${lags.join(", ")} ms`)
       assert.lengthOf(receiver.received("/slow"), 1, "the hanging endpoint still holds its first event")
     }))
 })
@@ -472,8 +474,8 @@ describe("embedded database", () => {
       const sent = Date.now()
       yield* emit(gateway.database, acme.accountId, 3)
       const [first] = yield* receiver.waitFor("/acme", 1)
-      // The default poll on the embedded database is 250 ms.
-      assert.isBelow(first!.at - sent, 1000)
+      // The default poll on the embedded database is 250 ms; generous for a busy machine.
+      assert.isBelow(first!.at - sent, 5000)
       yield* eventually(outbox(gateway.database, acme.accountId), (rows) => rows[0]?.attempts === 1)
       yield* pause(400)
       assert.lengthOf(receiver.received("/acme"), 1, "the later events wait for the first")

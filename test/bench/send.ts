@@ -130,6 +130,18 @@ const ops = async (url: string, method: string, path: string, body?: unknown): P
   }
 }
 
+/** Adds a number; one whose 503 was retried although it had been added is found in the account. */
+const addNumber = async (url: string, accountId: number, phone: string): Promise<{ id: number }> => {
+  try {
+    return (await ops(url, "POST", `/ops/v1/accounts/${accountId}/numbers`, { phone })).number
+  } catch (error) {
+    const account = await ops(url, "GET", `/ops/v1/accounts/${accountId}`)
+    const found = account.numbers.find((n: { phone: string }) => n.phone === phone)
+    if (found === undefined) throw error
+    return found
+  }
+}
+
 const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
   const name = `wagate_bench_${randomBytes(4).toString("hex")}`
   const admin = new pg.Client({ connectionString: ADMIN })
@@ -170,7 +182,7 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
       const { key } = await ops(base, "POST", "/ops/v1/keys", { account_id: account.id })
       await Promise.all(Array.from({ length: Math.min(10, NUMBERS - a * 10) }, async (_, j) => {
         const phone = `7702${String(a * 10 + j).padStart(7, "0")}`
-        const { number } = await ops(base, "POST", `/ops/v1/accounts/${account.id}/numbers`, { phone })
+        const number = await addNumber(base, account.id, phone)
         const peer = `7703${String(a * 10 + j).padStart(7, "0")}`
         await ops(base, "POST", "/sim/v1/inbound", { to: phone, from: peer, text: "hello" })
         numbers.push({ key, id: number.id, peer })
@@ -204,8 +216,28 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
     const sampler = setInterval(() => {
       rss = Math.max(rss, rssMiB(gateway.pid))
     }, 1000)
+    // How many of the gateway's pooled connections are busy at once (for DATABASE_POOL_SIZE).
+    const busy: Array<number> = []
+    let sampling = true
+    const poolSampler = (async () => {
+      while (sampling) {
+        const { rows } = await admin.query<{ busy: number }>(
+          `SELECT count(*) FILTER (WHERE state <> 'idle')::int AS busy FROM pg_stat_activity WHERE datname = $1`,
+          [name]
+        )
+        busy.push(rows[0].busy)
+        await new Promise((r) => setTimeout(r, 100))
+      }
+    })()
     const measured = (await next()) as Result
     clearInterval(sampler)
+    sampling = false
+    await poolSampler
+    busy.sort((a, b) => a - b)
+    console.error(
+      `connections busy at once (of DATABASE_POOL_SIZE, every 100 ms): median ${percentile(busy, 50)}, ` +
+        `p99 ${percentile(busy, 99)}, max ${busy[busy.length - 1] ?? 0} over ${busy.length} samples`
+    )
     const [gatewayCpu, postgresCpu] = await cpuWindow
     const perSend = (seconds: number) => (1000 * seconds) / ((measured.accepted * (SECONDS - 0.5)) / SECONDS)
     const result: Result = { ...measured, cpu: { gateway: perSend(gatewayCpu), postgres: perSend(postgresCpu) } }

@@ -2,9 +2,11 @@
  * Provisioning through the operator API, as an operator would, and seeding history the way the
  * number entities write it.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
 import type * as OpsClient from "@wagate/client/OpsClient"
+import * as Almaty from "@wagate/domain/Almaty"
+import { Conversations } from "@wagate/store/Conversations"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type { DatabaseContext } from "./TestGateway.js"
 
 /** Polls (real time) until `check` holds. */
@@ -82,37 +84,63 @@ export interface SeedMessage {
 }
 
 /**
- * Stores messages and their chats as the number entity does (messages, chats with counters and
- * last message), returning the message ids in insertion order.
+ * Stores messages through the store code the number entity uses (`Conversations`: messages,
+ * chats with their counters and last message, contacts, daily usage), so the read endpoints are
+ * checked against what production writes. Outgoing messages get their acks up to `status`
+ * (`sent` by default). Returns the message ids in insertion order.
  */
 export const seedMessages = (database: DatabaseContext, accountId: number, messages: ReadonlyArray<SeedMessage>) =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const conversations = yield* Conversations
     const ids: Array<number> = []
     for (const m of messages) {
-      const chatId = m.group ? `${m.peer}-1600000000@g.us` : `${m.peer}@c.us`
-      const [row] = yield* sql<{ id: string }>`
-        INSERT INTO messages (account_id, number_id, direction, source, chat_id, peer, is_group, wa_message_id,
-                              type, text, status, created_at, updated_at)
-        VALUES (${accountId}, ${m.numberId}, ${m.direction}, ${m.direction === "out" ? "api" : "network"}, ${chatId},
-                ${m.peer}, ${m.group ?? false}, ${"WA" + Math.random().toString(16).slice(2, 14).toUpperCase()},
-                'text', ${m.text ?? "hello"}, ${m.status ?? (m.direction === "in" ? "received" : "sent")},
-                ${m.createdAt}, ${m.createdAt})
-        RETURNING id`
-      const id = Number(row.id)
+      const waMessageId = "WA" + Math.random().toString(16).slice(2, 14).toUpperCase()
+      const text = m.text ?? "hello"
+      if (m.direction === "in") {
+        const stored = yield* conversations.recordIncoming({
+          accountId,
+          numberId: m.numberId,
+          waMessageId,
+          fromMe: false,
+          chatId: m.group ? `${m.peer}-1600000000@g.us` : `${m.peer}@c.us`,
+          peer: m.peer,
+          peerLid: null,
+          name: null,
+          isGroup: m.group ?? false,
+          groupSubject: null,
+          author: m.group ? m.peer : null,
+          type: "text",
+          text,
+          at: m.createdAt,
+          media: null,
+          mediaPending: false,
+          mediaSkipped: false,
+          mediaSkipReason: null
+        })
+        ids.push(Option.getOrThrow(stored))
+        continue
+      }
+      const id = yield* conversations.recordOutgoing({
+        accountId,
+        numberId: m.numberId,
+        to: m.peer,
+        type: "text",
+        text,
+        media: null,
+        waMessageId,
+        source: "api",
+        firstContact: false,
+        textHash: "seed",
+        day: Almaty.dateOf(m.createdAt.getTime()),
+        at: m.createdAt,
+        phone: ""
+      })
       ids.push(id)
-      yield* sql`
-        INSERT INTO chats (number_id, chat_id, account_id, peer, is_group, last_message_id, last_message_at,
-                           message_count, incoming_count, outgoing_count, created_at)
-        VALUES (${m.numberId}, ${chatId}, ${accountId}, ${m.peer}, ${m.group ?? false}, ${id}, ${m.createdAt}, 1,
-                ${m.direction === "in" ? 1 : 0}, ${m.direction === "out" ? 1 : 0}, ${m.createdAt})
-        ON CONFLICT (number_id, chat_id) DO UPDATE SET
-          last_message_id = CASE WHEN chats.last_message_at <= EXCLUDED.last_message_at
-                                 THEN EXCLUDED.last_message_id ELSE chats.last_message_id END,
-          last_message_at = greatest(chats.last_message_at, EXCLUDED.last_message_at),
-          message_count = chats.message_count + 1,
-          incoming_count = chats.incoming_count + EXCLUDED.incoming_count,
-          outgoing_count = chats.outgoing_count + EXCLUDED.outgoing_count`
+      const status = m.status ?? "sent"
+      const acks = status === "failed" ? (["failed"] as const) : ACKS.slice(0, ACKS.indexOf(status as typeof ACKS[number]) + 1)
+      for (const ack of acks) yield* conversations.applyAck({ numberId: m.numberId, waMessageId, ack, at: m.createdAt })
     }
     return ids
-  }).pipe(Effect.provide(database), Effect.orDie)
+  }).pipe(Effect.provide(Conversations.Default), Effect.provide(database), Effect.orDie)
+
+const ACKS = ["sent", "delivered", "read"] as const

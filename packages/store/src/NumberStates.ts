@@ -4,16 +4,45 @@
  *
  * @since 1.0.0
  */
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Almaty from "@wagate/domain/Almaty"
-import type { ConnectionStatus } from "@wagate/domain/Connection"
+import { ConnectionStatus } from "@wagate/domain/Connection"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as Outbox from "./Outbox.js"
 import { int } from "./Time.js"
 
 const DAY_MS = 86_400_000
 const ms = (d: Date | null) => (d === null ? null : d.getTime())
+
+/** A bigint or count as the driver gives it (a string), or a number. */
+const Count = Schema.Union(Schema.Number, Schema.NumberFromString)
+const Instant = Schema.NullOr(Schema.DateFromSelf)
+
+const SnapshotRow = Schema.Struct({
+  id: Count,
+  account_id: Count,
+  phone: Schema.String,
+  status: ConnectionStatus,
+  paused: Schema.Boolean,
+  linked: Schema.Boolean,
+  connected_at: Instant,
+  cold_blocked_until: Instant,
+  restricted_until: Instant,
+  deleted_at: Instant
+})
+
+const ContactCounts = Schema.Struct({
+  dialogs: Count,
+  started_by_customers: Count,
+  cold_all: Count,
+  cold: Count,
+  answered: Count
+})
+
+const MessageCounts = Schema.Struct({ incoming: Count, outgoing: Count, failed: Count })
 
 /** @since 1.0.0 */
 export interface NumberSnapshot {
@@ -54,13 +83,20 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
   effect: Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
 
+    const findSnapshot = SqlSchema.findOne({
+      Request: Schema.Number,
+      Result: SnapshotRow,
+      execute: (numberId) =>
+        sql`
+          SELECT id, account_id, phone, status, paused, linked, connected_at, cold_blocked_until, restricted_until, deleted_at
+          FROM numbers WHERE id = ${numberId}`
+    })
+
     const snapshot = Effect.fn("NumberStates.snapshot")(function*(numberId: number) {
-      const [row] = yield* sql<any>`
-        SELECT id, account_id, phone, status, paused, linked, connected_at, cold_blocked_until, restricted_until, deleted_at
-        FROM numbers WHERE id = ${numberId}`
-      return Option.map(Option.fromNullable(row), (r): NumberSnapshot => ({
-        id: int(r.id),
-        accountId: int(r.account_id),
+      const row = yield* findSnapshot(numberId)
+      return Option.map(row, (r): NumberSnapshot => ({
+        id: r.id,
+        accountId: r.account_id,
         phone: r.phone,
         status: r.status,
         paused: r.paused,
@@ -98,33 +134,49 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
       } satisfies SendHistory
     }, Effect.orDie)
 
+    const contactCounts = (request: { readonly numberId: number; readonly since: Date; readonly dayAgo: Date }) =>
+      SqlSchema.single({
+        Request: Schema.Void,
+        Result: ContactCounts,
+        execute: () =>
+          sql`
+            SELECT count(*) AS dialogs,
+                   count(*) FILTER (WHERE wrote_first) AS started_by_customers,
+                   count(*) FILTER (WHERE NOT wrote_first) AS cold_all,
+                   count(*) FILTER (WHERE NOT wrote_first AND first_out_at < ${request.dayAgo}) AS cold,
+                   count(*) FILTER (WHERE NOT wrote_first AND first_out_at < ${request.dayAgo} AND first_in_at IS NOT NULL) AS answered
+            FROM contacts WHERE number_id = ${request.numberId} AND first_contact_at >= ${request.since}`
+      })(undefined).pipe(Effect.catchTags({ NoSuchElementException: Effect.die, ParseError: Effect.die }))
+
+    const messageCounts = (request: { readonly numberId: number; readonly since: Date }) =>
+      SqlSchema.single({
+        Request: Schema.Void,
+        Result: MessageCounts,
+        execute: () =>
+          sql`
+            SELECT count(*) FILTER (WHERE direction = 'in') AS incoming,
+                   count(*) FILTER (WHERE direction = 'out') AS outgoing,
+                   count(*) FILTER (WHERE direction = 'out' AND status = 'failed') AS failed
+            FROM messages WHERE number_id = ${request.numberId} AND created_at >= ${request.since}`
+      })(undefined).pipe(Effect.catchTags({ NoSuchElementException: Effect.die, ParseError: Effect.die }))
+
     /** The six inputs of the trust index over the 14 days before `now`. */
     const trustInputs = Effect.fn("NumberStates.trustInputs")(
       function*(numberId: number, now: number, connectedAt: number | null) {
         const since = new Date(now - 14 * DAY_MS)
         const dayAgo = new Date(now - DAY_MS)
-        const [contacts] = yield* sql<any>`
-          SELECT count(*) AS dialogs,
-                 count(*) FILTER (WHERE wrote_first) AS started_by_customers,
-                 count(*) FILTER (WHERE NOT wrote_first) AS cold_all,
-                 count(*) FILTER (WHERE NOT wrote_first AND first_out_at < ${dayAgo}) AS cold,
-                 count(*) FILTER (WHERE NOT wrote_first AND first_out_at < ${dayAgo} AND first_in_at IS NOT NULL) AS answered
-          FROM contacts WHERE number_id = ${numberId} AND first_contact_at >= ${since}`
-        const [messages] = yield* sql<any>`
-          SELECT count(*) FILTER (WHERE direction = 'in') AS incoming,
-                 count(*) FILTER (WHERE direction = 'out') AS outgoing,
-                 count(*) FILTER (WHERE direction = 'out' AND status = 'failed') AS failed
-          FROM messages WHERE number_id = ${numberId} AND created_at >= ${since}`
+        const contacts = yield* contactCounts({ numberId, since, dayAgo })
+        const messages = yield* messageCounts({ numberId, since })
         const daysConnected = connectedAt === null ? 0 : Math.max(0, (now - connectedAt) / DAY_MS)
         return {
-          dialogs: int(contacts.dialogs),
-          dialogsStartedByCustomers: int(contacts.started_by_customers),
-          coldFirstMessages: int(contacts.cold),
-          coldAnswered: int(contacts.answered),
-          coldPerDay: int(contacts.cold_all) / Math.max(1, Math.min(14, daysConnected)),
-          incoming: int(messages.incoming),
-          outgoing: int(messages.outgoing),
-          failed: int(messages.failed),
+          dialogs: contacts.dialogs,
+          dialogsStartedByCustomers: contacts.started_by_customers,
+          coldFirstMessages: contacts.cold,
+          coldAnswered: contacts.answered,
+          coldPerDay: contacts.cold_all / Math.max(1, Math.min(14, daysConnected)),
+          incoming: messages.incoming,
+          outgoing: messages.outgoing,
+          failed: messages.failed,
           daysConnected
         }
       }

@@ -42,7 +42,8 @@ describe("WebhookSender", () => {
       const hung = yield* sender.post(receiver.url("/hang"), headers, body)
       assert.deepStrictEqual([hung.status, hung.error], [null, "No answer within 300ms"])
       assert.isAtLeast(Date.now() - started, 290)
-      assert.isBelow(Date.now() - started, 2000)
+      // Ended by its timeout, not hanging (generous for a busy machine).
+      assert.isBelow(Date.now() - started, 10_000)
       const closed = yield* sender.post(receiver.url("/close"), headers, body)
       assert.strictEqual(closed.status, null)
       assert.match(closed.error ?? "", /closed the connection without answering/)

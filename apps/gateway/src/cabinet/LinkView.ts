@@ -29,14 +29,15 @@ export const changes = <A, B = A, E = never, R = never, E2 = never, R2 = never>(
   same: (a: A, b: A) => boolean,
   name: string,
   every: Duration.DurationInput,
-  present: (a: A) => Effect.Effect<B, E2, R2> = Effect.succeed as any
+  present?: (a: A) => Effect.Effect<B, E2, R2>
 ) => {
-  const updates = Stream.repeatEffectWithSchedule(Effect.option(read), Schedule.spaced(every)).pipe(
+  const changed = Stream.repeatEffectWithSchedule(Effect.option(read), Schedule.spaced(every)).pipe(
     Stream.filterMap((o) => o),
-    Stream.changesWith(same),
-    Stream.mapEffect(present),
-    Stream.map((value) => `event: ${name}\ndata: ${JSON.stringify(value)}\n\n`)
+    Stream.changesWith(same)
   )
+  // Sent as read, unless `present` shapes it.
+  const shown: Stream.Stream<unknown, E2, R | R2> = present === undefined ? changed : Stream.mapEffect(changed, present)
+  const updates = shown.pipe(Stream.map((value) => `event: ${name}\ndata: ${JSON.stringify(value)}\n\n`))
   const heartbeat = Stream.repeatValue(": keep-alive\n\n").pipe(Stream.schedule(Schedule.spaced(`${HEARTBEAT_MS} millis`)))
   return Stream.merge(updates, heartbeat).pipe(Stream.interruptAfter(`${STREAM_MS} millis`), Stream.encodeText)
 }
