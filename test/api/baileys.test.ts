@@ -19,6 +19,10 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
+import * as VoiceNote from "@wagate/whatsapp/VoiceNote"
+import { spawnSync } from "node:child_process"
+import { createServer } from "node:http"
+import { opusHead } from "../../packages/whatsapp/test/baileys/support/Audio.js"
 import * as FakeSocket from "../../packages/whatsapp/test/baileys/support/FakeSocket.js"
 import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
 import {
@@ -495,5 +499,35 @@ describe("operator unlink and relink on the Baileys driver", () => {
       assert.strictEqual(link.status, "STARTING")
       fake.latest().qr("2@ref-new-device")
       yield* eventually(gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.qr === "2@ref-new-device")
+    }))
+})
+
+describe("voice notes on the Baileys driver", () => {
+  it.scopedLive("an MP3 sent as a voice note reaches WhatsApp as mono Opus in OGG, push-to-talk", () =>
+    Effect.gen(function*() {
+      const { api, fake } = yield* workingNumberWith()
+      // One second of a tone as a stereo MP3, made with the ffmpeg the install ships.
+      const mp3 = spawnSync(VoiceNote.ffmpegPath(), [
+        "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=1", "-ac", "2", "-f", "mp3", "pipe:1"
+      ]).stdout
+      assert.strictEqual(mp3.subarray(0, 3).toString(), "ID3")
+      const server = createServer((_req, res) => {
+        res.writeHead(200, { "content-type": "audio/mpeg", "content-length": String(mp3.length) })
+        res.end(mp3)
+      })
+      yield* Effect.acquireRelease(
+        Effect.promise(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))),
+        () => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
+      )
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/note.mp3`
+      const to = uniquePhone()
+      const sent = yield* api.messages.send({ payload: { to, voice: { url } } as never })
+      const [out] = fake.latest().sent.filter((s) => s.options?.messageId === sent.wa_message_id)
+      const content = out!.content as { audio: Buffer; mimetype: string; ptt: boolean }
+      assert.deepStrictEqual([out!.jid, content.mimetype, content.ptt], [`${to}@s.whatsapp.net`, "audio/ogg; codecs=opus", true])
+      assert.strictEqual(content.audio.subarray(0, 4).toString(), "OggS")
+      assert.deepStrictEqual(opusHead(content.audio), { channels: 1, inputRate: 16000 })
+      const [stored] = (yield* api.messages.list({ urlParams: { chat: to } })).messages
+      assert.deepStrictEqual([stored!.type, stored!.status], ["voice", "sent"])
     }))
 })

@@ -175,6 +175,49 @@ describe("attacks", () => {
       assert.strictEqual(code(yield* guesser.post("/login", { email: "slow@shop.kz", password: "correct horse battery" })), "429 rate_limited")
     }))
 
+  it.scopedLive("malformed requests to the cabinet API answer 4xx with {error, code}, never 5xx", () =>
+    Effect.gen(function*() {
+      const { box, url } = yield* setup
+      const owner = yield* signedUp(url, box, "fuzz@shop.kz")
+      const raw = (method: string, path: string, body: string, type = "application/json") =>
+        Effect.promise(async () => {
+          const r = await fetch(`${url}/cabinet/api${path}`, {
+            method,
+            headers: {
+              cookie: [...owner.cookies].map(([k, v]) => `${k}=${v}`).join("; "),
+              "x-csrf-token": owner.csrf,
+              "content-type": type
+            },
+            body: method === "GET" ? undefined : body
+          })
+          return { path, status: r.status, body: (await r.json().catch(() => null)) as Record<string, unknown> | null }
+        })
+      const answers = [
+        yield* raw("POST", "/numbers", "{not json"),
+        yield* raw("POST", "/numbers", JSON.stringify({ phone: 77011234567 })),
+        yield* raw("POST", "/numbers", JSON.stringify({ phone: "abc", method: "fax" })),
+        yield* raw("POST", "/numbers", JSON.stringify({ phone: "\u0000".repeat(40) })),
+        yield* raw("POST", "/balance/top-up", JSON.stringify({ amount: "lots" })),
+        yield* raw("POST", "/balance/top-up", JSON.stringify({ amount: 1e30 })),
+        yield* raw("PUT", "/webhook", JSON.stringify({ url: "not a url" })),
+        yield* raw("PUT", "/webhook", JSON.stringify({ url: "x".repeat(5000) })),
+        yield* raw("POST", "/webhook/resend", JSON.stringify({ event_id: -1 })),
+        yield* raw("POST", "/keys/abc/reissue", "{}"),
+        yield* raw("POST", "/keys/99999999999999999999/reissue", "{}"),
+        yield* raw("GET", "/numbers/0/link", ""),
+        yield* raw("GET", "/messages?number=x&before=-5", ""),
+        yield* raw("PUT", "/storage/policy", JSON.stringify({ retention_days: 0, ceiling_bytes: -1 })),
+        yield* raw("POST", "/exports", JSON.stringify({ number: "one" })),
+        yield* raw("POST", "/password", JSON.stringify({ current: "x", password: "short" })),
+        yield* raw("POST", "/login", "email=a&password=b", "application/x-www-form-urlencoded"),
+        yield* raw("POST", "/signup", JSON.stringify({ email: "not-an-email", company: "", password: "x" }))
+      ].map((r) => ({ ...r, body: r.body === null ? null : Object.keys(r.body).sort().join() }))
+      for (const a of answers) {
+        assert.ok(a.status >= 400 && a.status < 500, `${a.path}: ${a.status}`)
+        assert.strictEqual(a.body, "code,error", a.path)
+      }
+    }))
+
   it.scopedLive("one customer cannot see or change another's numbers, keys, exports or webhook events by any id", () =>
     Effect.gen(function*() {
       const { box, url, gateway } = yield* setup

@@ -30,8 +30,14 @@ export const upsert = (ctx: SessionContext, messages: ReadonlyArray<WAMessage>) 
             const s = state.socket
             if (s === null) return yield* new DriverUnavailable({ reason: "the number is not connected" })
             // The time limit is for WhatsApp to start answering; the bytes then flow at their pace.
+            // Waiting for that answer can be interrupted (the entity closing must not wait for it);
+            // a stream that arrives after that is closed at once.
+            const started = ctx.deps.factory.download(s, message)
             const file = yield* Effect.acquireRelease(
-              timed(() => ctx.deps.factory.download(s, message), settings.queryTimeoutMs * 3).pipe(Effect.mapError(failed)),
+              Effect.interruptible(timed(() => started, settings.queryTimeoutMs * 3)).pipe(
+                Effect.onInterrupt(() => Effect.sync(() => void started.then((f) => f.destroy(), () => {}))),
+                Effect.mapError(failed)
+              ),
               (file) => Effect.sync(() => file.destroy())
             )
             return NodeStream.fromReadable(() => file, failed)

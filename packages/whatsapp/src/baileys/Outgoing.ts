@@ -6,6 +6,7 @@
  */
 import type { AnyMessageContent } from "@whiskeysockets/baileys"
 import type { Readable } from "node:stream"
+import * as VoiceNote from "../VoiceNote.js"
 import { DriverUnavailable, type OutgoingContent, SendRejected } from "../WhatsAppDriver.js"
 import { codeOf } from "./DisconnectPolicy.js"
 
@@ -33,8 +34,9 @@ export const content = (c: OutgoingContent, file: Readable): AnyMessageContent =
         ...caption(c.caption)
       }
     case "voice":
-      // A voice note (push-to-talk), shown with a waveform, not an audio file.
-      return { audio: upload, mimetype: c.media.mimeType, ptt: true }
+      // A voice note (push-to-talk), shown with a waveform, not an audio file; `file` is already
+      // the Opus encoding of the media (`VoiceNote.toOpus`).
+      return { audio: upload, mimetype: VoiceNote.MIME_TYPE, ptt: true }
   }
 }
 

@@ -66,7 +66,9 @@ export const backend = Effect.map(PgClient.PgClient, (sql): AuthBackend & Driver
           Effect.orDie
         ),
     pruneSent: (before) =>
-      sql<{ n: number }>`WITH gone AS (DELETE FROM wa_sent_messages WHERE created_at < ${before} RETURNING 1)
+      sql<{ n: number }>`WITH gone AS (DELETE FROM wa_sent_messages WHERE created_at < ${before} RETURNING 1),
+          -- Contact checks are kept at most 30 days (Sending.exists); the daily prune forgets older ones.
+          checks AS (DELETE FROM wa_driver_state WHERE key LIKE 'contact-check/%' AND updated_at < now() - interval '30 days')
           SELECT count(*)::int AS n FROM gone`.pipe(Effect.map((rows) => rows[0]?.n ?? 0), Effect.orDie),
     readCreds: (numberId) =>
       Effect.map(

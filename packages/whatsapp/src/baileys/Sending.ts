@@ -16,11 +16,12 @@ import * as FiberId from "effect/FiberId"
 import * as Runtime from "effect/Runtime"
 import * as Stream from "effect/Stream"
 import { Readable } from "node:stream"
+import * as VoiceNote from "../VoiceNote.js"
 import { DriverUnavailable, type OutgoingMessage, SendRejected } from "../WhatsAppDriver.js"
 import type { BaileysSocket } from "./BaileysSocket.js"
 import * as Jids from "./Jids.js"
 import * as Outgoing from "./Outgoing.js"
-import { messageOf, type SessionContext, timed } from "./SessionContext.js"
+import { messageOf, now, type SessionContext, timed } from "./SessionContext.js"
 
 /** WhatsApp's server ack arrived (from the socket's listener, at once). @since 1.0.0 */
 export const serverAck = (ctx: SessionContext, id: string, error: string | undefined): void => {
@@ -62,12 +63,19 @@ export const send = (ctx: SessionContext, socket: BaileysSocket, message: Outgoi
     const file = message.content.kind === "text" ? Readable.from([]) : yield* NodeStream.toReadable(
       message.content.media.stream.pipe(Stream.tapError((e) => Effect.sync(() => void (readFailure = e))))
     )
+    // A voice note goes out as mono Opus in OGG, encoded while Baileys reads it (every phone plays those).
+    const upload = message.content.kind === "voice" ? VoiceNote.toOpus(file) : file
     const sent = yield* timed(
-      () => socket.sendMessage(Jids.sendJid(message.to), Outgoing.content(message.content, file), { messageId: id }),
+      () => socket.sendMessage(Jids.sendJid(message.to), Outgoing.content(message.content, upload), { messageId: id }),
       timeout
     ).pipe(
-      Effect.mapError((e) => readFailure ?? Outgoing.sendFailure(e)),
-      Effect.ensuring(Effect.sync(() => file.destroy())),
+      Effect.mapError((e) =>
+        readFailure ?? (e instanceof VoiceNote.TranscodeFailed ? new SendRejected({ reason: e.message }) : Outgoing.sendFailure(e))
+      ),
+      Effect.ensuring(Effect.sync(() => {
+        file.destroy()
+        upload.destroy()
+      })),
       Effect.tapError(() => Effect.sync(() => state.awaitingAck.get(id) === acked && state.awaitingAck.delete(id)))
     )
     yield* keep(ctx, sent)
@@ -113,12 +121,39 @@ export const getMessage = (ctx: SessionContext, runtime: Runtime.Runtime<never>)
 
 /** Whether a phone has WhatsApp, and the JID WhatsApp knows it by. @since 1.0.0 */
 export const exists = (ctx: SessionContext, socket: BaileysSocket, phone: string) =>
-  timed(() => socket.onWhatsApp(phone), ctx.settings.queryTimeoutMs).pipe(
-    Effect.map((found) => {
-      // WhatsApp answers with the JID it knows the phone by, which can differ from the digits asked
-      // (Brazil's ninth digit, Mexico's 521/52): that one is the chat to write to.
-      const hit = found?.find((r) => r.exists)
-      return { exists: hit !== undefined, chatId: Jids.chatOf(hit === undefined ? phone : Jids.userOf(hit.jid)) }
-    }),
-    Effect.mapError((e) => new DriverUnavailable({ reason: `contact check failed: ${messageOf(e)}` }))
-  )
+  Effect.gen(function*() {
+    const key = `${CHECK_PREFIX}${phone}`
+    const at = now(ctx)
+    const cached = parseCheck(yield* ctx.deps.store.getValue(key))
+    if (cached !== null && at - cached.at < (cached.exists ? CHECK_EXISTS_MS : CHECK_MISSING_MS)) {
+      return { exists: cached.exists, chatId: Jids.chatOf(cached.user) }
+    }
+    const found = yield* timed(() => socket.onWhatsApp(phone), ctx.settings.queryTimeoutMs).pipe(
+      Effect.mapError((e) => new DriverUnavailable({ reason: `contact check failed: ${messageOf(e)}` }))
+    )
+    // WhatsApp answers with the JID it knows the phone by, which can differ from the digits asked
+    // (Brazil's ninth digit, Mexico's 521/52): that one is the chat to write to.
+    const hit = found?.find((r) => r.exists)
+    const answer = { exists: hit !== undefined, user: hit === undefined ? phone : Jids.userOf(hit.jid), at }
+    yield* ctx.deps.store.setValue(key, JSON.stringify(answer))
+    return { exists: answer.exists, chatId: Jids.chatOf(answer.user) }
+  })
+
+/** Contact checks are kept in the driver's rows under this prefix, for every number. */
+const CHECK_PREFIX = "contact-check/"
+/** A phone on WhatsApp is believed for 30 days, one that is not for 7 (it may join). @since 1.0.0 */
+export const CHECK_EXISTS_MS = 30 * 24 * 3600_000
+/** @since 1.0.0 */
+export const CHECK_MISSING_MS = 7 * 24 * 3600_000
+
+const parseCheck = (json: string | null): { exists: boolean; user: string; at: number } | null => {
+  if (json === null) return null
+  try {
+    const v = JSON.parse(json) as { exists?: unknown; user?: unknown; at?: unknown }
+    return typeof v.exists === "boolean" && typeof v.user === "string" && typeof v.at === "number"
+      ? { exists: v.exists, user: v.user, at: v.at }
+      : null
+  } catch {
+    return null
+  }
+}

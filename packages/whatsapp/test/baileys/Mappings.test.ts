@@ -185,6 +185,11 @@ describe("Outgoing", () => {
       mimetype: "x/y",
       fileName: "a.pdf"
     })
-    assert.deepStrictEqual(Outgoing.content({ kind: "voice", media }, file), { audio: bytes, mimetype: "x/y", ptt: true })
+    // The stream given for a voice note is already its Opus encoding (VoiceNote.toOpus).
+    assert.deepStrictEqual(Outgoing.content({ kind: "voice", media }, file), {
+      audio: bytes,
+      mimetype: "audio/ogg; codecs=opus",
+      ptt: true
+    })
   })
 })

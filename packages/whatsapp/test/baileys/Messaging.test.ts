@@ -9,6 +9,7 @@ import * as Exit from "effect/Exit"
 import * as Stream from "effect/Stream"
 import type { OutgoingContent } from "../../src/WhatsAppDriver.js"
 import { Closes } from "./support/FakeSocket.js"
+import { opusHead, wav } from "./support/Audio.js"
 import * as Harness from "./support/Harness.js"
 
 const { advance, flush, working } = Harness
@@ -24,7 +25,8 @@ describe("Baileys driver: sending", () => {
         { kind: "text", text: "Hello" },
         { kind: "image", media, caption: "Our menu" },
         { kind: "document", media: { ...media, mimeType: "application/pdf" }, filename: "invoice.pdf", caption: "Invoice" },
-        { kind: "voice", media: { ...media, mimeType: "audio/ogg; codecs=opus" } },
+        // An MP3, WAV or AAC voice note plays on Android only: it goes out as Opus in OGG.
+        { kind: "voice", media: { stream: Stream.succeed(new Uint8Array(wav())), size: wav().length, mimeType: "audio/wav" } },
         { kind: "video", media: { ...media, mimeType: "video/mp4" } }
       ]
       for (const [i, content] of contents.entries()) {
@@ -33,13 +35,31 @@ describe("Baileys driver: sending", () => {
       const sent = h.fake.latest().sent
       assert.deepStrictEqual(sent.map((s) => [s.jid, s.options?.messageId]), [0, 1, 2, 3, 4].map((i) => [`${TO}@s.whatsapp.net`, `3EB0ID${i}`]))
       const bytes = Buffer.from([7, 7, 7])
+      const voice = sent[3]!.content as { audio: Buffer }
       assert.deepStrictEqual(sent.map((s) => s.content), [
         { text: "Hello" },
         { image: bytes, mimetype: "image/png", caption: "Our menu" },
         { document: bytes, mimetype: "application/pdf", fileName: "invoice.pdf", caption: "Invoice" },
-        { audio: bytes, mimetype: "audio/ogg; codecs=opus", ptt: true },
+        { audio: voice.audio, mimetype: "audio/ogg; codecs=opus", ptt: true },
         { video: bytes, mimetype: "video/mp4" }
       ])
+      assert.strictEqual(voice.audio.subarray(0, 4).toString(), "OggS")
+      assert.deepStrictEqual(opusHead(voice.audio), { channels: 1, inputRate: 16000 })
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("a voice note that is not audio is refused with the encoder's reason, before anything goes out", () => {
+    const h = Harness.make()
+    return Effect.gen(function*() {
+      const { session } = yield* working(h)
+      const refused = yield* Effect.flip(session.send({
+        waMessageId: "3EB0BAD",
+        to: TO,
+        content: { kind: "voice", media: { stream: Stream.succeed(new TextEncoder().encode("not a sound at all")), size: 18, mimeType: "audio/mpeg" } }
+      }))
+      assert.strictEqual(refused._tag, "SendRejected")
+      assert.match(refused.reason, /^the voice note could not be converted to Opus: /)
+      assert.deepStrictEqual(h.fake.latest().sent, [])
     }).pipe(Effect.provide(h.layer))
   })
 
@@ -277,8 +297,35 @@ describe("Baileys driver: contact checks", () => {
       assert.deepStrictEqual(yield* session.exists("1"), { exists: false, chatId: "1@c.us" })
       assert.deepStrictEqual(socket.checks, [[TO], ["77000000000"], ["551187654321"], ["1"]])
       socket.onWhatsAppOutcome = () => ({ _tag: "fail", error: new Boom("Timed Out", { statusCode: 408 }) })
-      const failed = yield* Effect.flip(session.exists(TO))
+      const failed = yield* Effect.flip(session.exists("77000000001"))
       assert.deepStrictEqual([failed._tag, failed.reason], ["DriverUnavailable", "contact check failed: Timed Out"])
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("answers are kept: a phone on WhatsApp for 30 days, one that is not for 7; the canonical chat kept with it", () => {
+    // Weeks pass on the TestClock: the watchdog looks only once a week here.
+    const h = Harness.make({ watchdogIntervalMs: 7 * 24 * 3600_000, idleMs: 7 * 24 * 3600_000 })
+    return Effect.gen(function*() {
+      const { session } = yield* working(h)
+      const socket = h.fake.latest()
+      socket.onWhatsAppOutcome = (phone) =>
+        phone === "551187654321"
+          ? { _tag: "ok", value: [{ jid: "5511987654321@s.whatsapp.net", exists: true }] }
+          : { _tag: "ok", value: [{ jid: `${phone}@s.whatsapp.net`, exists: false }] }
+      const both = Effect.all([session.exists("551187654321"), session.exists("77000000000")])
+      const expected = [{ exists: true, chatId: "5511987654321@c.us" }, { exists: false, chatId: "77000000000@c.us" }]
+      assert.deepStrictEqual(yield* both, expected)
+      yield* Harness.advance(6 * 24 * 3600_000)
+      assert.deepStrictEqual(yield* both, expected)
+      assert.deepStrictEqual(socket.checks, [["551187654321"], ["77000000000"]])
+      // Eight days on: the one without WhatsApp is asked again (it may have joined).
+      yield* Harness.advance(2 * 24 * 3600_000)
+      assert.deepStrictEqual(yield* both, expected)
+      assert.deepStrictEqual(socket.checks, [["551187654321"], ["77000000000"], ["77000000000"]])
+      // Thirty-one days on: both.
+      yield* Harness.advance(23 * 24 * 3600_000)
+      assert.deepStrictEqual(yield* both, expected)
+      assert.deepStrictEqual(socket.checks.slice(3), [["551187654321"], ["77000000000"]])
     }).pipe(Effect.provide(h.layer))
   })
 
