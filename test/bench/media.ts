@@ -139,70 +139,70 @@ export const main = (argv: ReadonlyArray<string>) =>
 
     // 1. GET /storage over 1,000,000 files.
     if (opts.only.has("storage")) {
-    const big = yield* provision(ops).pipe(Effect.provide(http))
-    const seedStart = performance.now()
-    yield* withDb(seedFiles(big.accountId, big.numbers[0]!.id, opts.files))
-    yield* Console.log(`seeded ${opts.files} files in ${((performance.now() - seedStart) / 1000).toFixed(1)} s`)
-    const storageOnce = Effect.promise(async () => {
-      const t0 = performance.now()
-      const response = await fetch(`${gateway.url}/api/v1/storage`, { headers: { authorization: `Bearer ${big.accountKey}` } })
-      const body = await response.json() as { files: number }
-      if (response.status !== 200 || body.files !== opts.files) throw new Error(`GET /storage: ${response.status} ${JSON.stringify(body)}`)
-      return performance.now() - t0
-    })
-    for (let i = 0; i < 20; i++) yield* storageOnce
-    const latencies: Array<number> = []
-    for (let i = 0; i < opts.requests; i++) latencies.push(yield* storageOnce)
-    latencies.sort((a, b) => a - b)
-    const baseline: Array<number> = []
-    for (let i = 0; i < 5; i++) {
-      const t0 = performance.now()
-      yield* withDb(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql`SELECT sum(size) FROM media_files WHERE account_id = ${big.accountId} AND deleted_at IS NULL`))
-      baseline.push(performance.now() - t0)
-    }
-    baseline.sort((a, b) => a - b)
-    const p99 = percentile(latencies, 99)
-    yield* Console.log(
-      `GET /storage (${opts.files} files): p50 ${ms(percentile(latencies, 50))}, p99 ${ms(p99)}; ` +
-        `baseline SELECT sum(size): median ${ms(percentile(baseline, 50))}, max ${ms(baseline[baseline.length - 1]!)}; ` +
-        `ratio p50 ${(percentile(baseline, 50) / percentile(latencies, 50)).toFixed(1)}x faster — target p99 < 50 ms: ${p99 < 50 ? "met" : "MISSED"}`
-    )
-    checks.push({
-      what: `GET /storage, ${opts.files} files: p99`,
-      target: "< 50 ms",
-      measured: ms(p99),
-      baseline: `SELECT sum(size) median ${ms(percentile(baseline, 50))}`,
-      met: p99 < 50
-    })
+      const big = yield* provision(ops).pipe(Effect.provide(http))
+      const seedStart = performance.now()
+      yield* withDb(seedFiles(big.accountId, big.numbers[0]!.id, opts.files))
+      yield* Console.log(`seeded ${opts.files} files in ${((performance.now() - seedStart) / 1000).toFixed(1)} s`)
+      const storageOnce = Effect.promise(async () => {
+        const t0 = performance.now()
+        const response = await fetch(`${gateway.url}/api/v1/storage`, { headers: { authorization: `Bearer ${big.accountKey}` } })
+        const body = await response.json() as { files: number }
+        if (response.status !== 200 || body.files !== opts.files) throw new Error(`GET /storage: ${response.status} ${JSON.stringify(body)}`)
+        return performance.now() - t0
+      })
+      for (let i = 0; i < 20; i++) yield* storageOnce
+      const latencies: Array<number> = []
+      for (let i = 0; i < opts.requests; i++) latencies.push(yield* storageOnce)
+      latencies.sort((a, b) => a - b)
+      const baseline: Array<number> = []
+      for (let i = 0; i < 5; i++) {
+        const t0 = performance.now()
+        yield* withDb(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          sql`SELECT sum(size) FROM media_files WHERE account_id = ${big.accountId} AND deleted_at IS NULL`))
+        baseline.push(performance.now() - t0)
+      }
+      baseline.sort((a, b) => a - b)
+      const p99 = percentile(latencies, 99)
+      yield* Console.log(
+        `GET /storage (${opts.files} files): p50 ${ms(percentile(latencies, 50))}, p99 ${ms(p99)}; ` +
+          `baseline SELECT sum(size): median ${ms(percentile(baseline, 50))}, max ${ms(baseline[baseline.length - 1]!)}; ` +
+          `ratio p50 ${(percentile(baseline, 50) / percentile(latencies, 50)).toFixed(1)}x faster — target p99 < 50 ms: ${p99 < 50 ? "met" : "MISSED"}`
+      )
+      checks.push({
+        what: `GET /storage, ${opts.files} files: p99`,
+        target: "< 50 ms",
+        measured: ms(p99),
+        baseline: `SELECT sum(size) median ${ms(percentile(baseline, 50))}`,
+        met: p99 < 50
+      })
 
     }
 
     // 2. Bulk deletion of 100,000 files.
     if (opts.only.has("delete")) {
-    const bulk = yield* provision(ops).pipe(Effect.provide(http))
-    yield* withDb(seedFiles(bulk.accountId, bulk.numbers[0]!.id, opts.bulk))
-    const deletion = yield* peakGrowth(() => gateway.child.pid, Effect.promise(async () => {
-      const response = await fetch(`${gateway.url}/api/v1/media/delete`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${bulk.accountKey}`, "content-type": "application/json" },
-        body: JSON.stringify({ until: new Date(Date.now() + 60_000).toISOString() })
+      const bulk = yield* provision(ops).pipe(Effect.provide(http))
+      yield* withDb(seedFiles(bulk.accountId, bulk.numbers[0]!.id, opts.bulk))
+      const deletion = yield* peakGrowth(() => gateway.child.pid, Effect.promise(async () => {
+        const response = await fetch(`${gateway.url}/api/v1/media/delete`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${bulk.accountKey}`, "content-type": "application/json" },
+          body: JSON.stringify({ until: new Date(Date.now() + 60_000).toISOString() })
+        })
+        return await response.json() as { deleted: number }
+      }))
+      if (deletion.result.deleted !== opts.bulk) throw new Error(`bulk delete deleted ${JSON.stringify(deletion.result)}`)
+      yield* Console.log(
+        `POST /media/delete (${opts.bulk} files): ${deletion.seconds.toFixed(1)} s ` +
+          `(${Math.round(opts.bulk / deletion.seconds)} files/s), gateway peak RSS growth ${deletion.growthMiB.toFixed(1)} MiB — ` +
+          `target < 100 MB: ${deletion.growthMiB < 100 ? "met" : "MISSED"}`
+      )
+      checks.push({
+        what: `POST /media/delete, ${opts.bulk} files: peak RSS growth`,
+        target: "< 100 MB",
+        measured: `${deletion.growthMiB.toFixed(1)} MiB in ${deletion.seconds.toFixed(1)} s`,
+        baseline: "",
+        met: deletion.growthMiB < 100
       })
-      return await response.json() as { deleted: number }
-    }))
-    if (deletion.result.deleted !== opts.bulk) throw new Error(`bulk delete deleted ${JSON.stringify(deletion.result)}`)
-    yield* Console.log(
-      `POST /media/delete (${opts.bulk} files): ${deletion.seconds.toFixed(1)} s ` +
-        `(${Math.round(opts.bulk / deletion.seconds)} files/s), gateway peak RSS growth ${deletion.growthMiB.toFixed(1)} MiB — ` +
-        `target < 100 MB: ${deletion.growthMiB < 100 ? "met" : "MISSED"}`
-    )
-    checks.push({
-      what: `POST /media/delete, ${opts.bulk} files: peak RSS growth`,
-      target: "< 100 MB",
-      measured: `${deletion.growthMiB.toFixed(1)} MiB in ${deletion.seconds.toFixed(1)} s`,
-      baseline: "",
-      met: deletion.growthMiB < 100
-    })
 
     }
 
@@ -231,28 +231,28 @@ export const main = (argv: ReadonlyArray<string>) =>
       if (response.status !== 200) throw new Error(`send: ${response.status} ${await response.text()}`)
     })
     if (opts.only.has("outgoing")) {
-    const outgoing = yield* peakGrowth(() => gateway.child.pid, send)
-    const client = new S3Client({
-      endpoint: s3Endpoint,
-      region: "us-east-1",
-      forcePathStyle: true,
-      credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" }
-    })
-    const plain = yield* peakGrowth(() => process.pid, Effect.promise(() =>
-      new Upload({ client, params: { Bucket: BUCKET, Key: "baseline/big.pdf", Body: createReadStream(file), ContentType: "application/pdf" } }).done()
-    ))
-    yield* Console.log(
-      `outgoing ${opts.mb} MB attachment: ${outgoing.seconds.toFixed(1)} s, gateway peak RSS growth ${outgoing.growthMiB.toFixed(1)} MiB; ` +
-        `baseline plain S3 upload: ${plain.seconds.toFixed(1)} s, RSS growth ${plain.growthMiB.toFixed(1)} MiB — ` +
-        `target < 30 MB: ${outgoing.growthMiB < 30 ? "met" : "MISSED"}`
-    )
-    checks.push({
-      what: `outgoing ${opts.mb} MB attachment: peak RSS growth`,
-      target: "< 30 MB",
-      measured: `${outgoing.growthMiB.toFixed(1)} MiB`,
-      baseline: `plain S3 upload ${plain.growthMiB.toFixed(1)} MiB`,
-      met: outgoing.growthMiB < 30
-    })
+      const outgoing = yield* peakGrowth(() => gateway.child.pid, send)
+      const client = new S3Client({
+        endpoint: s3Endpoint,
+        region: "us-east-1",
+        forcePathStyle: true,
+        credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" }
+      })
+      const plain = yield* peakGrowth(() => process.pid, Effect.promise(() =>
+        new Upload({ client, params: { Bucket: BUCKET, Key: "baseline/big.pdf", Body: createReadStream(file), ContentType: "application/pdf" } }).done()
+      ))
+      yield* Console.log(
+        `outgoing ${opts.mb} MB attachment: ${outgoing.seconds.toFixed(1)} s, gateway peak RSS growth ${outgoing.growthMiB.toFixed(1)} MiB; ` +
+          `baseline plain S3 upload: ${plain.seconds.toFixed(1)} s, RSS growth ${plain.growthMiB.toFixed(1)} MiB — ` +
+          `target < 30 MB: ${outgoing.growthMiB < 30 ? "met" : "MISSED"}`
+      )
+      checks.push({
+        what: `outgoing ${opts.mb} MB attachment: peak RSS growth`,
+        target: "< 30 MB",
+        measured: `${outgoing.growthMiB.toFixed(1)} MiB`,
+        baseline: `plain S3 upload ${plain.growthMiB.toFixed(1)} MiB`,
+        met: outgoing.growthMiB < 30
+      })
     }
 
     // 4. An incoming 50 MB file, downloaded by the gateway from the simulated network.

@@ -17,13 +17,11 @@ import * as Chunk from "effect/Chunk"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { lookup } from "node:dns/promises"
-import { isIP } from "node:net"
+import * as GuardedHttp from "./GuardedHttp.js"
 import { filename } from "./MediaFetcherFilename.js"
 import * as MediaFetcherRequest from "./MediaFetcherRequest.js"
 import * as MediaFetcherType from "./MediaFetcherType.js"
 import type { MediaKind } from "./MediaFetcherType.js"
-import * as PrivateAddress from "./PrivateAddress.js"
 
 export type { MediaKind } from "./MediaFetcherType.js"
 
@@ -164,22 +162,15 @@ export const make = (options: Options): Effect.Effect<Context.Tag.Service<MediaF
     )
     const timeout = Duration.decode(options.timeout ?? "30 seconds")
     const maxRedirects = options.maxRedirects ?? 3
-    const resolve = options.resolve ?? systemResolve
+    const resolve = options.resolve ?? GuardedHttp.systemResolve
     const allowHosts = new Set((options.allowHosts ?? []).map((host) => host.toLowerCase()))
     const guarded = (hostname: string) => options.allowPrivateAddresses !== true && !allowHosts.has(hostname)
 
-    const target = Effect.fn("MediaFetcher.connectTo")(function*(url: URL) {
-      const hostname = url.hostname.replace(/^\[(.*)\]$/, "$1").toLowerCase()
-      const guard = guarded(hostname)
-      if (guard && PrivateAddress.isLocalHostname(hostname)) return yield* refused()
-      const addresses = isIP(hostname) !== 0 ? [hostname] : yield* resolve(hostname).pipe(
-        Effect.mapError(() => new MediaFetchFailed({ error: `Could not resolve ${hostname}` }))
+    const target = (url: URL) =>
+      GuardedHttp.addressFor(url, { guard: guarded(GuardedHttp.hostOf(url)), resolve }).pipe(
+        Effect.mapError((e): InvalidMedia | MediaFetchFailed =>
+          e.reason === "private" ? refused() : new MediaFetchFailed({ error: `Could not resolve ${e.host}` }))
       )
-      if (addresses.length === 0) return yield* new MediaFetchFailed({ error: `Could not resolve ${hostname}` })
-      // All of them, not only the one used: a name that also points inside is not a public server.
-      if (guard && addresses.some(PrivateAddress.isPrivate)) return yield* refused()
-      return { url, address: addresses[0]! }
-    })
 
     const download = Effect.fn("MediaFetcher.download")(function*(start: URL, kind: MediaKind) {
       const cap = options.maxBytes?.[kind] ?? defaultMaxBytes[kind]
@@ -272,11 +263,6 @@ const parseUrl = (text: string, base?: URL): Effect.Effect<URL, InvalidMedia> =>
   if (url.href.length > maxUrlLength) return invalid(`URL is longer than ${maxUrlLength} characters`)
   return Effect.succeed(url)
 }
-
-const systemResolve = (hostname: string): Effect.Effect<ReadonlyArray<string>, unknown> =>
-  Effect.tryPromise(() => lookup(hostname, { all: true, verbatim: true })).pipe(
-    Effect.map((entries) => entries.map((entry) => entry.address))
-  )
 
 const describeBytes = (bytes: number): string =>
   bytes % MB === 0 ? `${bytes / MB} MB` : `${bytes.toLocaleString("en-US")} bytes`

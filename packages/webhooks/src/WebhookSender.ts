@@ -1,6 +1,6 @@
 /**
- * One webhook attempt: a POST of the signed body, answered within the timeout, to the address
- * checked for the URL. Each account's entity has a sender of its own, with its own kept-alive
+ * One webhook attempt: a POST of the signed body through the guarded client (`GuardedHttp`),
+ * answered within the timeout, to the address checked for the URL. Each account's entity has a sender of its own, with its own kept-alive
  * connection, so a slow or dead receiver of one account holds no socket, slot or queue another
  * account needs.
  *
@@ -9,10 +9,9 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
+import * as GuardedHttp from "@wagate/media/GuardedHttp"
 import * as http from "node:http"
 import * as https from "node:https"
-import type { LookupFunction } from "node:net"
-import { isIP } from "node:net"
 import * as WebhookUrl from "./WebhookUrl.js"
 
 /** What an attempt got: the HTTP status, or why there was none. @since 1.0.0 */
@@ -60,59 +59,46 @@ export const make = (options: Options): Effect.Effect<Sender, never, Scope.Scope
         a.https.destroy()
       })
     )
-    const addresses = new Map<string, { readonly address: string; readonly until: number }>()
+    const targets = new Map<string, { readonly target: GuardedHttp.Target; readonly until: number }>()
 
-    const addressOf = (url: URL) =>
+    const targetOf = (url: URL) =>
       Effect.suspend(() => {
         const key = `${url.protocol}//${url.host}`
-        const known = addresses.get(key)
-        if (known && known.until > Date.now()) return Effect.succeed(known.address)
+        const known = targets.get(key)
+        // The checked address is reused for a while; the path of this attempt's URL is its own.
+        if (known && known.until > Date.now()) return Effect.succeed({ url, address: known.target.address })
         return WebhookUrl.target(url, { allowPrivate: options.allowPrivate, resolve: options.resolve }).pipe(
-          Effect.tap((address) => Effect.sync(() => addresses.set(key, { address, until: Date.now() + ADDRESS_TTL_MS })))
+          Effect.tap((target) => Effect.sync(() => targets.set(key, { target, until: Date.now() + ADDRESS_TTL_MS })))
         )
       })
 
-    const exchange = (url: URL, address: string, headers: Record<string, string>, body: string) =>
-      Effect.async<number, Failed>((resume) => {
-        let settled = false
-        const settle = (result: Effect.Effect<number, Failed>) => {
-          if (settled) return
-          settled = true
-          resume(result)
-        }
-        const payload = Buffer.from(body, "utf8")
-        const req = (url.protocol === "https:" ? https : http).request(url, {
+    /** One exchange through the guarded client; a redirect is an answer (not followed). */
+    const exchange = (target: GuardedHttp.Target, headers: Record<string, string>, body: Uint8Array) =>
+      Effect.scoped(Effect.gen(function*() {
+        const res = yield* GuardedHttp.request(target, {
           method: "POST",
-          agent: url.protocol === "https:" ? agents.https : agents.http,
-          lookup: pinned(address),
-          headers: { ...headers, "content-length": String(payload.byteLength) }
+          headers,
+          body,
+          agent: target.url.protocol === "https:" ? agents.https : agents.http,
+          discardBody: true
         })
-        req.on("error", (error: Error & { code?: string }) =>
-          settle(Effect.fail(new Failed(describe(error, url), req.reusedSocket && error.code === "ECONNRESET"))))
-        req.on("response", (res) => {
-          // The answer's body means nothing; it is read only so the connection can be reused.
-          res.resume()
-          res.on("error", () => undefined)
-          settle(Effect.succeed(res.statusCode ?? 0))
-        })
-        req.end(payload)
-        return Effect.sync(() => {
-          settled = true
-          req.destroy()
-        })
-      })
+        return res.status
+      })).pipe(
+        Effect.mapError((e) => new Failed(GuardedHttp.describe(e, "deliver to"), e.staleSocket))
+      )
 
     const post = (rawUrl: string, headers: Record<string, string>, body: string): Effect.Effect<Attempt> =>
       Effect.suspend(() => {
         const started = performance.now()
         const latencyMs = () => Math.round(performance.now() - started)
         const url = new URL(rawUrl)
-        return addressOf(url).pipe(
+        const payload = Buffer.from(body, "utf8")
+        return targetOf(url).pipe(
           Effect.mapError((e) => new Failed(e.reason, false)),
-          Effect.flatMap((address) =>
-            exchange(url, address, headers, body).pipe(
+          Effect.flatMap((target) =>
+            exchange(target, headers, payload).pipe(
               // A kept-alive connection the receiver had just closed: once more on a new one.
-              Effect.catchIf((e) => e.staleSocket, () => exchange(url, address, headers, body))
+              Effect.catchIf((e) => e.staleSocket, () => exchange(target, headers, payload))
             )
           ),
           Effect.timeoutFail({
@@ -128,28 +114,3 @@ export const make = (options: Options): Effect.Effect<Sender, never, Scope.Scope
 
     return { post }
   })
-
-/** A `lookup` that answers every name with the checked address. */
-const pinned = (address: string): LookupFunction => (_hostname, options, callback) => {
-  const family = isIP(address)
-  if (options.all) (callback as (e: null, all: Array<{ address: string; family: number }>) => void)(null, [{ address, family }])
-  else callback(null, address, family)
-}
-
-const describe = (error: Error & { readonly code?: string }, url: URL): string => {
-  const host = url.host
-  switch (error.code) {
-    case "ECONNREFUSED":
-      return `Connection to ${host} was refused`
-    case "ECONNRESET":
-      return `${host} closed the connection without answering`
-    case "ETIMEDOUT":
-    case "EHOSTUNREACH":
-    case "ENETUNREACH":
-      return `${host} could not be reached (${error.code})`
-    default:
-      return /^(ERR_TLS_|ERR_SSL_|CERT_|DEPTH_ZERO_|SELF_SIGNED_|UNABLE_TO_|HOSTNAME_MISMATCH)/.test(error.code ?? "")
-        ? `TLS error with ${host}: ${error.message}`
-        : `Could not deliver to ${host}: ${error.message}`
-  }
-}

@@ -8,12 +8,10 @@
  * @since 1.0.0
  */
 import { InvalidParam } from "@wagate/domain/ApiError"
-import * as PrivateAddress from "@wagate/media/PrivateAddress"
+import * as GuardedHttp from "@wagate/media/GuardedHttp"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { lookup } from "node:dns/promises"
-import { isIP } from "node:net"
 
 /** @since 1.0.0 */
 export const MAX_URL_LENGTH = 2048
@@ -22,13 +20,7 @@ export const MAX_URL_LENGTH = 2048
 export class UnusableUrl extends Data.TaggedError("UnusableUrl")<{ readonly reason: string }> {}
 
 /** Host name to IP addresses. @since 1.0.0 */
-export type Resolve = (hostname: string) => Effect.Effect<ReadonlyArray<string>, unknown>
-
-/** @since 1.0.0 */
-export const systemResolve: Resolve = (hostname) =>
-  Effect.tryPromise(() => lookup(hostname, { all: true, verbatim: true })).pipe(
-    Effect.map((entries) => entries.map((entry) => entry.address))
-  )
+export type Resolve = GuardedHttp.Resolve
 
 /** The URL's shape alone: absolute http(s), no user or password, at most 2048 characters. @since 1.0.0 */
 export const parse = (raw: string): Either.Either<URL, UnusableUrl> => {
@@ -48,7 +40,7 @@ export const parse = (raw: string): Either.Either<URL, UnusableUrl> => {
 }
 
 /** The host of a URL without IPv6 brackets, lower case. @since 1.0.0 */
-export const hostOf = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, "$1").toLowerCase()
+export const hostOf = GuardedHttp.hostOf
 
 /**
  * The address to connect to for `url`: the host itself when it is an IP address, else the first
@@ -60,19 +52,16 @@ export const hostOf = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, "
 export const target = (
   url: URL,
   options: { readonly allowPrivate: boolean; readonly resolve?: Resolve | undefined }
-): Effect.Effect<string, UnusableUrl> =>
-  Effect.gen(function*() {
-    const host = hostOf(url)
-    const refused = new UnusableUrl({ reason: `${host} is a private or local address; webhooks go to public addresses only` })
-    if (!options.allowPrivate && PrivateAddress.isLocalHostname(host)) return yield* refused
-    const addresses = isIP(host) !== 0 ? [host] : yield* (options.resolve ?? systemResolve)(host).pipe(
-      Effect.mapError(() => new UnusableUrl({ reason: `${host} could not be resolved` }))
+): Effect.Effect<GuardedHttp.Target, UnusableUrl> =>
+  GuardedHttp.addressFor(url, { guard: !options.allowPrivate, resolve: options.resolve }).pipe(
+    Effect.mapError((e) =>
+      new UnusableUrl({
+        reason: e.reason === "private"
+          ? `${e.host} is a private or local address; webhooks go to public addresses only`
+          : `${e.host} could not be resolved`
+      })
     )
-    if (addresses.length === 0) return yield* new UnusableUrl({ reason: `${host} could not be resolved` })
-    // All of them, not only the one used: a name that also points inside is not a public server.
-    if (!options.allowPrivate && addresses.some(PrivateAddress.isPrivate)) return yield* refused
-    return addresses[0]!
-  })
+  )
 
 /**
  * A URL an account may set, normalised, or `invalid_param` saying why not.
