@@ -74,7 +74,8 @@ const program = Effect.gen(function*() {
   const phone = digits(args.phone)
   if (args.help || to === "" || (method === "code" && phone === "")) {
     console.error(usage)
-    return yield* Effect.fail("bad arguments")
+    process.exitCode = args.help ? 0 : 2
+    return
   }
   const voice = args.voice === undefined ? tone() : readFileSync(args.voice)
   const waitMs = Math.max(0, Number(args.wait) || 0) * 1000
@@ -166,7 +167,6 @@ const Driver = Layer.unwrapEffect(
 NodeRuntime.runMain(
   Effect.scoped(program).pipe(
     Effect.provide(Driver),
-    Effect.tapErrorCause((cause) => Effect.sync(() => console.error(String(cause)))),
     Effect.withTracerEnabled(false)
   )
 )

@@ -33,6 +33,11 @@ export const RunnerLiveness = Layer.scopedDiscard(Effect.gen(function*() {
   const { runnerHost, runnerPort } = yield* Settings
   const sql = yield* SqlClient.SqlClient
   const self = `${runnerHost}:${runnerPort}`
+  // Only runners whose sessions carry their names (main.ts names them) judge others by theirs; a
+  // process built otherwise (a test's in-process gateway) would find no one's session.
+  const [own] = yield* sql<{ name: string }>`SELECT application_name AS name FROM pg_stat_activity WHERE pid = pg_backend_pid()`
+    .pipe(Effect.orElseSucceed(() => []))
+  if (own?.name !== sessionName(self)) return
 
   const sweep = Effect.gen(function*() {
     const dead = yield* sql<{ address: string }>`
