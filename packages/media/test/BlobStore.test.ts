@@ -146,7 +146,10 @@ class StoreDir extends Context.Tag("test/StoreDir")<StoreDir, string>() {}
 
 const filesystem = Layer.unwrapScoped(Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
-  const dir = yield* fs.makeTempDirectoryScoped({ prefix: "wagate-blobs-" })
+  // The store sits one level inside a fresh directory, so the test's look at the store's parent
+  // sees only what the store might have written, not whatever else lies in the system's tmp.
+  const dir = join(yield* fs.makeTempDirectoryScoped({ prefix: "wagate-blobs-" }), "store")
+  yield* fs.makeDirectory(dir)
   return Layer.merge(
     BlobStore.layerFilesystem({ dir, publicBaseUrl: BASE, signingSecret: SECRET }),
     Layer.succeed(StoreDir, dir)
