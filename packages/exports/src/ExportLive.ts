@@ -42,18 +42,22 @@ export const ExportLive = ExportEntity.toLayer(
     const settings = yield* ExportSettings
     const context = yield* Effect.context<ArchiveBuilder.Requirements>()
 
+    const removeAbandonedUploads = (exportId: number) =>
+      abortAbandonedUploads(exportId).pipe(
+        Effect.provideService(ExportRecords, records),
+        Effect.provideService(BlobStore, blobs),
+        Effect.catchAllCause((cause) => Effect.logWarning(`export ${exportId}: an abandoned upload could not be removed`, cause))
+      )
+
     const run = Effect.fn("Export.run")(function*(exportId: number) {
       const startedAt = yield* DomainClock.now
       const started = yield* records.start(exportId, startedAt)
       if (Option.isNone(started)) return
       const row = started.value
       yield* Effect.logInfo(`archive export ${exportId} running`)
-      // A run started over after its runner was killed: what the killed run uploaded goes first.
-      yield* abortAbandonedUploads(exportId).pipe(
-        Effect.provideService(ExportRecords, records),
-        Effect.provideService(BlobStore, blobs),
-        Effect.catchAllCause((cause) => Effect.logWarning(`export ${exportId}: an abandoned upload could not be removed`, cause))
-      )
+      // A run started over after its runner was killed: what the killed run uploaded goes first,
+      // unless it began too close to this run to tell apart; that goes once this run has ended.
+      yield* removeAbandonedUploads(exportId)
       const key = archiveKey(row)
       const result = yield* ArchiveBuilder.build({
         filter: {
@@ -75,6 +79,7 @@ export const ExportLive = ExportEntity.toLayer(
         yield* Effect.logWarning("archive export failed", result.left)
         yield* Effect.ignore(blobs.delete(key))
         yield* events.finish({ _tag: "Failed", exportId, error: failureText(result.left), at: new Date(at) })
+        yield* removeAbandonedUploads(exportId)
         return
       }
       const ended = yield* events.finish({
@@ -90,6 +95,8 @@ export const ExportLive = ExportEntity.toLayer(
       })
       // Another run ended it first (a repeat after a lost runner): its archive is the one kept.
       if (!ended) yield* Effect.logInfo(`export ${exportId} had already ended`)
+      // Ended, so no upload of this export's archive is still wanted.
+      yield* removeAbandonedUploads(exportId)
     })
 
     return ExportEntity.of({

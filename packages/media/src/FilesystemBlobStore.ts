@@ -56,11 +56,18 @@ export const make = (
     const root = resolve(options.dir)
     const objectPath = (key: string) => join(root, "objects", key)
     const metaPath = (key: string) => join(root, "meta", key)
-    // A temporary file names the key it writes when the name fits, so what a killed process left
-    // can be told apart: `<uuid>.<key in base64url>`.
+    // A temporary file names when it began and the key it writes (when the name fits), so what a
+    // killed process left can be told apart: `<start ms in base 36>_<uuid>.<key in base64url>`.
+    // The start is in the name because the file's own times do not keep it: the modification
+    // time moves with every write, and not every filesystem records a birth time.
     const tmpPath = (key?: string) => {
       const named = key === undefined ? "" : `.${Buffer.from(key).toString("base64url")}`
-      return join(root, "tmp", `${randomUUID()}${named.length <= 200 ? named : ""}`)
+      return join(root, "tmp", `${Date.now().toString(36)}_${randomUUID()}${named.length <= 200 ? named : ""}`)
+    }
+    const startOf = (name: string): Option.Option<Date> => {
+      const match = /^([0-9a-z]{1,11})_/.exec(name)
+      const ms = match === null ? NaN : parseInt(match[1]!, 36)
+      return Number.isSafeInteger(ms) && ms > 0 ? Option.some(new Date(ms)) : Option.none()
     }
     const failed = (op: string) => (cause: unknown) => new BlobStoreError({ op, cause })
     // Commits, deletes and heads of this process take turns, so a blob's bytes and type change
@@ -208,7 +215,8 @@ export const make = (
           Effect.mapError(failed("incompleteUploads"))
         )
         if (Option.isNone(info)) continue
-        found.push({ key, id: name, startedAt: Option.getOrElse(info.value.mtime, () => new Date(0)) })
+        const startedAt = Option.orElse(startOf(name), () => info.value.mtime)
+        found.push({ key, id: name, startedAt: Option.getOrElse(startedAt, () => new Date(0)) })
       }
       return found
     })

@@ -191,6 +191,12 @@ layer(filesystemServed)("filesystem store", (it) => {
       }
       assert.deepStrictEqual(listed.map((u) => u.key), ["exports/5/7.zip"])
       assert.isBelow(Math.abs(listed[0]!.startedAt.getTime() - Date.now()), 60_000)
+      // Later writes (here: the file touched an hour on) do not move when the upload began, so a
+      // run started over after a kill still sees the killed run's file as older than itself.
+      const path = join(dir, "tmp", listed[0]!.id)
+      const later = new Date(Date.now() + 3_600_000)
+      yield* fs.utimes(path, later, later)
+      assert.deepStrictEqual((yield* store.incompleteUploads("exports/")).map((u) => u.startedAt), [listed[0]!.startedAt])
       assert.deepStrictEqual(yield* store.incompleteUploads("media/"), [])
       yield* store.abortUpload(listed[0]!)
       assert.deepStrictEqual(yield* fs.readDirectory(join(dir, "tmp")), [])
