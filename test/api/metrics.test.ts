@@ -87,8 +87,8 @@ describe("Prometheus metrics", () => {
         assert.strictEqual(family(after, name).type, "COUNTER")
       }
       assert.isAbove(value(after, "process_resident_memory_bytes"), 0)
-      // The cluster library's own gauges: entities by type.
-      assert.isAtLeast(value(after, "effect_cluster_entities", { type: "Number" }), 1)
+      // The cluster library's own gauges: entities by type (each entity manager sets it once a second).
+      yield* eventually(scrape(gateway), (m) => value(m, "effect_cluster_entities", { type: "Number" }) >= 1, 15_000)
     }))
 
   it.scopedLive("METRICS_PORT serves this process's metrics without a token, and nothing else", () =>

@@ -270,6 +270,18 @@ describe.skipIf(!existsSync(CHROMIUM))("the cabinet in a browser", () => {
     await accessible("numbers page in Russian")
   })
 
+  it("fits every page on a phone screen: nothing wider than the screen but the tables' own scroll areas", async () => {
+    await page.setViewportSize({ width: 375, height: 740 })
+    for (const path of ["/balance", "/numbers", "/keys", "/webhook", "/limits", "/history", "/storage", "/exports", "/account"]) {
+      await open(path)
+      const widths = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth])
+      assert.isAtMost(widths[0]!, widths[1]!, `${path} is wider than the phone's screen`)
+    }
+    await accessible("account page on a phone screen")
+    await page.setViewportSize({ width: 1280, height: 800 })
+    await open("/numbers")
+  })
+
   it("unlinks a number and signs out", async () => {
     await page.getByRole("button", { name: "Отключить" }).last().click()
     await page.getByRole("cell", { name: /^Остановлен/ }).waitFor({ timeout: 15_000 })
