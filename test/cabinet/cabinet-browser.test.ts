@@ -23,6 +23,7 @@ import * as WebhookReceiver from "../support/WebhookReceiver.js"
 
 // Functions run in the page see the browser's globals; the tests are typed without the DOM's types.
 declare const document: any
+declare const window: any
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
