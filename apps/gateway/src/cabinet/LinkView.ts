@@ -42,23 +42,25 @@ export const changes = <A, B = A, E = never, R = never, E2 = never, R2 = never>(
   return Stream.merge(updates, heartbeat).pipe(Stream.interruptAfter(`${STREAM_MS} millis`), Stream.encodeText)
 }
 
+/** A number's link state as the operator API and the cabinet show it, the QR also as an image. */
+export const linkView = (numberId: number, c: ConnectionState) =>
+  Effect.map(c.qr === null ? Effect.succeed(null) : QrImage.pngDataUrl(c.qr), (image) => ({
+    number_id: numberId,
+    status: c.status,
+    qr: c.qr,
+    qr_image: image,
+    pairing_code: c.pairingCode,
+    reason: c.reason
+  }))
+
 export const makeLinkView = Effect.gen(function*() {
   const numbers = yield* NumberEntity.client
   const { entityTimeoutMs } = yield* Settings
   const entityTimeout = `${entityTimeoutMs} millis` as const
 
-  const view = (numberId: number, c: ConnectionState) =>
-    Effect.map(c.qr === null ? Effect.succeed(null) : QrImage.pngDataUrl(c.qr), (image) => ({
-      number_id: numberId,
-      status: c.status,
-      qr: c.qr,
-      qr_image: image,
-      pairing_code: c.pairingCode,
-      reason: c.reason
-    }))
 
   const state = (numberId: number) => numbers(String(numberId)).Connection().pipe(bounded(entityTimeout))
-  const current = (numberId: number) => Effect.flatMap(state(numberId), (c) => view(numberId, c))
+  const current = (numberId: number) => Effect.flatMap(state(numberId), (c) => linkView(numberId, c))
 
   const events = (numberId: number) =>
     changes(
@@ -66,8 +68,8 @@ export const makeLinkView = Effect.gen(function*() {
       (a, b) => a.status === b.status && a.qr === b.qr && a.pairingCode === b.pairingCode && a.reason === b.reason,
       "link",
       "1 second",
-      (c) => view(numberId, c)
+      (c) => linkView(numberId, c)
     )
 
-  return { view, current, events } as const
+  return { view: linkView, current, events } as const
 })

@@ -9,10 +9,9 @@ import {
   PhoneTaken
 } from "@wagate/domain/ApiError"
 import { AccountId, ApiKeyId, NumberId } from "@wagate/domain/Ids"
-import type { ConnectionState } from "@wagate/entities/NumberEntity"
 import { NumberEntity } from "@wagate/entities/NumberEntity"
 import { OperatorAuth } from "@wagate/domain/OpsApi"
-import * as QrImage from "@wagate/whatsapp/QrImage"
+import { linkView } from "../../cabinet/LinkView.js"
 import * as Pricing from "@wagate/domain/Pricing"
 import { Accounting } from "@wagate/numbers/billing/Accounting"
 import { Accounts, toLinkedNumber } from "@wagate/store/Accounts"
@@ -50,15 +49,6 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
     const links = yield* CabinetLinks
     const entityTimeout = `${entityTimeoutMs} millis` as const
 
-    const linkOf = (numberId: number, c: ConnectionState) =>
-      Effect.map(c.qr === null ? Effect.succeed(null) : QrImage.pngDataUrl(c.qr), (image) => ({
-        number_id: numberId,
-        status: c.status,
-        qr: c.qr,
-        qr_image: image,
-        pairing_code: c.pairingCode,
-        reason: c.reason
-      }))
     const liveNumber = (id: number) =>
       Effect.flatMap(
         sql<{ id: string }>`SELECT id FROM numbers WHERE id = ${id} AND deleted_at IS NULL`.pipe(Effect.orDie),
@@ -127,12 +117,12 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
           // Linking goes through the number's entity, which owns the connection.
           const link = yield* numbers(String(number.id)).Link({ method: payload.method ?? "qr" }).pipe(bounded(entityTimeout))
           const funds = yield* accounts.funds(found.id, yield* Clock.currentTimeMillis)
-          return { number: toLinkedNumber({ ...number, status: link.status }, funds), link: yield* linkOf(number.id, link) }
+          return { number: toLinkedNumber({ ...number, status: link.status }, funds), link: yield* linkView(number.id, link) }
         }))
       .handle("linkStatus", ({ path }) =>
         Effect.gen(function*() {
           yield* liveNumber(path.id)
-          const link = yield* linkOf(path.id, yield* numbers(String(path.id)).Connection().pipe(bounded(entityTimeout)))
+          const link = yield* linkView(path.id, yield* numbers(String(path.id)).Connection().pipe(bounded(entityTimeout)))
           const [row] = yield* sql<{ fault: string | null; fault_at: Date | null }>`
             SELECT fault, fault_at FROM numbers WHERE id = ${path.id}`.pipe(Effect.orDie)
           const fault = row?.fault == null ? null : { error: row.fault, at: new Date(row.fault_at ?? 0).toISOString() }
@@ -142,14 +132,14 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
         Effect.gen(function*() {
           yield* liveNumber(path.id)
           const link = yield* numbers(String(path.id)).Link({ method: payload.method ?? "qr" }).pipe(bounded(entityTimeout))
-          return yield* linkOf(path.id, link)
+          return yield* linkView(path.id, link)
         }))
       .handle("unlink", ({ path }) =>
         Effect.gen(function*() {
           yield* liveNumber(path.id)
           const state = yield* numbers(String(path.id)).Unlink().pipe(bounded(entityTimeout))
           yield* Effect.logInfo(`number ${path.id} unlinked by the operator: ${state.reason ?? state.status}`)
-          return yield* linkOf(path.id, state)
+          return yield* linkView(path.id, state)
         }))
       .handle("relink", ({ path, payload }) =>
         Effect.gen(function*() {
@@ -158,7 +148,7 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
           yield* client.Unlink().pipe(bounded(entityTimeout))
           yield* Effect.logInfo(`number ${path.id} unlinked by the operator to link it again`)
           const link = yield* client.Link({ method: payload.method ?? "qr" }).pipe(bounded(entityTimeout))
-          return yield* linkOf(path.id, link)
+          return yield* linkView(path.id, link)
         }))
       .handle("pause", ({ path, payload }) =>
         Effect.gen(function*() {
