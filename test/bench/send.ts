@@ -155,7 +155,12 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
   const port = await freePort()
   if (process.env.BENCH_CPU_PROF) mkdirSync(process.env.BENCH_CPU_PROF, { recursive: true })
   const gateway = spawnTs("gateway", "apps/gateway/src/main.ts", {
-    nodeArgs: process.env.BENCH_CPU_PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_CPU_PROF] : [],
+    nodeArgs: [
+      ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_CPU_PROF] : []),
+      // For exploration, e.g. BENCH_NODE_ARGS=--trace-gc BENCH_GATEWAY_LOG=/tmp/gateway.log
+      ...(process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((a) => a !== "")
+    ],
+    ...(process.env.BENCH_GATEWAY_LOG ? { logFile: process.env.BENCH_GATEWAY_LOG } : {}),
     env: {
       DATABASE_URL: url.toString(),
       WA_DRIVER: "simulator",
