@@ -3,8 +3,11 @@
  * numbers each sending at its limit of one message a second, measured from a separate load
  * process; then the same sends handed straight to the simulator in one process, as the baseline.
  *
- *   npm run bench -- send [numbers=2000] [seconds=30] [--no-fail]
- *   (or npx tsx test/bench/send.ts [numbers] [seconds] [--no-fail])
+ *   npm run bench -- send [numbers=2000] [seconds=30] [--pool N] [--no-fail]
+ *   (or npx tsx test/bench/send.ts [numbers] [seconds] [--pool N] [--no-fail])
+ *
+ * `--pool N` starts the gateway with DATABASE_POOL_SIZE=N (default: the gateway's default), to
+ * compare pool sizes.
  *
  * Targets (issue 10): at least 600 accepted sends/s, p99 under 100 ms, under 1.5 ms of gateway
  * CPU per send; each is printed beside the baseline's figure, and a miss exits non-zero.
@@ -21,6 +24,7 @@ import { randomBytes } from "node:crypto"
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { parseArgs } from "node:util"
 import pg from "pg"
 import { type Child, cpuSeconds, freePort as freePortEffect, pidsNamed, rssMiB, spawnTs, stop } from "./support/Processes.js"
 import * as Verdict from "./support/Verdict.js"
@@ -28,6 +32,8 @@ import * as Verdict from "./support/Verdict.js"
 // Set by main from its arguments (the load process gets what it needs over IPC).
 let NUMBERS = 2000
 let SECONDS = 30
+/** DATABASE_POOL_SIZE of the gateway; undefined: its default. */
+let POOL: number | undefined
 const freePort = () => Effect.runPromise(freePortEffect)
 const postgresCpuSeconds = () => pidsNamed("postgres").reduce((sum, pid) => sum + cpuSeconds(pid), 0)
 const ADMIN = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
@@ -168,7 +174,8 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
       HTTP_HOST: "127.0.0.1",
       RUNNER_PORT: String(await freePort()),
       OPERATOR_TOKEN: TOKEN,
-      DATA_DIR: mkdtempSync(join(tmpdir(), "wagate-bench-"))
+      DATA_DIR: mkdtempSync(join(tmpdir(), "wagate-bench-")),
+      ...(POOL === undefined ? {} : { DATABASE_POOL_SIZE: String(POOL) })
     }
   })
   let load: Child | undefined
@@ -261,7 +268,7 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
     await poolSampler
     busy.sort((a, b) => a - b)
     console.error(
-      `connections busy at once (of DATABASE_POOL_SIZE, every 100 ms): median ${percentile(busy, 50)}, ` +
+      `connections busy at once (of DATABASE_POOL_SIZE ${POOL ?? "default"}, every 100 ms): median ${percentile(busy, 50)}, ` +
         `p99 ${percentile(busy, 99)}, max ${busy[busy.length - 1] ?? 0} over ${busy.length} samples`
     )
     const [gatewayCpu, postgresCpu] = await cpuWindow
@@ -349,12 +356,27 @@ const checks = (gateway: ReturnType<typeof summary>, baseline: ReturnType<typeof
   }
 ]
 
-/** `[numbers] [seconds]`; BENCH_ONLY=gateway or BENCH_ONLY=baseline runs one side, e.g. to profile it. */
+/**
+ * `[numbers] [seconds] [--pool N]`; BENCH_ONLY=gateway or BENCH_ONLY=baseline runs one side, e.g.
+ * to profile it.
+ */
 export const main = (argv: ReadonlyArray<string>) =>
   Effect.gen(function*() {
-    NUMBERS = Number(argv[0] ?? 2000)
-    SECONDS = Number(argv[1] ?? 30)
-    console.error(`send benchmark: ${NUMBERS} numbers at 1 message/s each, ${SECONDS} s measured`)
+    const { positionals, values } = parseArgs({
+      args: [...argv],
+      options: { pool: { type: "string" } },
+      allowPositionals: true
+    })
+    NUMBERS = Number(positionals[0] ?? 2000)
+    SECONDS = Number(positionals[1] ?? 30)
+    POOL = values.pool === undefined ? undefined : Number(values.pool)
+    if (POOL !== undefined && !(Number.isInteger(POOL) && POOL >= 2)) {
+      return yield* Effect.dieMessage(`--pool must be a whole number of at least 2, not ${values.pool}`)
+    }
+    console.error(
+      `send benchmark: ${NUMBERS} numbers at 1 message/s each, ${SECONDS} s measured, ` +
+        `DATABASE_POOL_SIZE ${POOL ?? "default"}`
+    )
     const only = process.env.BENCH_ONLY
     let gateway: ReturnType<typeof summary> | undefined
     let baseline: ReturnType<typeof summary> | undefined
@@ -367,7 +389,7 @@ export const main = (argv: ReadonlyArray<string>) =>
     }
     const rows = [gateway, baseline].filter((r) => r !== undefined)
     console.table(rows.map(({ cpu: _, ...row }) => row))
-    console.log(JSON.stringify({ numbers: NUMBERS, seconds: SECONDS, rows }))
+    console.log(JSON.stringify({ numbers: NUMBERS, seconds: SECONDS, pool: POOL ?? null, rows }))
     if (gateway !== undefined) yield* Verdict.verdict("send", checks(gateway, baseline))
   })
 
