@@ -102,16 +102,19 @@ export const tables = (o: Options, f: Figures): string => {
 
   const m = restart.up
   const groups = ["api", "runners", "postgres", "simulator"]
+  /** CPU milliseconds of every process together per number brought up in `ms`. */
+  const cpuPerNumber = (c: Record<string, number>, ms: number | null, n: number) =>
+    ms === null ? "" : Verdict.fixed((Object.values(c).reduce((a, b) => a + b, 0) * ms) / n, 0)
   const restartTable = [
-    "| numbers | brought up by | runners registered | first WORKING | half | 90% | all WORKING | busy cores: api / runners / postgres / simulator (sum) | load average |",
-    "|---|---|---|---|---|---|---|---|---|",
+    "| numbers | brought up by | runners registered | first WORKING | half | 90% | all WORKING | busy cores: api / runners / postgres / simulator (sum) | CPU ms per number | load average |",
+    "|---|---|---|---|---|---|---|---|---|---|",
     `| ${o.numbers} | full restart: ${o.restartRunners} runners started | ${secs(restart.registeredMs)} | ${secs(m.first)} | ` +
     `${secs(m.half)} | ${secs(m.most)} | ${secs(m.all)}${m.all === null ? ` (${m.last} of ${o.numbers})` : ""} | ` +
-    `${cores(restart.cores, groups)} | ${restart.load} |`,
+    `${cores(restart.cores, groups)} | ${cpuPerNumber(restart.cores, m.all, o.numbers)} | ${restart.load} |`,
     `| ${o.memoryNumbers} | one runner already up, a request each (32 at a time) | | | | | ${secs(memory.wake.ms)} | ` +
-    `${cores(memory.wake.cores, groups)} | ${memory.wake.load} |`,
+    `${cores(memory.wake.cores, groups)} | ${cpuPerNumber(memory.wake.cores, memory.wake.ms, o.memoryNumbers)} | ${memory.wake.load} |`,
     `| ${o.numbers} | baseline: sessions opened on the simulator from one process (32 at a time) | | ${secs(base.up.first)} | ` +
-    `${secs(base.up.half)} | ${secs(base.up.most)} | ${secs(base.up.all)} | | |`
+    `${secs(base.up.half)} | ${secs(base.up.most)} | ${secs(base.up.all)} | | | |`
   ].join("\n")
 
   const one = sends.find((s) => s.runners === 1)
