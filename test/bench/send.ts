@@ -21,7 +21,7 @@ import { WhatsAppDriver } from "@wagate/whatsapp/WhatsAppDriver"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Effect from "effect/Effect"
 import { randomBytes } from "node:crypto"
-import { mkdtempSync } from "node:fs"
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
@@ -38,6 +38,9 @@ const freePort = () => Effect.runPromise(freePortEffect)
 const postgresCpuSeconds = () => pidsNamed("postgres").reduce((sum, pid) => sum + cpuSeconds(pid), 0)
 const ADMIN = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
 const TOKEN = "wag_op_bench"
+
+/** The monotonic clock in microseconds, the clock of a CPU profile's timestamps. */
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n)
 
 const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
@@ -156,8 +159,14 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
   const url = new URL(ADMIN)
   url.pathname = `/${name}`
   const port = await freePort()
+  if (process.env.BENCH_CPU_PROF) mkdirSync(process.env.BENCH_CPU_PROF, { recursive: true })
   const gateway = spawnTs("gateway", "apps/gateway/src/main.ts", {
-    nodeArgs: process.env.BENCH_CPU_PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_CPU_PROF] : [],
+    nodeArgs: [
+      ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_CPU_PROF] : []),
+      // For exploration, e.g. BENCH_NODE_ARGS=--trace-gc BENCH_GATEWAY_LOG=/tmp/gateway.log
+      ...(process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((a) => a !== "")
+    ],
+    ...(process.env.BENCH_GATEWAY_LOG ? { logFile: process.env.BENCH_GATEWAY_LOG } : {}),
     env: {
       DATABASE_URL: url.toString(),
       WA_DRIVER: "simulator",
@@ -199,8 +208,10 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
     await new Promise((r) => setTimeout(r, 5000))
     // What the linked numbers cost while nothing is sent (timers, polling, keep-alives).
     const idle0 = cpuSeconds(gateway.pid)
+    const idleStartUs = monotonicUs()
     await new Promise((r) => setTimeout(r, 5000))
     const idleCpu = (cpuSeconds(gateway.pid) - idle0) / 5
+    const idleEndUs = monotonicUs()
     console.error(`idle: the gateway used ${(100 * idleCpu).toFixed(1)}% of a core with ${NUMBERS} numbers linked`)
     console.error(`sending for ${SECONDS} s...`)
     load = spawnTs("load", import.meta.filename, { args: ["--load"], ipc: true, reportExit: false })
@@ -211,11 +222,26 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
     // Sample CPU over the measured window only (after the load's 3 s warm-up).
     const next = () => new Promise<unknown>((resolve) => loadProcess.once("message", resolve))
     await next() // started
+    // Transactions the benchmark's database committed (each statement outside a transaction is one).
+    const commits = async () =>
+      Number((await admin.query<{ n: string }>(`SELECT xact_commit AS n FROM pg_stat_database WHERE datname = $1`, [name])).rows[0].n)
+    let commitsAtStart: Promise<number> = Promise.resolve(0)
+    let commitsAtEnd: Promise<number> = Promise.resolve(0)
     const cpuWindow = new Promise<[number, number]>((resolve) =>
       setTimeout(() => {
         const [g0, p0] = cpu()
+        const startUs = monotonicUs()
+        commitsAtStart = commits()
         setTimeout(() => {
           const [g1, p1] = cpu()
+          commitsAtEnd = commits()
+          // The profile's summary (test/bench/profile-summary.ts) keeps to this window.
+          if (process.env.BENCH_CPU_PROF) {
+            writeFileSync(
+              join(process.env.BENCH_CPU_PROF, "window.json"),
+              JSON.stringify({ startUs, endUs: monotonicUs(), idle: { startUs: idleStartUs, endUs: idleEndUs } })
+            )
+          }
           resolve([g1 - g0, p1 - p0])
         }, SECONDS * 1000 - 500)
       }, 3250)
@@ -246,7 +272,10 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
         `p99 ${percentile(busy, 99)}, max ${busy[busy.length - 1] ?? 0} over ${busy.length} samples`
     )
     const [gatewayCpu, postgresCpu] = await cpuWindow
-    const perSend = (seconds: number) => (1000 * seconds) / ((measured.accepted * (SECONDS - 0.5)) / SECONDS)
+    const sendsInWindow = (measured.accepted * (SECONDS - 0.5)) / SECONDS
+    const perSend = (seconds: number) => (1000 * seconds) / sendsInWindow
+    // PostgreSQL counts commits with a delay of up to a second; over the window it is close enough.
+    console.error(`PostgreSQL commits per accepted send: ${((await commitsAtEnd - await commitsAtStart) / sendsInWindow).toFixed(2)}`)
     const result: Result = { ...measured, cpu: { gateway: perSend(gatewayCpu), postgres: perSend(postgresCpu) } }
     return { result, rss }
   } finally {

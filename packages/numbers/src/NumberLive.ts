@@ -79,11 +79,14 @@ export const NumberLive = NumberEntity.toLayer(
 
     // A linked number that has just started (moved to this runner, or woken) connects within
     // moments: a send or check arriving meanwhile waits for it rather than being refused.
-    const connected = Effect.whileLoop({
-      while: () => number.linked && ctx.connection.current.status === "STARTING",
+    // (Checked first: a timeout forks a fiber and a timer, and nearly every send finds it connected.)
+    const starting = () => number.linked && ctx.connection.current.status === "STARTING"
+    const waitConnected = Effect.whileLoop({
+      while: starting,
       body: () => connection.nextChange,
       step: () => {}
     }).pipe(Effect.timeout(STARTING_GRACE), Effect.ignore)
+    const connected = Effect.suspend(() => starting() ? waitConnected : Effect.void)
 
     /** One request: storage errors and defects fail it alone, typed; the entity stays up. */
     const guarded = <A, E, R>(effect: Effect.Effect<A, E, R>) =>

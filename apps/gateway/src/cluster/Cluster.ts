@@ -30,7 +30,10 @@ export const sharding: Partial<ShardingConfig.ShardingConfig["Type"]> = {
   shardLockExpiration: "15 seconds",
   shardLockRefreshInterval: "5 seconds",
   refreshAssignmentsInterval: "1 second",
-  runnerHealthCheckInterval: "2 seconds"
+  runnerHealthCheckInterval: "2 seconds",
+  // A call to an entity of this same process is handed over as it is: by default the cluster
+  // encodes and decodes its payload as if it went to another runner, on every send.
+  simulateRemoteSerialization: false
 }
 
 /** Whether this process hosts entities. */
