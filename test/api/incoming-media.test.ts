@@ -98,6 +98,43 @@ describe("incoming files", () => {
       )
     }))
 
+  it.scopedLive("a file whose announced size is wrong is stored whole, with its real size", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const gateway = yield* startGateway(database)
+      const acme = yield* provision(gateway.ops)
+      const number = acme.numbers[0]!
+      const api = yield* gateway.client(acme.accountKey)
+      const peer = uniquePhone()
+      let downloads = 0
+      // The network announces one size and serves another; each run of the stream downloads again.
+      const served = (content: Uint8Array) =>
+        Stream.suspend(() => {
+          downloads++
+          return Stream.make(content.subarray(0, 1000), content.subarray(1000))
+        })
+      for (const [i, announced] of [2500, 3500].entries()) {
+        const photo = bytes(3000, 10 + i)
+        downloads = 0
+        const sent = yield* gateway.sim.inbound({
+          to: number.phone,
+          from: peer,
+          text: `photo ${i}`,
+          type: "image",
+          media: { mimeType: "image/png", stream: served(photo), size: announced }
+        })
+        const stored = yield* eventually(
+          Effect.map(api.messages.list({ urlParams: { chat: peer } }), (p) => p.messages.find((m) => m.wa_message_id === sent.message.waMessageId)),
+          (m) => m?.media_pending === false
+        )
+        assert.deepStrictEqual([stored!.media_skipped, stored!.media_skip_reason, stored!.media?.size], [false, null, 3000], `announced ${announced}`)
+        const chunks = yield* Stream.runCollect(gateway.blobs.get(`media/${acme.accountId}/${number.id}/${stored!.id}`))
+        assert.isTrue(Buffer.concat([...chunks].map((c) => Buffer.from(c))).equals(Buffer.from(photo)), `announced ${announced}`)
+        // Once with the announced size (refused, nothing stored), once without it.
+        assert.strictEqual(downloads, 2, `announced ${announced}`)
+      }
+    }))
+
   it.scopedLive("more files at once than INCOMING_MEDIA_PROCESS_DOWNLOADS: at most that many download together, all are stored", () =>
     Effect.gen(function*() {
       const database = yield* freshDatabase

@@ -7,7 +7,10 @@
  *   npm run bench -- messages [--connections 16,64] [--warmup 2] [--duration 10]
  *     [--mixes first,deep,filtered] [--memory-mixes first] [--rates 250,500] [--rate-mixes deep]
  *     [--messages 1000000] [--embedded-connections 16] [--cpu-prof DIR]
- *     [--database wagate_bench_messages] [--drop-database]
+ *     [--database wagate_bench_messages] [--drop-database] [--pool N]
+ *
+ * `--pool N` starts the gateways with DATABASE_POOL_SIZE=N (default: the gateway's default), to
+ * compare pool sizes; the baseline keeps its pool of 10.
  *
  * The seeded database is kept for the next run (see support/BenchDatabase.ts); `--drop-database`
  * drops it at the end.
@@ -54,9 +57,15 @@ const options = (argv: ReadonlyArray<string>) => {
       "embedded-connections": { type: "string", default: "16" },
       "cpu-prof": { type: "string" },
       database: { type: "string", default: "wagate_bench_messages" },
-      "drop-database": { type: "boolean", default: false }
+      "drop-database": { type: "boolean", default: false },
+      pool: { type: "string" }
     }
   })
+  const pool = values.pool === undefined ? undefined : Number(values.pool)
+  if (pool !== undefined && !(Number.isInteger(pool) && pool >= 2)) {
+    throw new Error(`--pool must be a whole number of at least 2, not ${values.pool}`)
+  }
+  const poolEnv: Record<string, string> = pool === undefined ? {} : { DATABASE_POOL_SIZE: String(pool) }
   return {
     connections: list(values.connections).map(Number),
     warmupMs: Number(values.warmup) * 1000,
@@ -70,7 +79,10 @@ const options = (argv: ReadonlyArray<string>) => {
     embeddedConnections: list(values["embedded-connections"]).map(Number),
     cpuProfDir: values["cpu-prof"],
     database: values.database,
-    dropDatabase: values["drop-database"]
+    dropDatabase: values["drop-database"],
+    pool,
+    /** The gateways' DATABASE_POOL_SIZE, when given. */
+    poolEnv
   }
 }
 
@@ -133,7 +145,7 @@ export const main = (argv: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const opts = options(argv)
     const begun = performance.now()
-    yield* Console.log(`machine: ${machine()}`)
+    yield* Console.log(`machine: ${machine()}; gateway DATABASE_POOL_SIZE ${opts.pool ?? "default"}`)
 
     // The benchmark's own database, seeded once and reused by later runs (BenchDatabase).
     const shape = { messages: opts.messages, chats: opts.chats, days: 364 }
@@ -144,6 +156,7 @@ export const main = (argv: ReadonlyArray<string>) =>
       effect.pipe(Effect.provide(bench.context), Effect.orDie)
 
     const gateway = yield* startGateway("gateway (redis)", {
+      ...opts.poolEnv,
       DATABASE_URL: bench.url,
       REDIS_URL: process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379",
       REDIS_PREFIX: `wagate-bench-${randomBytes(4).toString("hex")}`
@@ -174,7 +187,7 @@ export const main = (argv: ReadonlyArray<string>) =>
     const facts = yield* inDatabase(MessageSeed.facts(account.accountId, account.numbers))
     const baseline = yield* startBaseline(databaseUrl)
     const memory = opts.memoryMixes.length > 0
-      ? yield* startGateway("gateway (memory)", { DATABASE_URL: databaseUrl }, opts.cpuProfDir)
+      ? yield* startGateway("gateway (memory)", { ...opts.poolEnv, DATABASE_URL: databaseUrl }, opts.cpuProfDir)
       : undefined
     const paths = Object.fromEntries(Mixes.MIXES.map((mix) => [mix, Mixes.paths(mix, facts)]))
     for (const mix of Mixes.MIXES) yield* sameAnswers(baseline, gateway, paths[mix].slice(0, 12), account.keys[1])

@@ -14,7 +14,8 @@ const benchmarks: Record<string, (argv: ReadonlyArray<string>) => Effect.Effect<
   webhooks: (argv) => Effect.flatMap(Effect.promise(() => import("./webhooks.js")), (m) => m.main(argv)),
   media: (argv) => Effect.flatMap(Effect.promise(() => import("./media.js")), (m) => m.main(argv)),
   send: (argv) => Effect.flatMap(Effect.promise(() => import("./send.js")), (m) => m.main(argv)),
-  exports: (argv) => Effect.flatMap(Effect.promise(() => import("./exports.js")), (m) => m.main(argv))
+  exports: (argv) => Effect.flatMap(Effect.promise(() => import("./exports.js")), (m) => m.main(argv)),
+  cluster: (argv) => Effect.flatMap(Effect.promise(() => import("./cluster.js")), (m) => m.main(argv))
 }
 
 const [name, ...argv] = process.argv.slice(2)

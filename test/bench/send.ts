@@ -3,8 +3,11 @@
  * numbers each sending at its limit of one message a second, measured from a separate load
  * process; then the same sends handed straight to the simulator in one process, as the baseline.
  *
- *   npm run bench -- send [numbers=2000] [seconds=30] [--no-fail]
- *   (or npx tsx test/bench/send.ts [numbers] [seconds] [--no-fail])
+ *   npm run bench -- send [numbers=2000] [seconds=30] [--pool N] [--no-fail]
+ *   (or npx tsx test/bench/send.ts [numbers] [seconds] [--pool N] [--no-fail])
+ *
+ * `--pool N` starts the gateway with DATABASE_POOL_SIZE=N (default: the gateway's default), to
+ * compare pool sizes.
  *
  * Targets (issue 10): at least 600 accepted sends/s, p99 under 100 ms, under 1.5 ms of gateway
  * CPU per send; each is printed beside the baseline's figure, and a miss exits non-zero.
@@ -18,9 +21,10 @@ import { WhatsAppDriver } from "@wagate/whatsapp/WhatsAppDriver"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Effect from "effect/Effect"
 import { randomBytes } from "node:crypto"
-import { mkdtempSync } from "node:fs"
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { parseArgs } from "node:util"
 import pg from "pg"
 import { type Child, cpuSeconds, freePort as freePortEffect, pidsNamed, rssMiB, spawnTs, stop } from "./support/Processes.js"
 import * as Verdict from "./support/Verdict.js"
@@ -28,10 +32,15 @@ import * as Verdict from "./support/Verdict.js"
 // Set by main from its arguments (the load process gets what it needs over IPC).
 let NUMBERS = 2000
 let SECONDS = 30
+/** DATABASE_POOL_SIZE of the gateway; undefined: its default. */
+let POOL: number | undefined
 const freePort = () => Effect.runPromise(freePortEffect)
 const postgresCpuSeconds = () => pidsNamed("postgres").reduce((sum, pid) => sum + cpuSeconds(pid), 0)
 const ADMIN = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
 const TOKEN = "wag_op_bench"
+
+/** The monotonic clock in microseconds, the clock of a CPU profile's timestamps. */
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n)
 
 const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
@@ -150,8 +159,14 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
   const url = new URL(ADMIN)
   url.pathname = `/${name}`
   const port = await freePort()
+  if (process.env.BENCH_CPU_PROF) mkdirSync(process.env.BENCH_CPU_PROF, { recursive: true })
   const gateway = spawnTs("gateway", "apps/gateway/src/main.ts", {
-    nodeArgs: process.env.BENCH_CPU_PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_CPU_PROF] : [],
+    nodeArgs: [
+      ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_CPU_PROF] : []),
+      // For exploration, e.g. BENCH_NODE_ARGS=--trace-gc BENCH_GATEWAY_LOG=/tmp/gateway.log
+      ...(process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((a) => a !== "")
+    ],
+    ...(process.env.BENCH_GATEWAY_LOG ? { logFile: process.env.BENCH_GATEWAY_LOG } : {}),
     env: {
       DATABASE_URL: url.toString(),
       WA_DRIVER: "simulator",
@@ -159,7 +174,8 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
       HTTP_HOST: "127.0.0.1",
       RUNNER_PORT: String(await freePort()),
       OPERATOR_TOKEN: TOKEN,
-      DATA_DIR: mkdtempSync(join(tmpdir(), "wagate-bench-"))
+      DATA_DIR: mkdtempSync(join(tmpdir(), "wagate-bench-")),
+      ...(POOL === undefined ? {} : { DATABASE_POOL_SIZE: String(POOL) })
     }
   })
   let load: Child | undefined
@@ -192,8 +208,10 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
     await new Promise((r) => setTimeout(r, 5000))
     // What the linked numbers cost while nothing is sent (timers, polling, keep-alives).
     const idle0 = cpuSeconds(gateway.pid)
+    const idleStartUs = monotonicUs()
     await new Promise((r) => setTimeout(r, 5000))
     const idleCpu = (cpuSeconds(gateway.pid) - idle0) / 5
+    const idleEndUs = monotonicUs()
     console.error(`idle: the gateway used ${(100 * idleCpu).toFixed(1)}% of a core with ${NUMBERS} numbers linked`)
     console.error(`sending for ${SECONDS} s...`)
     load = spawnTs("load", import.meta.filename, { args: ["--load"], ipc: true, reportExit: false })
@@ -204,11 +222,26 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
     // Sample CPU over the measured window only (after the load's 3 s warm-up).
     const next = () => new Promise<unknown>((resolve) => loadProcess.once("message", resolve))
     await next() // started
+    // Transactions the benchmark's database committed (each statement outside a transaction is one).
+    const commits = async () =>
+      Number((await admin.query<{ n: string }>(`SELECT xact_commit AS n FROM pg_stat_database WHERE datname = $1`, [name])).rows[0].n)
+    let commitsAtStart: Promise<number> = Promise.resolve(0)
+    let commitsAtEnd: Promise<number> = Promise.resolve(0)
     const cpuWindow = new Promise<[number, number]>((resolve) =>
       setTimeout(() => {
         const [g0, p0] = cpu()
+        const startUs = monotonicUs()
+        commitsAtStart = commits()
         setTimeout(() => {
           const [g1, p1] = cpu()
+          commitsAtEnd = commits()
+          // The profile's summary (test/bench/profile-summary.ts) keeps to this window.
+          if (process.env.BENCH_CPU_PROF) {
+            writeFileSync(
+              join(process.env.BENCH_CPU_PROF, "window.json"),
+              JSON.stringify({ startUs, endUs: monotonicUs(), idle: { startUs: idleStartUs, endUs: idleEndUs } })
+            )
+          }
           resolve([g1 - g0, p1 - p0])
         }, SECONDS * 1000 - 500)
       }, 3250)
@@ -235,11 +268,14 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
     await poolSampler
     busy.sort((a, b) => a - b)
     console.error(
-      `connections busy at once (of DATABASE_POOL_SIZE, every 100 ms): median ${percentile(busy, 50)}, ` +
+      `connections busy at once (of DATABASE_POOL_SIZE ${POOL ?? "default"}, every 100 ms): median ${percentile(busy, 50)}, ` +
         `p99 ${percentile(busy, 99)}, max ${busy[busy.length - 1] ?? 0} over ${busy.length} samples`
     )
     const [gatewayCpu, postgresCpu] = await cpuWindow
-    const perSend = (seconds: number) => (1000 * seconds) / ((measured.accepted * (SECONDS - 0.5)) / SECONDS)
+    const sendsInWindow = (measured.accepted * (SECONDS - 0.5)) / SECONDS
+    const perSend = (seconds: number) => (1000 * seconds) / sendsInWindow
+    // PostgreSQL counts commits with a delay of up to a second; over the window it is close enough.
+    console.error(`PostgreSQL commits per accepted send: ${((await commitsAtEnd - await commitsAtStart) / sendsInWindow).toFixed(2)}`)
     const result: Result = { ...measured, cpu: { gateway: perSend(gatewayCpu), postgres: perSend(postgresCpu) } }
     return { result, rss }
   } finally {
@@ -320,12 +356,27 @@ const checks = (gateway: ReturnType<typeof summary>, baseline: ReturnType<typeof
   }
 ]
 
-/** `[numbers] [seconds]`; BENCH_ONLY=gateway or BENCH_ONLY=baseline runs one side, e.g. to profile it. */
+/**
+ * `[numbers] [seconds] [--pool N]`; BENCH_ONLY=gateway or BENCH_ONLY=baseline runs one side, e.g.
+ * to profile it.
+ */
 export const main = (argv: ReadonlyArray<string>) =>
   Effect.gen(function*() {
-    NUMBERS = Number(argv[0] ?? 2000)
-    SECONDS = Number(argv[1] ?? 30)
-    console.error(`send benchmark: ${NUMBERS} numbers at 1 message/s each, ${SECONDS} s measured`)
+    const { positionals, values } = parseArgs({
+      args: [...argv],
+      options: { pool: { type: "string" } },
+      allowPositionals: true
+    })
+    NUMBERS = Number(positionals[0] ?? 2000)
+    SECONDS = Number(positionals[1] ?? 30)
+    POOL = values.pool === undefined ? undefined : Number(values.pool)
+    if (POOL !== undefined && !(Number.isInteger(POOL) && POOL >= 2)) {
+      return yield* Effect.dieMessage(`--pool must be a whole number of at least 2, not ${values.pool}`)
+    }
+    console.error(
+      `send benchmark: ${NUMBERS} numbers at 1 message/s each, ${SECONDS} s measured, ` +
+        `DATABASE_POOL_SIZE ${POOL ?? "default"}`
+    )
     const only = process.env.BENCH_ONLY
     let gateway: ReturnType<typeof summary> | undefined
     let baseline: ReturnType<typeof summary> | undefined
@@ -338,7 +389,7 @@ export const main = (argv: ReadonlyArray<string>) =>
     }
     const rows = [gateway, baseline].filter((r) => r !== undefined)
     console.table(rows.map(({ cpu: _, ...row }) => row))
-    console.log(JSON.stringify({ numbers: NUMBERS, seconds: SECONDS, rows }))
+    console.log(JSON.stringify({ numbers: NUMBERS, seconds: SECONDS, pool: POOL ?? null, rows }))
     if (gateway !== undefined) yield* Verdict.verdict("send", checks(gateway, baseline))
   })
 

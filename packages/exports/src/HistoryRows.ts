@@ -9,10 +9,12 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type * as Statement from "@effect/sql/Statement"
 import type { Message } from "@wagate/domain/Message"
-import { toMessage } from "@wagate/store/Messages"
+import { NullOrString } from "@wagate/store/Columns"
+import { MessageRow, toMessage } from "@wagate/store/Messages"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { CsvRow } from "./HistoryCsv.js"
 
@@ -31,31 +33,11 @@ export interface HistoryFilter {
 }
 
 /** A stored message with the phone of the account's number it belongs to. @since 1.0.0 */
-export interface HistoryRow {
-  readonly id: string
-  readonly number_id: string
-  readonly number_phone: string | null
-  readonly direction: "in" | "out"
-  readonly source: string
-  readonly chat_id: string
-  readonly peer: string
-  readonly peer_lid: string | null
-  readonly name: string | null
-  readonly is_group: boolean
-  readonly group_subject: string | null
-  readonly author: string | null
-  readonly wa_message_id: string
-  readonly type: string
-  readonly text: string
-  readonly status: string
-  readonly error: string | null
-  readonly created_at: Date
-  readonly updated_at: Date
-  readonly media: unknown
-  readonly media_skipped: boolean
-  readonly media_skip_reason: string | null
-  readonly media_pending: boolean
-}
+export const HistoryRow = Schema.Struct({ ...MessageRow.fields, number_phone: NullOrString })
+/** @since 1.0.0 */
+export interface HistoryRow extends Schema.Schema.Type<typeof HistoryRow> {}
+
+const decodeHistory = Schema.decodeUnknown(Schema.Array(HistoryRow))
 
 /** Rows read per query: large enough that round trips cost little, small enough to stay flat. @since 1.0.0 */
 export const BATCH_SIZE = 5_000
@@ -109,20 +91,22 @@ export class HistoryRows extends Effect.Service<HistoryRows>()("@wagate/exports/
       n.phone AS number_phone, m.direction, m.source, m.peer, m.chat_id, m.type, m.text, m.status, m.wa_message_id,
       m.error`
 
-    const keyset = <Row extends { readonly id: string }>(
+    const keyset = <Row extends { readonly id: string | number }>(
       columns: typeof allColumns,
       filter: HistoryFilter,
-      max: number
+      max: number,
+      decode: (rows: ReadonlyArray<object>) => Effect.Effect<ReadonlyArray<Row>, unknown>
     ): Stream.Stream<Row> =>
       Stream.paginateChunkEffect({ after: 0, left: max }, ({ after, left }) => {
         if (left <= 0) return Effect.succeed([Chunk.empty<Row>(), Option.none()] as const)
         const limit = Math.min(BATCH_SIZE, left)
-        return sql<Row>`
+        return sql`
           SELECT ${columns}
           FROM messages m LEFT JOIN numbers n ON n.id = m.number_id
           WHERE ${sql.and([...conditions(filter), sql`m.id > ${after}`])}
           ORDER BY m.id
           LIMIT ${limit}`.pipe(
+          Effect.flatMap(decode),
           Effect.orDie,
           Effect.map((rows) => {
             const next = rows.length === limit
@@ -142,7 +126,7 @@ export class HistoryRows extends Effect.Service<HistoryRows>()("@wagate/exports/
      * chunk per query.
      */
     const stream = (filter: HistoryFilter, max: number = Number.MAX_SAFE_INTEGER): Stream.Stream<HistoryRow> =>
-      keyset<HistoryRow>(allColumns, filter, max)
+      keyset(allColumns, filter, max, decodeHistory)
 
     const csvQuery = (filter: HistoryFilter, where: ReadonlyArray<Statement.Fragment>, limit: number) =>
       sql`

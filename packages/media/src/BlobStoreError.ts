@@ -34,6 +34,25 @@ export class BlobStoreError extends Data.TaggedError("BlobStoreError")<{
 }
 
 /**
+ * The cause of a `put`'s `BlobStoreError` when the body was not of the length given for it
+ * (`contentLength`): nothing was stored, and the same bytes may go again without a length.
+ *
+ * @since 1.0.0
+ */
+export class BodyLengthMismatch extends Error {
+  constructor(readonly actual: string, readonly expected: number) {
+    super(`body is ${actual} bytes, expected ${expected}`)
+  }
+}
+
+/**
+ * Whether a failed `put` failed only because its body was not of the length given for it.
+ *
+ * @since 1.0.0
+ */
+export const isLengthMismatch = (error: BlobStoreError): boolean => error.cause instanceof BodyLengthMismatch
+
+/**
  * A signed link whose signature does not verify, or that is not a link at all.
  *
  * @since 1.0.0

@@ -108,6 +108,12 @@ export const request = (
      * (so a kept-alive connection can be reused) and `body` is empty.
      */
     readonly discardBody?: boolean | undefined
+    /**
+     * Aborting it closes the connection at once, whatever the request is doing: waiting for the
+     * answer fails, and so does a body being read. A deadline for a whole exchange, without a
+     * race around every chunk of the body.
+     */
+    readonly signal?: AbortSignal | undefined
   }
 ): Effect.Effect<Response, NetworkFailure, Scope.Scope> =>
   Effect.gen(function*() {
@@ -119,6 +125,7 @@ export const request = (
           method: options.method,
           agent: options.agent ?? false,
           lookup: pinned(target.address),
+          signal: options.signal,
           headers: options.body === undefined
             ? options.headers
             : { ...options.headers, "content-length": String(options.body.byteLength) }

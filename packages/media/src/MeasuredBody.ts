@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import type { BlobBody } from "./BlobPort.js"
-import { BlobStoreError } from "./BlobStoreError.js"
+import { BlobStoreError, BodyLengthMismatch } from "./BlobStoreError.js"
 
 /** @since 1.0.0 */
 export interface MeasuredBody<E> {
@@ -27,7 +27,7 @@ export const make = <E>(body: BlobBody<E>, expected: number | undefined): Effect
   Effect.map(Ref.make(0), (size) => {
     const source: Stream.Stream<Uint8Array, E> = body instanceof Uint8Array ? Stream.succeed(body) : body
     const wrongLength = (actual: string) =>
-      new BlobStoreError({ op: "put", cause: new Error(`body is ${actual} bytes, expected ${expected}`) })
+      new BlobStoreError({ op: "put", cause: new BodyLengthMismatch(actual, expected ?? 0) })
     const counted = source.pipe(
       Stream.tap((chunk) =>
         Effect.flatMap(Ref.updateAndGet(size, (n) => n + chunk.byteLength), (n) =>

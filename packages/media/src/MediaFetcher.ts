@@ -172,11 +172,11 @@ export const make = (options: Options): Effect.Effect<Context.Tag.Service<MediaF
           e.reason === "private" ? refused() : new MediaFetchFailed({ error: `Could not resolve ${e.host}` }))
       )
 
-    const download = Effect.fn("MediaFetcher.download")(function*(start: URL, kind: MediaKind) {
+    const download = Effect.fn("MediaFetcher.download")(function*(start: URL, kind: MediaKind, signal: AbortSignal) {
       const cap = options.maxBytes?.[kind] ?? defaultMaxBytes[kind]
       let url = start
       for (let redirects = 0;; redirects++) {
-        const answer = yield* MediaFetcherRequest.exchange(yield* target(url), cap, describeBytes(cap))
+        const answer = yield* MediaFetcherRequest.exchange(yield* target(url), cap, describeBytes(cap), signal)
         if (answer._tag === "Body") return { ...answer, url }
         if (redirects === maxRedirects) {
           return yield* new MediaFetchFailed({ error: `The URL redirected more than ${maxRedirects} times` })
@@ -191,12 +191,22 @@ export const make = (options: Options): Effect.Effect<Context.Tag.Service<MediaF
       yield* slot
       const tookTooLong = () =>
         new MediaFetchFailed({ error: `The download took longer than ${Duration.format(timeout)}` })
-      const deadline = Effect.zipRight(Effect.sleep(timeout), Effect.fail(tookTooLong()))
       // The time limit holds for the whole download: the headers, the first bytes, and the rest.
+      // At the deadline the connection is closed (what is being read then fails, and reads as
+      // "took longer"); the steps before the body also race it, since a name being resolved has
+      // no connection to close yet. The body is not raced chunk by chunk: a race per chunk forks
+      // fibers whose bookkeeping outlives a young-generation collection, and the chunks it holds
+      // then wait for a full one (docs/storage.md, "Memory while files move").
+      const late = new AbortController()
+      const deadline = Effect.zipRight(Effect.sleep(timeout), Effect.suspend(() => {
+        late.abort()
+        return Effect.fail(tookTooLong())
+      }))
       const started = yield* Effect.forkScoped(Effect.either(deadline))
+      const lateOr = <E>(error: E): E | MediaFetchFailed => late.signal.aborted ? tookTooLong() : error
       const timed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-        Effect.raceFirst(effect, Effect.flatten(Fiber.join(started)))
-      const fetched = yield* timed(download(url, kind))
+        Effect.raceFirst(Effect.mapError(effect, lateOr), Effect.flatten(Fiber.join(started)))
+      const fetched = yield* timed(download(url, kind, late.signal))
       // The first bytes, for the type; the rest follows from the same pull.
       const pull = yield* Stream.toPull(fetched.body)
       let head = Chunk.empty<Uint8Array>()
@@ -223,9 +233,7 @@ export const make = (options: Options): Effect.Effect<Context.Tag.Service<MediaF
         mimeType: type.mimeType,
         filename: filename(fetched.headers["content-disposition"], fetched.url),
         announcedSize: Number.isSafeInteger(announced) && announced >= 0 ? announced : null,
-        stream: Stream.concat(Stream.make(first), rest).pipe(
-          Stream.interruptWhen(Fiber.join(started).pipe(Effect.flatten))
-        )
+        stream: Stream.concat(Stream.make(first), rest).pipe(Stream.mapError(lateOr))
       } satisfies FetchedMedia
     })
 

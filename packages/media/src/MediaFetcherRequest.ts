@@ -47,13 +47,16 @@ const failed = (failure: GuardedHttp.NetworkFailure) =>
 export const exchange = (
   target: Target,
   maxBytes: number,
-  describeLimit: string
+  describeLimit: string,
+  /** Closes the connection when aborted (the caller's time limit). */
+  signal?: AbortSignal | undefined
 ): Effect.Effect<Answer, MediaFetchFailed | MediaTooLarge, Scope.Scope> =>
   Effect.gen(function*() {
     const tooLarge = () => new MediaTooLarge({ error: `The file is larger than the ${describeLimit} limit` })
     const res = yield* GuardedHttp.request(target, {
       method: "GET",
-      headers: { "user-agent": "wagate", accept: "*/*", "accept-encoding": "identity" }
+      headers: { "user-agent": "wagate", accept: "*/*", "accept-encoding": "identity" },
+      signal
     }).pipe(Effect.mapError(failed))
     const location = res.headers.location
     if (REDIRECTS.has(res.status) && location !== undefined) return { _tag: "Redirect", location } as const

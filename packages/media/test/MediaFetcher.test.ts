@@ -384,6 +384,24 @@ describe("MediaFetcher.fetch", () => {
       }
     }))
 
+  it.scopedLive("gives up after the time limit while the rest of the body is read, and closes the connection", () =>
+    Effect.gen(function*() {
+      // The first bytes come at once (the type is checked on them), then nothing.
+      const server = yield* serve((_req, res) => {
+        const first = bytesOf(PDF, filler(4096))
+        res.writeHead(200, { "content-type": "application/pdf", "content-length": first.byteLength * 4 })
+        res.write(first)
+      })
+      const started = Date.now()
+      const e = yield* failure(fetchWith({ ...open, timeout: "300 millis" }, server.url("/stalled"), "document"))
+      const elapsed = Date.now() - started
+      assert.strictEqual(e.tag, "MediaFetchFailed")
+      assert.match(e.error, /took longer than 300ms/)
+      assert.isAtLeast(elapsed, 290)
+      assert.isBelow(elapsed, 10_000)
+      yield* hungUp(server.seen[0])
+    }))
+
   it.scopedLive("reports a status other than 2xx", () =>
     Effect.gen(function*() {
       const server = yield* serve((req, res) => {

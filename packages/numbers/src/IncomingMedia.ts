@@ -9,6 +9,7 @@ import * as Almaty from "@wagate/domain/Almaty"
 import { AccountId } from "@wagate/domain/Ids"
 import * as StoragePricing from "@wagate/domain/StoragePricing"
 import { BlobStore } from "@wagate/media/BlobStore"
+import { isLengthMismatch } from "@wagate/media/BlobStoreError"
 import * as StoragePolicy from "@wagate/media/StoragePolicy"
 import { Accounts } from "@wagate/store/Accounts"
 import { MediaFiles } from "@wagate/store/MediaFiles"
@@ -137,15 +138,28 @@ export const download = (r: {
       const key = blobKey(r.accountId, r.numberId, r.messageId)
       // Straight from the network into the store, a chunk at a time; the count stops the
       // download as soon as it passes the limit, whatever size was announced.
-      let received = 0
-      const body = r.media.download.pipe(
-        Stream.mapError((e) => new DownloadFailed({ reason: e.reason })),
-        Stream.mapEffect((chunk) => {
-          received += chunk.byteLength
-          return received > r.maxBytes ? Effect.fail(new OverLimit()) : Effect.succeed(chunk)
-        })
+      const body = () => {
+        let received = 0
+        return r.media.download.pipe(
+          Stream.mapError((e) => new DownloadFailed({ reason: e.reason })),
+          Stream.mapEffect((chunk) => {
+            received += chunk.byteLength
+            return received > r.maxBytes ? Effect.fail(new OverLimit()) : Effect.succeed(chunk)
+          })
+        )
+      }
+      const putWith = (contentLength: number | undefined) =>
+        blobs.put(key, body(), { contentType: r.media.mimeType, contentLength })
+      // With the announced size the store takes the file as it comes (S3: one streamed PutObject,
+      // no 5 MiB parts held in memory while they upload). A size that turns out wrong stores
+      // nothing and costs a second download, without it.
+      const upload = r.media.size === null ? putWith(undefined) : putWith(r.media.size).pipe(
+        Effect.catchIf(
+          (e) => e._tag === "BlobStoreError" && isLengthMismatch(e),
+          () => putWith(undefined)
+        )
       )
-      const put = yield* slots.withPermits(1)(Effect.either(blobs.put(key, body, { contentType: r.media.mimeType })))
+      const put = yield* slots.withPermits(1)(Effect.either(upload))
       if (put._tag === "Left") {
         switch (put.left._tag) {
           case "DownloadFailed":

@@ -179,7 +179,7 @@ export const open = (ctx: NumberContext) =>
       // handing over right now is recorded by that send.
       event._tag === "Ack"
         ? event.ack === "sent" && ctx.inFlight.has(event.waMessageId) ? Effect.void : Effect.flatMap(DomainClock.now, (now) =>
-          Effect.zipRight(Metric.increment(Metric.tagged(NumberMetrics.acks, "status", event.ack)), conversations.applyAck({
+          Effect.zipRight(Metric.increment(NumberMetrics.ackCounter(event.ack)), conversations.applyAck({
             numberId,
             waMessageId: event.waMessageId,
             ack: event.ack,

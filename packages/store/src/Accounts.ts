@@ -5,8 +5,9 @@
  * @since 1.0.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import type { Balance } from "@wagate/domain/Account"
-import type { ConnectionStatus } from "@wagate/domain/Connection"
+import { ConnectionStatus } from "@wagate/domain/Connection"
 import { AccountId, NumberId } from "@wagate/domain/Ids"
 import type { LinkedNumber } from "@wagate/domain/LinkedNumber"
 import * as Pricing from "@wagate/domain/Pricing"
@@ -15,7 +16,9 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
-import { int, iso, isoOrNull } from "./Time.js"
+import * as Schema from "effect/Schema"
+import { Instant, Int8, NullOrInstant, NullOrString, oneOf } from "./Columns.js"
+import { iso, isoOrNull } from "./Time.js"
 
 /** @since 1.0.0 */
 export interface AccountRow {
@@ -56,25 +59,50 @@ export interface Funds extends Balance {
   readonly paidUntil: string | null
 }
 
-const toAccount = (r: any): AccountRow => ({
-  id: AccountId.make(int(r.id)),
+const AccountColumns = Schema.Struct({
+  id: Int8,
+  email: Schema.String,
+  company: Schema.String,
+  numbers_limit: Schema.Number,
+  created_at: Instant
+})
+
+const NumberColumns = Schema.Struct({
+  id: Int8,
+  account_id: Int8,
+  phone: Schema.String,
+  status: oneOf(ConnectionStatus),
+  paused: Schema.Boolean,
+  connected_at: NullOrInstant,
+  created_at: Instant,
+  restricted_until: NullOrInstant,
+  restriction_reason: NullOrString,
+  status_reason: NullOrString
+})
+
+const ACCOUNT_COLUMNS = "id, email, company, numbers_limit, created_at"
+const NUMBER_COLUMNS =
+  "id, account_id, phone, status, paused, connected_at, created_at, restricted_until, restriction_reason, status_reason"
+
+const toAccount = (r: typeof AccountColumns.Type): AccountRow => ({
+  id: AccountId.make(r.id),
   email: r.email,
   company: r.company,
   numbers_limit: r.numbers_limit,
   created_at: iso(r.created_at)
 })
 
-const toNumber = (r: any): NumberRow => ({
-  id: NumberId.make(int(r.id)),
-  account_id: AccountId.make(int(r.account_id)),
+const toNumber = (r: typeof NumberColumns.Type): NumberRow => ({
+  id: NumberId.make(r.id),
+  account_id: AccountId.make(r.account_id),
   phone: r.phone,
   status: r.status,
   paused: r.paused,
   connected_at: isoOrNull(r.connected_at),
   created_at: iso(r.created_at),
   restricted_until: isoOrNull(r.restricted_until),
-  restriction_reason: r.restriction_reason ?? null,
-  status_reason: r.status_reason ?? null
+  restriction_reason: r.restriction_reason,
+  status_reason: r.status_reason
 })
 
 /** PostgreSQL refused a duplicate (SQLSTATE 23505). */
@@ -86,28 +114,48 @@ export class Accounts extends Effect.Service<Accounts>()("@wagate/store/Accounts
   accessors: true,
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const accountColumns = sql.literal(ACCOUNT_COLUMNS)
+    const numberColumns = sql.literal(NUMBER_COLUMNS)
+
+    const insertAccount = SqlSchema.single({
+      Request: Schema.Struct({ email: Schema.String, company: Schema.String }),
+      Result: AccountColumns,
+      execute: ({ company, email }) =>
+        sql`INSERT INTO accounts (email, company) VALUES (${email}, ${company}) RETURNING ${accountColumns}`
+    })
 
     const create = Effect.fn("Accounts.create")(function*(input: { readonly email: string; readonly company: string }) {
-      const rows = yield* sql`
-        INSERT INTO accounts (email, company) VALUES (${input.email}, ${input.company}) RETURNING *`.pipe(
+      const row = yield* insertAccount(input).pipe(
         Effect.catchIf(isUniqueViolation, () => new EmailTaken({ email: input.email })),
-        Effect.catchTag("SqlError", Effect.die)
+        Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die, NoSuchElementException: Effect.die })
       )
-      return toAccount(rows[0])
+      return toAccount(row)
+    })
+
+    const findAccount = SqlSchema.findOne({
+      Request: Schema.Number,
+      Result: AccountColumns,
+      execute: (id) => sql`SELECT ${accountColumns} FROM accounts WHERE id = ${id}`
     })
 
     const find = Effect.fn("Accounts.find")(function*(id: AccountId) {
-      const [row] = yield* sql`SELECT * FROM accounts WHERE id = ${id}`
-      return Option.map(Option.fromNullable(row), toAccount)
+      return Option.map(yield* findAccount(id), toAccount)
     }, Effect.orDie)
+
+    const liveNumbers = SqlSchema.findAll({
+      Request: Schema.Struct({ accountId: Schema.Number, numberId: Schema.NullOr(Schema.Number) }),
+      Result: NumberColumns,
+      execute: ({ accountId, numberId }) =>
+        sql`
+          SELECT ${numberColumns} FROM numbers
+          WHERE account_id = ${accountId} AND deleted_at IS NULL
+            ${numberId === null ? sql`` : sql`AND id = ${numberId}`}
+          ORDER BY id`
+    })
 
     /** Live numbers of the account (or just one of them), oldest first. */
     const numbers = Effect.fn("Accounts.numbers")(function*(accountId: AccountId, numberId: NumberId | null = null) {
-      const rows = yield* sql`
-        SELECT * FROM numbers
-        WHERE account_id = ${accountId} AND deleted_at IS NULL
-          ${numberId === null ? sql`` : sql`AND id = ${numberId}`}
-        ORDER BY id`
+      const rows = yield* liveNumbers({ accountId, numberId })
       return rows.map(toNumber)
     }, Effect.orDie)
 
@@ -115,35 +163,62 @@ export class Accounts extends Effect.Service<Accounts>()("@wagate/store/Accounts
      * Finds a live number of the account by id or phone, as `from` names it. A number key
      * (`only`) finds nothing but its own number.
      */
-    const findNumber = Effect.fn("Accounts.findNumber")(
-      function*(accountId: AccountId, ref: { readonly id: number } | { readonly phone: string }, only: NumberId | null) {
-        const [row] = yield* sql`
-          SELECT * FROM numbers
+    const liveNumber = SqlSchema.findOne({
+      Request: Schema.Struct({
+        accountId: Schema.Number,
+        ref: Schema.Union(Schema.Struct({ id: Schema.Number }), Schema.Struct({ phone: Schema.String })),
+        only: Schema.NullOr(Schema.Number)
+      }),
+      Result: NumberColumns,
+      execute: ({ accountId, only, ref }) =>
+        sql`
+          SELECT ${numberColumns} FROM numbers
           WHERE account_id = ${accountId} AND deleted_at IS NULL
             AND ${"id" in ref ? sql`id = ${ref.id}` : sql`phone = ${ref.phone}`}
             ${only === null ? sql`` : sql`AND id = ${only}`}`
-        return Option.map(Option.fromNullable(row), toNumber)
+    })
+
+    const findNumber = Effect.fn("Accounts.findNumber")(
+      function*(accountId: AccountId, ref: { readonly id: number } | { readonly phone: string }, only: NumberId | null) {
+        return Option.map(yield* liveNumber({ accountId, ref, only }), toNumber)
       },
       Effect.orDie
     )
 
-    /** Records a number for the account; its connection starts as `none`. */
-    const addNumber = Effect.fn("Accounts.addNumber")(function*(accountId: AccountId, phone: string) {
-      return yield* Effect.gen(function*() {
-        const [account] = yield* sql<{ numbers_limit: number; count: string }>`
+    const lockForNumber = SqlSchema.findOne({
+      Request: Schema.Number,
+      Result: Schema.Struct({ numbers_limit: Schema.Number, count: Int8 }),
+      execute: (accountId) =>
+        sql`
           SELECT a.numbers_limit,
                  (SELECT count(*) FROM numbers n WHERE n.account_id = a.id AND n.deleted_at IS NULL) AS count
           FROM accounts a WHERE a.id = ${accountId} FOR NO KEY UPDATE`
-        if (!account) return yield* new AccountNotFound({ id: accountId })
-        if (int(account.count) >= account.numbers_limit) {
+    })
+
+    const insertNumber = SqlSchema.single({
+      Request: Schema.Struct({ accountId: Schema.Number, phone: Schema.String }),
+      Result: NumberColumns,
+      execute: ({ accountId, phone }) =>
+        sql`INSERT INTO numbers (account_id, phone) VALUES (${accountId}, ${phone}) RETURNING ${numberColumns}`
+    })
+
+    /** Records a number for the account; its connection starts as `none`. */
+    const addNumber = Effect.fn("Accounts.addNumber")(function*(accountId: AccountId, phone: string) {
+      return yield* Effect.gen(function*() {
+        const found = yield* lockForNumber(accountId)
+        if (Option.isNone(found)) return yield* new AccountNotFound({ id: accountId })
+        const account = found.value
+        if (account.count >= account.numbers_limit) {
           return yield* new NumbersLimitReached({ limit: account.numbers_limit })
         }
-        const rows = yield* sql`
-          INSERT INTO numbers (account_id, phone) VALUES (${accountId}, ${phone}) RETURNING *`.pipe(
+        const row = yield* insertNumber({ accountId, phone }).pipe(
           Effect.catchIf(isUniqueViolation, () => new PhoneTaken({ phone }))
         )
-        return toNumber(rows[0])
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+        return toNumber(row)
+      }).pipe(
+        sql.withTransaction,
+        Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die, NoSuchElementException: Effect.die })
+      )
     })
 
     const setNumberStatus = Effect.fn("Accounts.setNumberStatus")(function*(id: NumberId, status: ConnectionStatus) {
@@ -160,20 +235,27 @@ export class Accounts extends Effect.Service<Accounts>()("@wagate/store/Accounts
         VALUES (${accountId}, ${Pricing.kztToTiyn(kzt)}, 'top_up', ${note})`
     }, Effect.orDie)
 
+    const fundsRow = SqlSchema.single({
+      Request: Schema.Number,
+      Result: Schema.Struct({ balance: Int8, stored: Int8, active: Int8, paused: Int8 }),
+      execute: (accountId) =>
+        sql`
+          SELECT
+            (SELECT coalesce(sum(amount), 0) FROM ledger WHERE account_id = ${accountId}) AS balance,
+            (SELECT coalesce(sum(bytes), 0) FROM media_usage WHERE account_id = ${accountId}) AS stored,
+            (SELECT count(*) FROM numbers WHERE account_id = ${accountId} AND deleted_at IS NULL AND NOT paused) AS active,
+            (SELECT count(*) FROM numbers WHERE account_id = ${accountId} AND deleted_at IS NULL AND paused) AS paused`
+    })
+
     /** Balance, daily charge and paid period of the account as of `now` (epoch ms). */
     const funds = Effect.fn("Accounts.funds")(function*(accountId: AccountId, now: number) {
-      const [row] = yield* sql<{ balance: string; active: string; paused: string; stored: string }>`
-        SELECT
-          (SELECT coalesce(sum(amount), 0) FROM ledger WHERE account_id = ${accountId}) AS balance,
-          (SELECT coalesce(sum(bytes), 0) FROM media_usage WHERE account_id = ${accountId}) AS stored,
-          (SELECT count(*) FROM numbers WHERE account_id = ${accountId} AND deleted_at IS NULL AND NOT paused) AS active,
-          (SELECT count(*) FROM numbers WHERE account_id = ${accountId} AND deleted_at IS NULL AND paused) AS paused`
+      const row = yield* fundsRow(accountId)
       const { paidUntil, ...balance } = Pricing.balanceOf({
-        balanceTiyn: int(row.balance),
-        activeNumbers: int(row.active),
-        pausedNumbers: int(row.paused),
+        balanceTiyn: row.balance,
+        activeNumbers: row.active,
+        pausedNumbers: row.paused,
         now,
-        storageDailyTiyn: StoragePricing.chargeFor(int(row.stored)).dailyTiyn
+        storageDailyTiyn: StoragePricing.chargeFor(row.stored).dailyTiyn
       })
       return { ...balance, paidUntil: paidUntil === null ? null : new Date(paidUntil).toISOString() } satisfies Funds
     }, Effect.orDie)

@@ -11,6 +11,7 @@
  * @since 1.0.0
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
+import * as Traced from "@wagate/domain/Traced"
 import * as Effect from "effect/Effect"
 import * as Batched from "./Batched.js"
 import { queueEvents } from "./ChatSql.js"
@@ -68,7 +69,7 @@ export const make = Effect.gen(function*() {
     Effect.forEach(rounds(batch), writeAcks, { discard: true })
   )
 
-  const applyAck = Effect.fn("Conversations.applyAck")(function*(a: {
+  const applyAck = Effect.fnUntraced(function*(a: {
     readonly numberId: number
     readonly waMessageId: string
     readonly ack: Outbox.Ack
@@ -85,7 +86,7 @@ export const make = Effect.gen(function*() {
       error
     }))
     yield* writeAck({ numberId: a.numberId, waMessageId: a.waMessageId, ack: a.ack, error, at: a.at, payload })
-  })
+  }, Traced.span("Conversations.applyAck"))
 
   return { applyAck } as const
 })

@@ -7,6 +7,7 @@
  *
  * @since 1.0.0
  */
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Almaty from "@wagate/domain/Almaty"
 import * as Drawdown from "@wagate/domain/Drawdown"
@@ -15,12 +16,15 @@ import * as Pricing from "@wagate/domain/Pricing"
 import * as StoragePricing from "@wagate/domain/StoragePricing"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { Accounts } from "./Accounts.js"
+import { Instant, Int8, NullOrInt8, NullOrString } from "./Columns.js"
 import * as Outbox from "./Outbox.js"
-import { int } from "./Time.js"
 
+const LedgerKind = Schema.Literal("top_up", "payment", "refund", "number_day", "storage_day")
 /** Ledger kinds: the reason of each row. @since 1.0.0 */
-export type LedgerKind = "top_up" | "payment" | "refund" | "number_day" | "storage_day"
+export type LedgerKind = typeof LedgerKind.Type
 
 /** @since 1.0.0 */
 export interface LedgerRow {
@@ -50,6 +54,29 @@ export interface Settled {
   readonly changes: ReadonlyArray<PauseChange>
 }
 
+const LedgerEntry = Schema.Struct({
+  id: Int8,
+  kind: LedgerKind,
+  amount: Int8,
+  number_id: NullOrInt8,
+  day: NullOrString,
+  note: NullOrString,
+  reference: NullOrString,
+  created_at: Instant
+})
+
+const BillableRow = Schema.Struct({
+  id: Int8,
+  phone: Schema.String,
+  status: Schema.String,
+  paused: Schema.Boolean,
+  pause_reason: NullOrString
+})
+type BillableRow = typeof BillableRow.Type
+
+/** One row of one column, a sum or count that PostgreSQL returns as text or bigint. */
+const Total = Schema.Struct({ n: Int8 })
+
 const nothing: Settled = { days: [], charged: 0, charges: 0, changes: [] }
 
 /** @since 1.0.0 */
@@ -66,12 +93,14 @@ export class Billing extends Effect.Service<Billing>()("@wagate/store/Billing", 
     const sql = yield* PgClient.PgClient
     const accounts = yield* Accounts
 
+    const storedBytes = SqlSchema.single({
+      Request: Schema.Number,
+      Result: Total,
+      execute: (accountId) => sql`SELECT coalesce(sum(bytes), 0)::text AS n FROM media_usage WHERE account_id = ${accountId}`
+    })
     /** The account's storage packs for a day, from what it keeps now (as GET /storage shows it). */
     const storageCharge = (accountId: number) =>
-      Effect.map(
-        sql<{ stored: string }>`SELECT coalesce(sum(bytes), 0)::text AS stored FROM media_usage WHERE account_id = ${accountId}`,
-        ([row]) => StoragePricing.chargeFor(int(row.stored)).dailyTiyn
-      )
+      Effect.map(storedBytes(accountId), ({ n }) => StoragePricing.chargeFor(n).dailyTiyn)
 
     /**
      * Locks the account's row, then its numbers' rows in id order, before anything else: the
@@ -81,17 +110,42 @@ export class Billing extends Effect.Service<Billing>()("@wagate/store/Billing", 
      */
     const lock = (accountId: number) =>
       Effect.gen(function*() {
-        const rows = yield* sql<{ id: string }>`SELECT id FROM accounts WHERE id = ${accountId} FOR NO KEY UPDATE`
+        const rows = yield* sql`SELECT id FROM accounts WHERE id = ${accountId} FOR NO KEY UPDATE`
         if (rows.length === 0) return false
         yield* sql`SELECT id FROM numbers WHERE account_id = ${accountId} ORDER BY id FOR NO KEY UPDATE`
         return true
       })
 
-    const balanceOf = (accountId: number) =>
-      Effect.map(
-        sql<{ balance: string }>`SELECT coalesce(sum(amount), 0)::text AS balance FROM ledger WHERE account_id = ${accountId}`,
-        ([row]) => int(row.balance)
-      )
+    const sumLedger = SqlSchema.single({
+      Request: Schema.Number,
+      Result: Total,
+      execute: (accountId) => sql`SELECT coalesce(sum(amount), 0)::text AS n FROM ledger WHERE account_id = ${accountId}`
+    })
+    const balanceOf = (accountId: number) => Effect.map(sumLedger(accountId), ({ n }) => n)
+
+    const lastSettled = SqlSchema.single({
+      Request: Schema.Number,
+      Result: Schema.Struct({ day: NullOrString }),
+      execute: (accountId) => sql`SELECT max(day)::text AS day FROM billing_days WHERE account_id = ${accountId}`
+    })
+
+    const billableNumbers = SqlSchema.findAll({
+      Request: Schema.Number,
+      Result: BillableRow,
+      execute: (accountId) =>
+        sql`
+          SELECT id, phone, status, paused, pause_reason FROM numbers
+          WHERE account_id = ${accountId} AND deleted_at IS NULL ORDER BY id`
+    })
+
+    const chargesOfDay = SqlSchema.findAll({
+      Request: Schema.Struct({ accountId: Schema.Number, day: Schema.String }),
+      Result: Schema.Struct({ number_id: NullOrInt8, kind: LedgerKind }),
+      execute: ({ accountId, day }) =>
+        sql`
+          SELECT number_id, kind FROM ledger
+          WHERE account_id = ${accountId} AND day = ${day} AND kind IN ('number_day', 'storage_day')`
+    })
 
     /**
      * Settles the account's days up to `through` (the account's row locked by the caller): every
@@ -102,8 +156,7 @@ export class Billing extends Effect.Service<Billing>()("@wagate/store/Billing", 
      */
     const settleLocked = (accountId: number, through: string, at: number) =>
       Effect.gen(function*() {
-        const [last] = yield* sql<{ day: string | null }>`
-          SELECT max(day)::text AS day FROM billing_days WHERE account_id = ${accountId}`
+        const last = yield* lastSettled(accountId)
         const today = Almaty.dateOf(at)
         const days = last.day === null
           ? [through]
@@ -114,23 +167,19 @@ export class Billing extends Effect.Service<Billing>()("@wagate/store/Billing", 
           : []
         if (days.length === 0) return nothing
         let balance = yield* balanceOf(accountId)
-        const rows = yield* sql<{ id: string; phone: string; status: string; paused: boolean; pause_reason: string | null }>`
-          SELECT id, phone, status, paused, pause_reason FROM numbers
-          WHERE account_id = ${accountId} AND deleted_at IS NULL ORDER BY id`
-        const pausedBy = (r: (typeof rows)[number]): Drawdown.PauseReason | null =>
+        const rows = yield* billableNumbers(accountId)
+        const pausedBy = (r: BillableRow): Drawdown.PauseReason | null =>
           r.paused ? (r.pause_reason === "balance" ? "balance" : "operator") : null
         let numbers: ReadonlyArray<Drawdown.BillableNumber> = rows.map((r) => ({
-          id: int(r.id),
+          id: r.id,
           pausedBy: pausedBy(r),
           charged: false
         }))
         let charged = 0
         let charges = 0
         for (const day of days) {
-          const done = yield* sql<{ number_id: string | null; kind: string }>`
-            SELECT number_id, kind FROM ledger
-            WHERE account_id = ${accountId} AND day = ${day} AND kind IN ('number_day', 'storage_day')`
-          const paid = new Set(done.filter((r) => r.kind === "number_day").map((r) => int(r.number_id!)))
+          const done = yield* chargesOfDay({ accountId, day })
+          const paid = new Set(done.flatMap((r) => (r.kind === "number_day" && r.number_id !== null ? [r.number_id] : [])))
           const storage = done.some((r) => r.kind === "storage_day") ? 0 : yield* storageCharge(accountId)
           const plan = Drawdown.planDay({
             balance,
@@ -144,7 +193,7 @@ export class Billing extends Effect.Service<Billing>()("@wagate/store/Billing", 
               ON CONFLICT DO NOTHING`
           }
           for (const id of plan.charge) {
-            const phone = rows.find((r) => int(r.id) === id)!.phone
+            const phone = rows.find((r) => r.id === id)!.phone
             yield* sql`
               INSERT INTO ledger (account_id, amount, kind, number_id, day, note)
               VALUES (${accountId}, ${-Pricing.NUMBER_DAILY_TIYN}, 'number_day', ${id}, ${day}, ${`number ${phone}, ${day}`})
@@ -161,17 +210,17 @@ export class Billing extends Effect.Service<Billing>()("@wagate/store/Billing", 
         }
         const changes: Array<PauseChange> = []
         for (const r of rows) {
-          const next = numbers.find((n) => n.id === int(r.id))!.pausedBy
+          const next = numbers.find((n) => n.id === r.id)!.pausedBy
           if (next === pausedBy(r)) continue
           yield* writePause(accountId, r, next, at)
-          if ((next !== null) !== r.paused) changes.push({ numberId: int(r.id), paused: next !== null })
+          if ((next !== null) !== r.paused) changes.push({ numberId: r.id, paused: next !== null })
         }
         return { days, charged, charges, changes } satisfies Settled
       })
 
     const writePause = (
       accountId: number,
-      r: { readonly id: string; readonly phone: string; readonly status: string; readonly paused: boolean },
+      r: BillableRow,
       next: Drawdown.PauseReason | null,
       at: number
     ) =>
@@ -184,7 +233,7 @@ export class Billing extends Effect.Service<Billing>()("@wagate/store/Billing", 
           Outbox.envelope("session.status", at, {
             status: next === null ? "resumed" : "paused",
             connection_status: r.status,
-            number_id: int(r.id),
+            number_id: r.id,
             phone: r.phone,
             paused: next !== null,
             reason: next === null
@@ -207,20 +256,27 @@ export class Billing extends Effect.Service<Billing>()("@wagate/store/Billing", 
       return yield* inAccount(accountId, settleLocked(accountId, through, at))
     }, Effect.orDie)
 
+    const unsettled = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: Schema.Struct({ id: Int8 }),
+      execute: (through) =>
+        sql`
+          SELECT a.id FROM accounts a
+          WHERE NOT EXISTS (SELECT 1 FROM billing_days b WHERE b.account_id = a.id AND b.day >= ${through})
+          ORDER BY a.id`
+    })
+
     /**
      * The drawdown of every account not yet settled up to `through`, one account per
      * transaction: a stop halfway leaves the accounts done settled and the others for the next
      * run, and a second run charges nothing.
      */
     const drawdown = Effect.fn("Billing.drawdown")(function*(through: string, at: number) {
-      const due = yield* sql<{ id: string }>`
-        SELECT a.id FROM accounts a
-        WHERE NOT EXISTS (SELECT 1 FROM billing_days b WHERE b.account_id = a.id AND b.day >= ${through})
-        ORDER BY a.id`
+      const due = yield* unsettled(through)
       const results: Array<Settled & { readonly accountId: number }> = []
       for (const { id } of due) {
-        const settled = yield* inAccount(int(id), settleLocked(int(id), through, at))
-        results.push({ ...settled, accountId: int(id) })
+        const settled = yield* inAccount(id, settleLocked(id, through, at))
+        results.push({ ...settled, accountId: id })
       }
       return results
     }, Effect.orDie)
@@ -247,7 +303,7 @@ export class Billing extends Effect.Service<Billing>()("@wagate/store/Billing", 
             return yield* body
           }),
         sql.withTransaction,
-        Effect.catchTag("SqlError", Effect.die)
+        Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die, NoSuchElementException: Effect.die })
       )
     })
 
@@ -284,7 +340,19 @@ export class Billing extends Effect.Service<Billing>()("@wagate/store/Billing", 
         yield* sql`
           INSERT INTO ledger (account_id, amount, kind, note) VALUES (${accountId}, ${-tiyn}, 'refund', ${note})`
         return yield* settleLocked(accountId, Almaty.dateOf(at), at)
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+      }).pipe(sql.withTransaction, Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die, NoSuchElementException: Effect.die }))
+    })
+
+    const ownerOf = SqlSchema.findOne({
+      Request: Schema.Number,
+      Result: Schema.Struct({ account_id: Int8 }),
+      execute: (numberId) => sql`SELECT account_id FROM numbers WHERE id = ${numberId} AND deleted_at IS NULL`
+    })
+
+    const billableNumber = SqlSchema.single({
+      Request: Schema.Number,
+      Result: BillableRow,
+      execute: (numberId) => sql`SELECT id, phone, status, paused, pause_reason FROM numbers WHERE id = ${numberId}`
     })
 
     /**
@@ -293,13 +361,11 @@ export class Billing extends Effect.Service<Billing>()("@wagate/store/Billing", 
      */
     const operatorPause = Effect.fn("Billing.operatorPause")(function*(numberId: NumberId, paused: boolean, at: number) {
       return yield* Effect.gen(function*() {
-        const [row] = yield* sql<{ account_id: string }>`
-          SELECT account_id FROM numbers WHERE id = ${numberId} AND deleted_at IS NULL`
-        if (!row) return yield* new NumberMissing({ id: numberId })
-        const accountId = int(row.account_id)
+        const owner = yield* ownerOf(numberId)
+        if (Option.isNone(owner)) return yield* new NumberMissing({ id: numberId })
+        const accountId = owner.value.account_id
         yield* lock(accountId)
-        const [n] = yield* sql<{ id: string; phone: string; status: string; paused: boolean; pause_reason: string | null }>`
-          SELECT id, phone, status, paused, pause_reason FROM numbers WHERE id = ${numberId}`
+        const n = yield* billableNumber(numberId)
         const changes: Array<PauseChange> = []
         if (paused && n.pause_reason !== "operator") {
           yield* writePause(accountId, n, "operator", at)
@@ -315,7 +381,17 @@ export class Billing extends Effect.Service<Billing>()("@wagate/store/Billing", 
           accountId,
           settled: { ...settled, changes: [...merged].map(([id, p]) => ({ numberId: id, paused: p })) }
         }
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+      }).pipe(sql.withTransaction, Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die, NoSuchElementException: Effect.die }))
+    })
+
+    const ledgerPage = SqlSchema.findAll({
+      Request: Schema.Struct({ accountId: Schema.Number, limit: Schema.Number, before: Schema.NullOr(Schema.Number) }),
+      Result: LedgerEntry,
+      execute: ({ accountId, before, limit }) =>
+        sql`
+          SELECT id, kind, amount, number_id, day::text AS day, note, reference, created_at FROM ledger
+          WHERE account_id = ${accountId} ${before === null ? sql`` : sql`AND id < ${before}`}
+          ORDER BY id DESC LIMIT ${limit}`
     })
 
     /** The account's ledger, newest first, in pages of `limit` before the row id `before`. */
@@ -323,15 +399,12 @@ export class Billing extends Effect.Service<Billing>()("@wagate/store/Billing", 
       accountId: AccountId,
       page: { readonly limit: number; readonly before: number | null }
     ) {
-      const rows = yield* sql<any>`
-        SELECT id, kind, amount, number_id, day::text AS day, note, reference, created_at FROM ledger
-        WHERE account_id = ${accountId} ${page.before === null ? sql`` : sql`AND id < ${page.before}`}
-        ORDER BY id DESC LIMIT ${page.limit}`
+      const rows = yield* ledgerPage({ accountId, ...page })
       return rows.map((r): LedgerRow => ({
-        id: int(r.id),
+        id: r.id,
         kind: r.kind,
-        amount: int(r.amount),
-        number_id: r.number_id === null ? null : int(r.number_id),
+        amount: r.amount,
+        number_id: r.number_id,
         day: r.day,
         note: r.note,
         reference: r.reference,

@@ -5,12 +5,15 @@
  * @since 1.0.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import { AccountId } from "@wagate/domain/Ids"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { EmailTaken } from "./Accounts.js"
-import { int, isoOrNull } from "./Time.js"
+import { Instant, Int8, NullOrInstant, NullOrInt8, NullOrString } from "./Columns.js"
+import { iso, isoOrNull } from "./Time.js"
 
 /** @since 1.0.0 */
 export interface CabinetUser {
@@ -30,8 +33,10 @@ export interface CabinetSession {
   readonly csrf: string
 }
 
+/** What a one-time link is for. @since 1.0.0 */
+export const TokenKind = Schema.Literal("verify", "reset")
 /** @since 1.0.0 */
-export type TokenKind = "verify" | "reset"
+export type TokenKind = typeof TokenKind.Type
 
 /** A key of the account as the cabinet lists it (never the key itself). @since 1.0.0 */
 export interface KeyListing {
@@ -43,6 +48,32 @@ export interface KeyListing {
   readonly last_used_at: string | null
 }
 
+const UserRow = Schema.Struct({
+  id: Int8,
+  email: Schema.String,
+  company: Schema.String,
+  password_hash: NullOrString,
+  verified_at: NullOrInstant
+})
+
+const SessionRow = Schema.Struct({
+  account_id: Int8,
+  csrf: Schema.String,
+  email: Schema.String,
+  company: Schema.String
+})
+
+const KeyRow = Schema.Struct({
+  id: Int8,
+  prefix: Schema.String,
+  number_id: NullOrInt8,
+  phone: NullOrString,
+  created_at: Instant,
+  last_used_at: NullOrInstant
+})
+
+const AccountIdRow = Schema.Struct({ account_id: Int8 })
+
 /** PostgreSQL refused a duplicate (SQLSTATE 23505). */
 const isUniqueViolation = (e: unknown) =>
   Predicate.hasProperty(e, "cause") && Predicate.hasProperty(e.cause, "code") && e.cause.code === "23505"
@@ -52,39 +83,59 @@ export class CabinetUsers extends Effect.Service<CabinetUsers>()("@wagate/store/
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
+    const insertAccount = SqlSchema.single({
+      Request: Schema.Struct({ email: Schema.String, company: Schema.String }),
+      Result: Schema.Struct({ id: Int8 }),
+      execute: ({ company, email }) => sql`INSERT INTO accounts (email, company) VALUES (${email}, ${company}) RETURNING id`
+    })
+
     /** A new account with its owner, not yet confirmed. */
     const signUp = Effect.fn("CabinetUsers.signUp")(function*(
       input: { readonly email: string; readonly company: string; readonly passwordHash: string }
     ) {
       return yield* Effect.gen(function*() {
-        const [row] = yield* sql<{ id: string }>`
-          INSERT INTO accounts (email, company) VALUES (${input.email}, ${input.company}) RETURNING id`.pipe(
+        const row = yield* insertAccount(input).pipe(
           Effect.catchIf(isUniqueViolation, () => new EmailTaken({ email: input.email }))
         )
-        const accountId = AccountId.make(int(row.id))
+        const accountId = AccountId.make(row.id)
         yield* sql`INSERT INTO cabinet_users (account_id, password_hash) VALUES (${accountId}, ${input.passwordHash})`
         return accountId
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+      }).pipe(
+        sql.withTransaction,
+        Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die, NoSuchElementException: Effect.die })
+      )
+    })
+
+    const findByEmail = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: UserRow,
+      execute: (email) =>
+        sql`
+          SELECT a.id, a.email, a.company, u.password_hash, u.verified_at
+          FROM accounts a LEFT JOIN cabinet_users u ON u.account_id = a.id
+          WHERE lower(a.email) = lower(${email})`
     })
 
     const byEmail = Effect.fn("CabinetUsers.byEmail")(function*(email: string) {
-      const [row] = yield* sql<any>`
-        SELECT a.id, a.email, a.company, u.password_hash, u.verified_at
-        FROM accounts a LEFT JOIN cabinet_users u ON u.account_id = a.id
-        WHERE lower(a.email) = lower(${email})`
-      return Option.map(Option.fromNullable(row), (r): CabinetUser => ({
-        accountId: AccountId.make(int(r.id)),
+      const row = yield* findByEmail(email)
+      return Option.map(row, (r): CabinetUser => ({
+        accountId: AccountId.make(r.id),
         email: r.email,
         company: r.company,
-        passwordHash: r.password_hash ?? null,
-        verified: r.verified_at !== null && r.verified_at !== undefined
+        passwordHash: r.password_hash,
+        verified: r.verified_at !== null
       }))
     }, Effect.orDie)
 
+    const findPasswordHash = SqlSchema.findOne({
+      Request: Schema.Number,
+      Result: Schema.Struct({ password_hash: NullOrString }),
+      execute: (accountId) => sql`SELECT password_hash FROM cabinet_users WHERE account_id = ${accountId}`
+    })
+
     const passwordHash = Effect.fn("CabinetUsers.passwordHash")(function*(accountId: AccountId) {
-      const [row] = yield* sql<{ password_hash: string | null }>`
-        SELECT password_hash FROM cabinet_users WHERE account_id = ${accountId}`
-      return row?.password_hash ?? null
+      const row = yield* findPasswordHash(accountId)
+      return Option.match(row, { onNone: () => null, onSome: (r) => r.password_hash })
     }, Effect.orDie)
 
     /** Sets the password (confirming the email, since only its owner got here) and ends every session. */
@@ -110,15 +161,22 @@ export class CabinetUsers extends Effect.Service<CabinetUsers>()("@wagate/store/
     }, Effect.orDie)
 
     /** The live session with this id hash; it is kept alive by use (idle for `idleMs`, it ends). */
+    const touchSession = SqlSchema.findOne({
+      Request: Schema.Struct({ idHash: Schema.Uint8ArrayFromSelf, now: Schema.DateFromSelf, idleSince: Schema.DateFromSelf }),
+      Result: SessionRow,
+      execute: ({ idHash, idleSince, now }) =>
+        sql`
+          UPDATE cabinet_sessions s SET last_seen_at = ${now}
+          FROM accounts a
+          WHERE s.id_hash = ${idHash} AND a.id = s.account_id
+            AND s.expires_at > ${now} AND s.last_seen_at > ${idleSince}
+          RETURNING s.account_id, s.csrf, a.email, a.company`
+    })
+
     const session = Effect.fn("CabinetUsers.session")(function*(idHash: Buffer, now: Date, idleMs: number) {
-      const [row] = yield* sql<any>`
-        UPDATE cabinet_sessions s SET last_seen_at = ${now}
-        FROM accounts a
-        WHERE s.id_hash = ${idHash} AND a.id = s.account_id
-          AND s.expires_at > ${now} AND s.last_seen_at > ${new Date(now.getTime() - idleMs)}
-        RETURNING s.account_id, s.csrf, a.email, a.company`
-      return Option.map(Option.fromNullable(row), (r): CabinetSession => ({
-        accountId: AccountId.make(int(r.account_id)),
+      const row = yield* touchSession({ idHash, now, idleSince: new Date(now.getTime() - idleMs) })
+      return Option.map(row, (r): CabinetSession => ({
+        accountId: AccountId.make(r.account_id),
         csrf: r.csrf,
         email: r.email,
         company: r.company
@@ -143,28 +201,42 @@ export class CabinetUsers extends Effect.Service<CabinetUsers>()("@wagate/store/
     }, Effect.orDie)
 
     /** Spends a one-time link: the account it was for, once, while it has not expired. */
+    const spendToken = SqlSchema.findOne({
+      Request: Schema.Struct({ hash: Schema.Uint8ArrayFromSelf, kind: TokenKind, now: Schema.DateFromSelf }),
+      Result: AccountIdRow,
+      execute: ({ hash, kind, now }) =>
+        sql`
+          UPDATE cabinet_tokens SET used_at = ${now}
+          WHERE hash = ${hash} AND kind = ${kind} AND used_at IS NULL AND expires_at > ${now}
+          RETURNING account_id`
+    })
+
     const useToken = Effect.fn("CabinetUsers.useToken")(function*(hash: Buffer, kind: TokenKind, now: Date) {
-      const [row] = yield* sql<{ account_id: string }>`
-        UPDATE cabinet_tokens SET used_at = ${now}
-        WHERE hash = ${hash} AND kind = ${kind} AND used_at IS NULL AND expires_at > ${now}
-        RETURNING account_id`
-      return Option.map(Option.fromNullable(row), (r) => AccountId.make(int(r.account_id)))
+      const row = yield* spendToken({ hash, kind, now })
+      return Option.map(row, (r) => AccountId.make(r.account_id))
     }, Effect.orDie)
 
     /** The account's live keys, newest first. */
+    const findKeys = SqlSchema.findAll({
+      Request: Schema.Number,
+      Result: KeyRow,
+      execute: (accountId) =>
+        sql`
+          SELECT k.id, k.prefix, k.number_id, n.phone, k.created_at, k.last_used_at
+          FROM api_keys k LEFT JOIN numbers n ON n.id = k.number_id
+          WHERE k.account_id = ${accountId} AND k.revoked_at IS NULL
+            AND (k.number_id IS NULL OR n.deleted_at IS NULL)
+          ORDER BY k.id DESC`
+    })
+
     const keys = Effect.fn("CabinetUsers.keys")(function*(accountId: AccountId) {
-      const rows = yield* sql<any>`
-        SELECT k.id, k.prefix, k.number_id, n.phone, k.created_at, k.last_used_at
-        FROM api_keys k LEFT JOIN numbers n ON n.id = k.number_id
-        WHERE k.account_id = ${accountId} AND k.revoked_at IS NULL
-          AND (k.number_id IS NULL OR n.deleted_at IS NULL)
-        ORDER BY k.id DESC`
+      const rows = yield* findKeys(accountId)
       return rows.map((r): KeyListing => ({
-        id: int(r.id),
+        id: r.id,
         prefix: r.prefix,
-        number_id: r.number_id === null ? null : int(r.number_id),
-        number_phone: r.phone ?? null,
-        created_at: r.created_at.toISOString(),
+        number_id: r.number_id,
+        number_phone: r.phone,
+        created_at: iso(r.created_at),
         last_used_at: isoOrNull(r.last_used_at)
       }))
     }, Effect.orDie)

@@ -9,11 +9,14 @@
  * @since 1.0.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import type * as Statement from "@effect/sql/Statement"
-import type { MediaKind } from "@wagate/domain/Message"
+import { MediaKind } from "@wagate/domain/Message"
 import * as StoragePricing from "@wagate/domain/StoragePricing"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { Int8, NullOrInstant, NullOrInt, NullOrInt8 } from "./Columns.js"
 import { int } from "./Time.js"
 
 /** How long a deleted file's backup copy is kept. @since 1.0.0 */
@@ -29,6 +32,23 @@ export interface Policy {
   readonly ceiling_bytes: number | null
   readonly retention_days: number | null
 }
+
+/** A `storage_policies` row (or the same as JSON: bigint arrives as a number there). */
+const PolicyRow = Schema.Struct({
+  skip_groups: Schema.Boolean,
+  skip_unknown: Schema.Boolean,
+  unknown_max_mb: NullOrInt,
+  chat_daily_mb: NullOrInt,
+  ceiling_bytes: NullOrInt8,
+  retention_days: NullOrInt
+})
+
+const SnapshotRow = Schema.Struct({
+  usage: Schema.Array(Schema.Struct({ n: Int8, k: MediaKind, b: Int8, f: Int8 })),
+  policy: Schema.NullOr(PolicyRow),
+  pending: Int8,
+  oldest: NullOrInstant
+})
 
 /** Keep everything, for ever, up to no ceiling. @since 1.0.0 */
 export const DEFAULT_POLICY: Policy = {
@@ -129,51 +149,47 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
       return Option.map(Option.fromNullable(row), (r) => new Date(r.created_at))
     }, Effect.orDie)
 
-    const toPolicy = (row: Record<keyof Policy, any> | null | undefined): Policy => {
-      if (row === undefined || row === null) return DEFAULT_POLICY
-      return {
-        skip_groups: row.skip_groups,
-        skip_unknown: row.skip_unknown,
-        unknown_max_mb: row.unknown_max_mb,
-        chat_daily_mb: row.chat_daily_mb,
-        ceiling_bytes: row.ceiling_bytes === null ? null : int(row.ceiling_bytes),
-        retention_days: row.retention_days
-      }
-    }
+    const findPolicy = SqlSchema.findOne({
+      Request: Schema.Number,
+      Result: PolicyRow,
+      execute: (accountId) =>
+        sql`
+          SELECT skip_groups, skip_unknown, unknown_max_mb, chat_daily_mb, ceiling_bytes, retention_days
+          FROM storage_policies WHERE account_id = ${accountId}`
+    })
 
     const policy = Effect.fn("MediaFiles.policy")(function*(accountId: number) {
-      const [row] = yield* sql<Record<keyof Policy, any>>`
-        SELECT skip_groups, skip_unknown, unknown_max_mb, chat_daily_mb, ceiling_bytes, retention_days
-        FROM storage_policies WHERE account_id = ${accountId}`
-      return toPolicy(row)
+      return Option.getOrElse(yield* findPolicy(accountId), (): Policy => DEFAULT_POLICY)
     }, Effect.orDie)
+
+    const findSnapshot = SqlSchema.single({
+      Request: Schema.Number,
+      Result: SnapshotRow,
+      execute: (accountId) =>
+        sql`
+          SELECT
+            (SELECT coalesce(json_agg(json_build_object('n', number_id, 'k', kind, 'b', bytes, 'f', files)), '[]'::json)
+             FROM media_usage WHERE account_id = ${accountId} AND files > 0) AS usage,
+            (SELECT row_to_json(p) FROM (
+               SELECT skip_groups, skip_unknown, unknown_max_mb, chat_daily_mb, ceiling_bytes, retention_days
+               FROM storage_policies WHERE account_id = ${accountId}) p) AS policy,
+            (SELECT count(*) FROM messages WHERE media_pending AND account_id = ${accountId}
+               AND number_id IN (SELECT id FROM numbers WHERE account_id = ${accountId})) AS pending,
+            (SELECT created_at FROM media_files WHERE account_id = ${accountId} AND deleted_at IS NULL
+               ORDER BY created_at, id LIMIT 1) AS oldest`
+    })
 
     /**
      * What GET /storage shows, read in one statement: the running totals, the policy, the files
      * still downloading and the oldest kept file's time.
      */
     const snapshot = Effect.fn("MediaFiles.snapshot")(function*(accountId: number) {
-      const [row] = yield* sql<{
-        usage: ReadonlyArray<{ n: number; k: MediaKind; b: number; f: number }>
-        policy: Record<keyof Policy, any> | null
-        pending: string
-        oldest: Date | null
-      }>`
-        SELECT
-          (SELECT coalesce(json_agg(json_build_object('n', number_id, 'k', kind, 'b', bytes, 'f', files)), '[]'::json)
-           FROM media_usage WHERE account_id = ${accountId} AND files > 0) AS usage,
-          (SELECT row_to_json(p) FROM (
-             SELECT skip_groups, skip_unknown, unknown_max_mb, chat_daily_mb, ceiling_bytes, retention_days
-             FROM storage_policies WHERE account_id = ${accountId}) p) AS policy,
-          (SELECT count(*) FROM messages WHERE media_pending AND account_id = ${accountId}
-             AND number_id IN (SELECT id FROM numbers WHERE account_id = ${accountId})) AS pending,
-          (SELECT created_at FROM media_files WHERE account_id = ${accountId} AND deleted_at IS NULL
-           ORDER BY created_at, id LIMIT 1) AS oldest`
+      const row = yield* findSnapshot(accountId)
       return {
-        usage: row.usage.map((u) => ({ numberId: int(u.n), kind: u.k, bytes: int(u.b), files: int(u.f) })),
-        policy: toPolicy(row.policy),
-        pendingFiles: int(row.pending),
-        oldestFileAt: row.oldest === null ? null : new Date(row.oldest)
+        usage: row.usage.map((u) => ({ numberId: u.n, kind: u.k, bytes: u.b, files: u.f })),
+        policy: row.policy ?? DEFAULT_POLICY,
+        pendingFiles: row.pending,
+        oldestFileAt: row.oldest
       }
     }, Effect.orDie)
 

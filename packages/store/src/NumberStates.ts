@@ -12,7 +12,6 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Outbox from "./Outbox.js"
-import { int } from "./Time.js"
 
 const DAY_MS = 86_400_000
 const ms = (d: Date | null) => (d === null ? null : d.getTime())
@@ -41,6 +40,8 @@ const ContactCounts = Schema.Struct({
   cold: Count,
   answered: Count
 })
+
+const UsageRow = Schema.Struct({ messages: Schema.Number, new_contacts: Schema.Number, checks: Schema.Number })
 
 const MessageCounts = Schema.Struct({ incoming: Count, outgoing: Count, failed: Count })
 
@@ -108,25 +109,45 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
       }))
     }, Effect.orDie)
 
+    const findUsage = SqlSchema.findOne({
+      Request: Schema.Struct({ numberId: Schema.Number, day: Schema.String }),
+      Result: UsageRow,
+      execute: ({ day, numberId }) =>
+        sql`SELECT messages, new_contacts, checks FROM daily_usage WHERE number_id = ${numberId} AND day = ${day}`
+    })
+
     /** Counters of the Almaty day containing `now`. */
     const usage = Effect.fn("NumberStates.usage")(function*(numberId: number, now: number) {
       const day = Almaty.dateOf(now)
-      const [row] = yield* sql<{ messages: number; new_contacts: number; checks: number }>`
-        SELECT messages, new_contacts, checks FROM daily_usage WHERE number_id = ${numberId} AND day = ${day}`
+      const row = Option.getOrUndefined(yield* findUsage({ numberId, day }))
       return { day, messages: row?.messages ?? 0, newContacts: row?.new_contacts ?? 0, checks: row?.checks ?? 0 } satisfies Usage
     }, Effect.orDie)
 
+    const findLastSend = SqlSchema.findOne({
+      Request: Schema.Number,
+      Result: Schema.Struct({ created_at: Schema.DateFromSelf }),
+      execute: (numberId) =>
+        sql`
+          SELECT created_at FROM messages
+          WHERE number_id = ${numberId} AND direction = 'out' AND source IN ('api', 'mcp')
+          ORDER BY id DESC LIMIT 1`
+    })
+
+    const findFirsts = SqlSchema.findAll({
+      Request: Schema.Struct({ numberId: Schema.Number, since: Schema.DateFromSelf }),
+      Result: Schema.Struct({ created_at: Schema.DateFromSelf, text_hash: Schema.NullOr(Schema.String) }),
+      execute: ({ numberId, since }) =>
+        sql`
+          SELECT created_at, text_hash FROM messages
+          WHERE number_id = ${numberId} AND first_contact AND created_at > ${since}
+            AND status <> 'failed'
+          ORDER BY created_at`
+    })
+
     /** When the number last sent through the API, and its first messages of the last hour. */
     const sendHistory = Effect.fn("NumberStates.sendHistory")(function*(numberId: number, now: number) {
-      const [last] = yield* sql<{ created_at: Date }>`
-        SELECT created_at FROM messages
-        WHERE number_id = ${numberId} AND direction = 'out' AND source IN ('api', 'mcp')
-        ORDER BY id DESC LIMIT 1`
-      const firsts = yield* sql<{ created_at: Date; text_hash: string | null }>`
-        SELECT created_at, text_hash FROM messages
-        WHERE number_id = ${numberId} AND first_contact AND created_at > ${new Date(now - 60 * 60 * 1000)}
-          AND status <> 'failed'
-        ORDER BY created_at`
+      const last = Option.getOrUndefined(yield* findLastSend(numberId))
+      const firsts = yield* findFirsts({ numberId, since: new Date(now - 60 * 60 * 1000) })
       return {
         lastSendAt: last ? last.created_at.getTime() : null,
         lastFirstContactAt: firsts.length > 0 ? firsts[firsts.length - 1].created_at.getTime() : null,
@@ -243,12 +264,19 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
         ON CONFLICT (number_id, day) DO UPDATE SET checks = daily_usage.checks + 1`
     })
 
+    const findLive = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: Schema.Struct({ id: Count }),
+      execute: () =>
+        sql`
+          SELECT id FROM numbers WHERE deleted_at IS NULL AND (linked OR status IN ('STARTING', 'SCAN_QR_CODE'))
+          ORDER BY id`
+    })
+
     /** Numbers whose entities should be running: linked devices, or numbers being linked. */
     const live = Effect.fn("NumberStates.live")(function*() {
-      const rows = yield* sql<{ id: string }>`
-        SELECT id FROM numbers WHERE deleted_at IS NULL AND (linked OR status IN ('STARTING', 'SCAN_QR_CODE'))
-        ORDER BY id`
-      return rows.map((r) => int(r.id))
+      const rows = yield* findLive()
+      return rows.map((r) => r.id)
     }, Effect.orDie)
 
     return {

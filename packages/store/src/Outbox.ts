@@ -7,19 +7,24 @@
  * @since 1.0.0
  */
 import type * as PgClient from "@effect/sql-pg/PgClient"
+import * as Schema from "effect/Schema"
 /** Delivery states of the ack event. @since 1.0.0 */
 export type Ack = "sent" | "delivered" | "read" | "failed"
 
 /** Event names of the webhook contract. @since 1.0.0 */
-export type EventName = "message" | "message.ack" | "session.status" | "export.ready" | "webhook.test"
-
+export const EventName = Schema.Literal("message", "message.ack", "session.status", "export.ready", "webhook.test")
 /** @since 1.0.0 */
-export interface Envelope {
-  readonly event: EventName
+export type EventName = typeof EventName.Type
+
+/** An event as stored in the outbox (`payload`) and sent as the request body. @since 1.0.0 */
+export const Envelope = Schema.Struct({
+  event: EventName,
   /** Unix seconds. */
-  readonly timestamp: number
-  readonly data: Record<string, unknown>
-}
+  timestamp: Schema.Number,
+  data: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+})
+/** @since 1.0.0 */
+export interface Envelope extends Schema.Schema.Type<typeof Envelope> {}
 
 /** @since 1.0.0 */
 export const envelope = (event: EventName, at: number, data: Record<string, unknown>): Envelope => ({

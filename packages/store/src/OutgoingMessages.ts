@@ -8,6 +8,7 @@
 import type { SqlError } from "@effect/sql/SqlError"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import type { MessageMedia, MessageSource, MessageType } from "@wagate/domain/Message"
+import * as Traced from "@wagate/domain/Traced"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -247,7 +248,7 @@ export const make = Effect.gen(function*() {
    * message at a time, so a used Idempotency-Key fails only its own message.
    */
   const recordOutgoing = (r: OutgoingRecord): Effect.Effect<number, SqlError | IdempotencyConflict> =>
-    record(r).pipe(Effect.withSpan("Conversations.recordOutgoing"))
+    record(r).pipe(Traced.span("Conversations.recordOutgoing"))
 
   /**
    * The network refused the message: `failed` with the reason, the ack event, and the send no

@@ -6,14 +6,16 @@
  * @since 1.0.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import type { DisabledReason } from "@wagate/domain/Webhook"
-import type { Envelope } from "@wagate/store/Outbox"
 import * as Batched from "@wagate/store/Batched"
+import { Int8, NullOrInstant, NullOrString } from "@wagate/store/Columns"
+import { Envelope } from "@wagate/store/Outbox"
 import * as SecretKeyring from "@wagate/store/SecretKeyring"
-import { int } from "@wagate/store/Time"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 
 /** @since 1.0.0 */
 export interface Endpoint {
@@ -70,6 +72,22 @@ export const NOTICE_EVENT = "webhook.status"
 /** Most events a range resend queues at once. @since 1.0.0 */
 export const MAX_RESEND = 10_000
 
+const EndpointRow = Schema.Struct({
+  url: Schema.String,
+  secret: Schema.String,
+  previous_secret: NullOrString,
+  previous_secret_until: NullOrInstant,
+  enabled: Schema.Boolean
+})
+
+const QueuedRow = Schema.Struct({
+  id: Int8,
+  event_id: Int8,
+  payload: Envelope,
+  attempts: Schema.Number,
+  next_attempt_at: NullOrInstant
+})
+
 /** @since 1.0.0 */
 export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhooks/WebhookStore", {
   scoped: Effect.gen(function*() {
@@ -84,12 +102,19 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhoo
         (e) => new Error(`The webhook secret of account ${accountId} cannot be read: ${e.message}`)
       )
 
+    const findEndpoint = SqlSchema.findOne({
+      Request: Schema.Number,
+      Result: EndpointRow,
+      execute: (accountId) =>
+        sql`
+          SELECT url, secret, previous_secret, previous_secret_until, enabled
+          FROM webhook_endpoints WHERE account_id = ${accountId}`
+    })
+
     const endpoint = Effect.fn("WebhookStore.endpoint")(function*(accountId: number) {
-      const rows = yield* sql<any>`
-        SELECT url, secret, previous_secret, previous_secret_until, enabled
-        FROM webhook_endpoints WHERE account_id = ${accountId}`
-      const r = rows[0]
-      if (r === undefined) return Option.none<Endpoint>()
+      const found = yield* findEndpoint(accountId)
+      if (Option.isNone(found)) return Option.none<Endpoint>()
+      const r = found.value
       return Option.some<Endpoint>(yield* Effect.try({ catch: (e) => e, try: () => ({
         url: r.url,
         secret: open(accountId, r.secret),
@@ -99,16 +124,23 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhoo
       }) }))
     }, Effect.orDie)
 
+    const findQueue = SqlSchema.findAll({
+      Request: Schema.Struct({ accountId: Schema.Number, limit: Schema.Number }),
+      Result: QueuedRow,
+      execute: ({ accountId, limit }) =>
+        sql`
+          SELECT id, coalesce(resend_of, id) AS event_id, payload, attempts, next_attempt_at
+          FROM webhook_outbox
+          WHERE account_id = ${accountId} AND delivered_at IS NULL AND failed_at IS NULL
+          ORDER BY id LIMIT ${limit}`
+    })
+
     /** The first `limit` events of the account's queue, oldest first. */
     const queue = Effect.fn("WebhookStore.queue")(function*(accountId: number, limit: number) {
-      const rows = yield* sql<any>`
-        SELECT id, coalesce(resend_of, id) AS event_id, payload, attempts, next_attempt_at
-        FROM webhook_outbox
-        WHERE account_id = ${accountId} AND delivered_at IS NULL AND failed_at IS NULL
-        ORDER BY id LIMIT ${limit}`
+      const rows = yield* findQueue({ accountId, limit })
       return rows.map((r): Queued => ({
-        id: int(r.id),
-        eventId: int(r.event_id),
+        id: r.id,
+        eventId: r.event_id,
         payload: r.payload,
         attempts: r.attempts,
         nextAttemptAt: r.next_attempt_at === null ? null : r.next_attempt_at.getTime()
@@ -187,6 +219,12 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhoo
         SELECT account_id, ${NOTICE_EVENT}, ${JSON.stringify(payload)}::jsonb, ${at}, ${d.status}, ${d.notice} FROM endpoint`
     }, Effect.orDie)
 
+    const findForUpdate = SqlSchema.findOne({
+      Request: Schema.Number,
+      Result: Schema.Struct({ url: Schema.String, enabled: Schema.Boolean }),
+      execute: (accountId) => sql`SELECT url, enabled FROM webhook_endpoints WHERE account_id = ${accountId} FOR UPDATE`
+    })
+
     /**
      * Creates the endpoint with `secret`, or changes its URL and state (keeping its secret).
      * Turning it on, or pointing it elsewhere, makes a held event due at once.
@@ -200,8 +238,7 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhoo
     }) {
       const at = new Date(c.at)
       return yield* Effect.gen(function*() {
-        const [before] = yield* sql<{ url: string; enabled: boolean }>`
-          SELECT url, enabled FROM webhook_endpoints WHERE account_id = ${c.accountId} FOR UPDATE`
+        const before = Option.getOrUndefined(yield* findForUpdate(c.accountId))
         yield* sql`
           INSERT INTO webhook_endpoints (account_id, url, secret, enabled, disabled_reason, disabled_at, created_at, updated_at)
           VALUES (${c.accountId}, ${c.url}, ${seal(c.accountId, c.secret)}, ${c.enabled}, ${c.enabled ? null : "manual"},
@@ -235,6 +272,16 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhoo
       return rows.length > 0
     }, Effect.orDie)
 
+    const countRange = SqlSchema.single({
+      Request: Schema.Struct({ accountId: Schema.Number, since: Schema.DateFromSelf, until: Schema.DateFromSelf }),
+      Result: Schema.Struct({ n: Int8 }),
+      execute: ({ accountId, since, until }) =>
+        sql`
+          SELECT count(*) AS n FROM webhook_outbox
+          WHERE account_id = ${accountId} AND resend_of IS NULL AND event <> ${NOTICE_EVENT}
+            AND created_at >= ${since} AND created_at < ${until}`
+    })
+
     /**
      * Copies of the chosen events at the end of the queue, and how many. A range of more than
      * {@link MAX_RESEND} events queues nothing and says how many it holds.
@@ -254,11 +301,8 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhoo
       const since = which.since ?? new Date(0)
       const until = which.until ?? new Date(8.64e15)
       return yield* Effect.gen(function*() {
-        const [{ n }] = yield* sql<{ n: string }>`
-          SELECT count(*) AS n FROM webhook_outbox
-          WHERE account_id = ${accountId} AND resend_of IS NULL AND event <> ${NOTICE_EVENT}
-            AND created_at >= ${since} AND created_at < ${until}`
-        if (int(n) > MAX_RESEND) return { queued: 0, tooMany: int(n) }
+        const { n } = yield* countRange({ accountId, since, until })
+        if (n > MAX_RESEND) return { queued: 0, tooMany: n }
         const rows = yield* sql`
           INSERT INTO webhook_outbox (account_id, event, payload, resend_of)
           SELECT account_id, event, payload, id FROM webhook_outbox
@@ -270,21 +314,34 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhoo
       }).pipe(sql.withTransaction)
     }, Effect.orDie)
 
+    const findDue = SqlSchema.findAll({
+      Request: Schema.DateFromSelf,
+      Result: Schema.Struct({ account_id: Int8 }),
+      execute: (now) =>
+        sql`
+          SELECT e.account_id FROM webhook_endpoints e
+          CROSS JOIN LATERAL (
+            SELECT o.next_attempt_at FROM webhook_outbox o
+            WHERE o.account_id = e.account_id AND o.delivered_at IS NULL AND o.failed_at IS NULL
+            ORDER BY o.id LIMIT 1
+          ) head
+          WHERE e.enabled AND (head.next_attempt_at IS NULL OR head.next_attempt_at <= ${now})`
+    })
+
     /**
      * Accounts with an enabled endpoint whose oldest waiting event is due at `now`: one index
      * probe per endpoint, however long a dead endpoint's queue has grown.
      */
     const dueAccounts = Effect.fn("WebhookStore.dueAccounts")(function*(now: number) {
-      const rows = yield* sql<{ account_id: string }>`
-        SELECT e.account_id FROM webhook_endpoints e
-        CROSS JOIN LATERAL (
-          SELECT o.next_attempt_at FROM webhook_outbox o
-          WHERE o.account_id = e.account_id AND o.delivered_at IS NULL AND o.failed_at IS NULL
-          ORDER BY o.id LIMIT 1
-        ) head
-        WHERE e.enabled AND (head.next_attempt_at IS NULL OR head.next_attempt_at <= ${new Date(now)})`
-      return rows.map((r) => int(r.account_id))
+      const rows = yield* findDue(new Date(now))
+      return rows.map((r) => r.account_id)
     }, Effect.orDie)
+
+    const findSecrets = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: Schema.Struct({ account_id: Int8, secret: Schema.String, previous_secret: NullOrString }),
+      execute: () => sql`SELECT account_id, secret, previous_secret FROM webhook_endpoints ORDER BY account_id`
+    })
 
     /**
      * Seals again with the current key every secret sealed with another key of the ring (after a
@@ -293,12 +350,11 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhoo
      * touched.
      */
     const reseal = Effect.fn("WebhookStore.reseal")(function*() {
-      const rows = yield* sql<{ account_id: string; secret: string; previous_secret: string | null }>`
-        SELECT account_id, secret, previous_secret FROM webhook_endpoints ORDER BY account_id`
+      const rows = yield* findSecrets()
       let resealed = 0
       let unreadable = 0
       for (const r of rows) {
-        const accountId = Number(r.account_id)
+        const accountId = r.account_id
         const stale = (v: string | null) => v !== null && SecretKeyring.keyIdOf(v) !== ring.current.id
         if (!stale(r.secret) && !stale(r.previous_secret)) continue
         const again = (v: string | null) =>

@@ -40,28 +40,41 @@ export const freshDatabase = Effect.gen(function*() {
 export interface Cluster {
   readonly simUrl: string
   readonly apiUrl: string
+  /** The standalone simulator's and the api's processes (for their memory and CPU time). */
+  readonly simulator: Child
+  readonly api: Child
   readonly sql: SqlClient.SqlClient
   /** The runners now running, by slot. */
   readonly runners: Array<Child | null>
   /** Starts (again) the runner of `slot`, on the slot's runner port. */
   readonly startRunner: (slot: number) => Effect.Effect<Child>
-  /** Runners registered and healthy in the cluster's table (heartbeat within the lock expiry). */
+  /** Runners registered and healthy in the cluster's table (heartbeat within the lock expiration, 30 s). */
   readonly healthyRunners: Effect.Effect<number>
 }
 
 const stopped = (child: Child) =>
   Effect.addFinalizer(() => Effect.suspend(() => stop(child, 20_000)))
 
-/** The simulator, an api process and `runnerCount` runners, all ready. */
+export interface StartOptions {
+  /** Runners started at once (default: every one of `runnerCount`); the other slots wait for `startRunner`. */
+  readonly initialRunners?: number
+  /** How each process is spawned (default `spawnTs`), e.g. to run its entry under a probe. */
+  readonly spawn?: typeof spawnTs
+}
+
+/** The simulator, an api process and `runnerCount` runners (or `initialRunners` of them), all ready. */
 export const start = <A>(
   runnerCount: number,
   /** Runs once the api process is ready, before any runner starts (e.g. to seed the database). */
   beforeRunners: (ready: { readonly apiUrl: string; readonly simUrl: string; readonly sql: SqlClient.SqlClient }) => Effect.Effect<A>,
   /** More environment for the api and runner processes. */
-  env: Record<string, string> = {}
+  env: Record<string, string> = {},
+  options: StartOptions = {}
 ): Effect.Effect<Cluster & { readonly prepared: A; readonly logs: string }, never, Scope.Scope> =>
   Effect.gen(function*() {
     const scope = yield* Effect.scope
+    const spawn = options.spawn ?? spawnTs
+    const initialRunners = options.initialRunners ?? runnerCount
     const started = Date.now()
     const { sql, url } = yield* freshDatabase
     const simPort = yield* freePort
@@ -83,12 +96,12 @@ export const start = <A>(
     // Every process's output, kept for the reader of a failed run.
     const logs = mkdtempSync(join(tmpdir(), "wagate-cluster-logs-"))
     console.log(`[cluster] process logs in ${logs}`)
-    const sim = spawnTs("simulator", SIMULATOR, {
+    const sim = spawn("simulator", SIMULATOR, {
       env: { SIM_HOST: "127.0.0.1", SIM_PORT: String(simPort), OPERATOR_TOKEN },
       logFile: join(logs, "simulator.log")
     })
     yield* stopped(sim)
-    const api = spawnTs("api", GATEWAY, {
+    const api = spawn("api", GATEWAY, {
       env: {
         ...common,
         WAGATE_ROLE: "api",
@@ -109,7 +122,7 @@ export const start = <A>(
     const runners: Array<Child | null> = runnerPorts.map(() => null)
     const startRunner = (slot: number) =>
       Effect.gen(function*() {
-        const child = spawnTs(`runner-${slot}`, GATEWAY, {
+        const child = spawn(`runner-${slot}`, GATEWAY, {
           env: {
             ...common,
             WAGATE_ROLE: "runner",
@@ -128,14 +141,14 @@ export const start = <A>(
       })
     const healthyRunners = sql<{ n: number }>`
       SELECT count(*)::int AS n FROM cluster_runners
-      WHERE healthy AND last_heartbeat > now() - interval '15 seconds'`.pipe(
+      WHERE healthy AND last_heartbeat > now() - interval '30 seconds'`.pipe(
       Effect.map(([row]) => row.n),
       Effect.catchAll(() => Effect.succeed(0))
     )
-    for (let slot = 0; slot < runnerCount; slot++) yield* startRunner(slot)
-    yield* untilTrue(Effect.map(healthyRunners, (n) => n === runnerCount), 120_000, "runners registered")
-    console.log(`[cluster] ${runnerCount} runners registered in ${Date.now() - started} ms`)
-    return { simUrl, apiUrl, sql, runners, startRunner, healthyRunners, prepared, logs }
+    for (let slot = 0; slot < initialRunners; slot++) yield* startRunner(slot)
+    yield* untilTrue(Effect.map(healthyRunners, (n) => n === initialRunners), 120_000, "runners registered")
+    console.log(`[cluster] ${initialRunners} runners registered in ${Date.now() - started} ms`)
+    return { simUrl, apiUrl, simulator: sim, api, sql, runners, startRunner, healthyRunners, prepared, logs }
   })
 
 /** Polls until `check` is true, dying with `what` after `timeoutMs`. */

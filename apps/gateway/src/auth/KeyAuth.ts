@@ -4,6 +4,7 @@
  */
 import { InvalidKey, KeyRateLimited, RateLimited, Unauthorized } from "@wagate/domain/ApiError"
 import type { Principal } from "@wagate/domain/Auth"
+import * as Traced from "@wagate/domain/Traced"
 import * as ApiKeys from "@wagate/store/ApiKeys"
 import * as Clock from "effect/Clock"
 import type * as Context from "effect/Context"
@@ -59,7 +60,7 @@ export class KeyAuth extends Effect.Service<KeyAuth>()("@wagate/gateway/KeyAuth"
      * The principal of `key`, or why there is none. A wrong key counts against the caller's IP
      * address; from the 30th in a minute the answer is 429 instead of 401.
      */
-    const authenticate = Effect.fn("KeyAuth.authenticate")(function*(key: string | undefined, ip: string) {
+    const authenticate = Effect.fnUntraced(function*(key: string | undefined, ip: string) {
       if (key === undefined || key === "") return yield* new Unauthorized()
       const principal = ApiKeys.isWellFormed(key) ? yield* lookup(key) : Option.none<Principal>()
       if (Option.isNone(principal)) return yield* wrongCredential(counter, ip, new InvalidKey())
@@ -73,7 +74,7 @@ export class KeyAuth extends Effect.Service<KeyAuth>()("@wagate/gateway/KeyAuth"
         yield* keys.touch(keyId, new Date(now))
       }
       return principal.value
-    })
+    }, Traced.span("KeyAuth.authenticate"))
 
     /** Drops a revoked key here and in every other process. */
     const revoked = (keyHash: Buffer) =>

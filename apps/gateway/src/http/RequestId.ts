@@ -10,26 +10,33 @@ import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as LogLevel from "effect/LogLevel"
 import { randomUUID } from "node:crypto"
 
 export const HEADER = "x-request-id"
 
 const usable = (value: string | undefined): value is string => value !== undefined && /^[\x21-\x7e]{1,128}$/.test(value)
 
-export const middleware = HttpMiddleware.make((app) =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
+export const middleware = HttpMiddleware.make(<E, R>(app: HttpApp.Default<E, R>) =>
+  Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest>((fiber) => {
+    const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
     const given = request.headers[HEADER]
     const id = usable(given) ? given : randomUUID()
-    yield* HttpApp.appendPreResponseHandler((_request, response) =>
-      Effect.succeed(HttpServerResponse.setHeader(response, HEADER, id))
+    const handled = Effect.zipRight(
+      HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeader(response, HEADER, id))),
+      Effect.zipRight(Effect.annotateCurrentSpan("http.request_id", id), app)
     )
-    yield* Effect.annotateCurrentSpan("http.request_id", id)
+    // The access line only when it is logged: building it costs every request otherwise.
+    if (LogLevel.greaterThan(fiber.getFiberRef(FiberRef.currentMinimumLogLevel), LogLevel.Debug)) {
+      return Effect.annotateLogs(handled, "request_id", id)
+    }
     const started = Date.now()
     // Signed file links carry their token in the path.
     const path = request.url.split("?")[0].replace(/^\/files\/.*/, "/files/…")
-    return yield* app.pipe(
+    return handled.pipe(
       Effect.onExit((exit) =>
         Effect.logDebug("http request").pipe(
           Effect.annotateLogs({

@@ -6,8 +6,10 @@ import { ClusterPage, PAGE_PATH as CLUSTER_PAGE_PATH } from "../ops/ClusterPage.
 import type * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { SimNetwork } from "@wagate/whatsapp/sim/SimNetwork"
@@ -97,8 +99,10 @@ const serve = <E, R>(api: HttpApi.HttpApi.Any, apiLayer: Layer.Layer<HttpApi.Api
  * Serves the API on whatever HttpServer is provided; with the simulated network, also its
  * control surface under /sim/v1.
  */
-export const HttpLive = Layer.unwrapEffect(Effect.map(Effect.serviceOption(SimNetwork), (sim) =>
-  Option.isNone(sim)
+export const HttpLive = Layer.unwrapEffect(Effect.gen(function*() {
+  const sim = yield* Effect.serviceOption(SimNetwork)
+  const tracing = yield* FiberRef.get(FiberRef.currentTracerEnabled)
+  const served = Option.isNone(sim)
     ? serve(GatewayApi, HttpApiBuilder.api(GatewayApi).pipe(Layer.provide(Handlers)))
     : serve(
       GatewaySimApi,
@@ -107,4 +111,7 @@ export const HttpLive = Layer.unwrapEffect(Effect.map(Effect.serviceOption(SimNe
         Layer.provide([SimAuthLive, Layer.succeed(SimNetwork, sim.value)])
       )
     )
-)).pipe(Layer.provide(OperatorToken.Default))
+  // Without a tracer the server's span of a request records nothing, yet it would still parse the
+  // URL and copy the headers for its attributes on every request.
+  return tracing ? served : HttpMiddleware.withTracerDisabledWhen(served, () => true)
+})).pipe(Layer.provide(OperatorToken.Default))

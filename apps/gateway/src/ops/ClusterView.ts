@@ -5,42 +5,69 @@
  */
 import * as Snowflake from "@effect/cluster/Snowflake"
 import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import type { ClusterView as View } from "@wagate/domain/ClusterView"
+import { Instant, Int8, NullOrInstant, NullOrString } from "@wagate/store/Columns"
 import * as Effect from "effect/Effect"
+import type { ParseError } from "effect/ParseResult"
+import * as Schema from "effect/Schema"
 import { sharding } from "../cluster/Cluster.js"
 
 const SHARDS = sharding.shardsPerGroup ?? 300
 /** Reports older than this are from runners that are gone. */
 const STALE_SECONDS = 20
 
-const iso = (value: Date | string) => new Date(value).toISOString()
+const RunnerRow = Schema.Struct({ address: Schema.String, healthy: Schema.Boolean, last_heartbeat: Instant })
+const ReportRow = Schema.Struct({
+  address: Schema.String,
+  shards: Schema.Array(Schema.Number),
+  entities: Schema.Number,
+  reported_at: Instant
+})
+const StatusCount = Schema.Struct({ status: Schema.String, n: Int8 })
+const NotWorkingRow = Schema.Struct({ id: Int8, phone: Schema.String, status: Schema.String, status_reason: NullOrString })
+const BacklogRow = Schema.Struct({ backlog: Int8, oldest: NullOrInstant })
+const UnprocessedRow = Schema.Struct({ unprocessed: Int8, oldest: NullOrString })
 
 export class ClusterView extends Effect.Service<ClusterView>()("@wagate/gateway/ClusterView", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    // The cluster's tables exist once a runner (or the single runner) has started.
-    const orEmpty = <A>(query: Effect.Effect<ReadonlyArray<A>, unknown>) =>
-      query.pipe(Effect.catchAll(() => Effect.succeed<ReadonlyArray<A>>([])))
+    // The cluster's tables exist once a runner (or the single runner) has started: until then a
+    // statement on them fails, and reads as nothing.
+    const orEmpty = <A>(query: Effect.Effect<ReadonlyArray<A>, SqlError | ParseError>) =>
+      query.pipe(Effect.catchTag("SqlError", () => Effect.succeed<ReadonlyArray<A>>([])))
+    const all = <A, I>(Result: Schema.Schema<A, I>, statement: () => Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
+      SqlSchema.findAll({ Request: Schema.Void, Result, execute: statement })(undefined)
 
     const read = Effect.gen(function*() {
-      const runners = yield* orEmpty(sql<{ address: string; healthy: boolean; last_heartbeat: Date }>`
-        SELECT address, healthy, last_heartbeat FROM cluster_runners ORDER BY address`)
-      const reports = yield* sql<{ address: string; shards: Array<number>; entities: number; reported_at: Date }>`
-        SELECT address, shards, entities, reported_at FROM runner_stats
-        WHERE reported_at > now() - make_interval(secs => ${STALE_SECONDS})`
+      const runners = yield* orEmpty(all(RunnerRow, () =>
+        sql`SELECT address, healthy, last_heartbeat FROM cluster_runners ORDER BY address`
+      ))
+      const reports = yield* all(ReportRow, () =>
+        sql`
+          SELECT address, shards, entities, reported_at FROM runner_stats
+          WHERE reported_at > now() - make_interval(secs => ${STALE_SECONDS})`
+      )
       const byAddress = new Map(reports.map((r) => [r.address, r]))
       const owned = new Set(reports.flatMap((r) => r.shards))
-      const statuses = yield* sql<{ status: string; n: number }>`
-        SELECT status, count(*)::int AS n FROM numbers WHERE deleted_at IS NULL GROUP BY status`
-      const notWorking = yield* sql<{ id: string; phone: string; status: string; status_reason: string | null }>`
-        SELECT id, phone, status, status_reason FROM numbers
-        WHERE deleted_at IS NULL AND linked AND status <> 'WORKING' ORDER BY id LIMIT 100`
-      const [webhooks] = yield* sql<{ backlog: number; oldest: Date | null }>`
-        SELECT count(*)::int AS backlog, min(created_at) AS oldest FROM webhook_outbox
-        WHERE delivered_at IS NULL AND failed_at IS NULL`
-      const [messages] = yield* orEmpty(sql<{ unprocessed: number; oldest: string | null }>`
-        SELECT count(*)::int AS unprocessed, min(id)::text AS oldest FROM cluster_messages WHERE NOT processed`)
+      const statuses = yield* all(StatusCount, () =>
+        sql`SELECT status, count(*) AS n FROM numbers WHERE deleted_at IS NULL GROUP BY status`
+      )
+      const notWorking = yield* all(NotWorkingRow, () =>
+        sql`
+          SELECT id, phone, status, status_reason FROM numbers
+          WHERE deleted_at IS NULL AND linked AND status <> 'WORKING' ORDER BY id LIMIT 100`
+      )
+      const [webhooks] = yield* all(BacklogRow, () =>
+        sql`
+          SELECT count(*) AS backlog, min(created_at) AS oldest FROM webhook_outbox
+          WHERE delivered_at IS NULL AND failed_at IS NULL`
+      )
+      const [messages] = yield* orEmpty(all(UnprocessedRow, () =>
+        sql`SELECT count(*) AS unprocessed, min(id)::text AS oldest FROM cluster_messages WHERE NOT processed`
+      ))
       const now = Date.now()
       const oldestMessage = messages?.oldest ? Snowflake.timestamp(Snowflake.Snowflake(messages.oldest)) : null
       return {
@@ -50,18 +77,18 @@ export class ClusterView extends Effect.Service<ClusterView>()("@wagate/gateway/
           const report = byAddress.get(r.address)
           return {
             address: r.address,
-            healthy: Boolean(r.healthy),
-            last_heartbeat: iso(r.last_heartbeat),
+            healthy: r.healthy,
+            last_heartbeat: r.last_heartbeat.toISOString(),
             shards: report?.shards.length ?? 0,
             entities: report?.entities ?? null,
-            reported_at: report ? iso(report.reported_at) : null
+            reported_at: report ? report.reported_at.toISOString() : null
           }
         }),
         unassigned_shards: SHARDS - owned.size,
         numbers: {
           by_status: Object.fromEntries(statuses.map((s) => [s.status, s.n])),
           not_working: notWorking.map((n) => ({
-            id: Number(n.id),
+            id: n.id,
             phone: n.phone,
             status: n.status,
             reason: n.status_reason
@@ -69,7 +96,7 @@ export class ClusterView extends Effect.Service<ClusterView>()("@wagate/gateway/
         },
         webhooks: {
           backlog: webhooks.backlog,
-          lag_seconds: webhooks.oldest === null ? null : Math.max(0, (now - new Date(webhooks.oldest).getTime()) / 1000)
+          lag_seconds: webhooks.oldest === null ? null : Math.max(0, (now - webhooks.oldest.getTime()) / 1000)
         },
         cluster_messages: {
           unprocessed: messages?.unprocessed ?? 0,

@@ -5,6 +5,7 @@
  * @since 1.0.0
  */
 import * as Clock from "effect/Clock"
+import * as Traced from "@wagate/domain/Traced"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as SimDelivery from "./SimDelivery.js"
@@ -76,7 +77,7 @@ const make = (model: SimModel.SimModel, device: SimDevice.SimDevice, mailbox: Si
       ? new DriverUnavailable({ reason: `the number is not connected (status ${device.status})` })
       : null
   const spanned = (name: string, attributes: Record<string, unknown>) =>
-    Effect.withSpan(`SimNetwork.${name}`, { attributes: { phone: device.phone, ...attributes } })
+    Traced.span(`SimNetwork.${name}`, { attributes: { phone: device.phone, ...attributes } })
   return {
     link: (method) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>

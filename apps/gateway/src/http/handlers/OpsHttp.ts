@@ -17,10 +17,14 @@ import { Accounting } from "@wagate/numbers/billing/Accounting"
 import { Accounts, toLinkedNumber } from "@wagate/store/Accounts"
 import { ApiKeys } from "@wagate/store/ApiKeys"
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import { Instant, Int8, NullOrInstant, NullOrInt8, NullOrString } from "@wagate/store/Columns"
+import { isoOrNull } from "@wagate/store/Time"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { KeyAuth } from "../../auth/KeyAuth.js"
 import * as Prometheus from "../../infra/Prometheus.js"
 import { Settings } from "../../Config.js"
@@ -30,6 +34,15 @@ import { normalizePhone } from "../Params.js"
 import { GatewayApi } from "../GatewayApi.js"
 import { ClusterView } from "../../ops/ClusterView.js"
 import { CabinetLinks } from "../../cabinet/CabinetLinks.js"
+
+/** A key of the account as the operator sees it: revoked ones too, never the key itself. */
+const KeyRow = Schema.Struct({
+  id: Int8,
+  prefix: Schema.String,
+  number_id: NullOrInt8,
+  created_at: Instant,
+  revoked_at: NullOrInstant
+})
 
 export const OperatorAuthLive = Layer.effect(
   OperatorAuth,
@@ -51,9 +64,20 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
 
     const liveNumber = (id: number) =>
       Effect.flatMap(
-        sql<{ id: string }>`SELECT id FROM numbers WHERE id = ${id} AND deleted_at IS NULL`.pipe(Effect.orDie),
+        sql`SELECT id FROM numbers WHERE id = ${id} AND deleted_at IS NULL`.pipe(Effect.orDie),
         (rows) => rows.length === 0 ? Effect.fail(new NotFound({ error: `No number ${id}` })) : Effect.void
       )
+    const keysOf = SqlSchema.findAll({
+      Request: Schema.Number,
+      Result: KeyRow,
+      execute: (accountId) =>
+        sql`SELECT id, prefix, number_id, created_at, revoked_at FROM api_keys WHERE account_id = ${accountId} ORDER BY id`
+    })
+    const faultOf = SqlSchema.findOne({
+      Request: Schema.Number,
+      Result: Schema.Struct({ fault: NullOrString, fault_at: NullOrInstant }),
+      execute: (numberId) => sql`SELECT fault, fault_at FROM numbers WHERE id = ${numberId}`
+    })
 
     const account = (id: number) =>
       Effect.flatMap(
@@ -74,19 +98,17 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
           const now = yield* Clock.currentTimeMillis
           const funds = yield* accounts.funds(found.id, now)
           const numbers = yield* accounts.numbers(found.id)
-          const keyRows = yield* sql<any>`
-            SELECT id, prefix, number_id, created_at, revoked_at FROM api_keys
-            WHERE account_id = ${found.id} ORDER BY id`.pipe(Effect.orDie)
+          const keyRows = yield* keysOf(found.id).pipe(Effect.orDie)
           const { paidUntil: _, ...balanceFigures } = funds
           return {
             account: found,
             numbers: numbers.map((n) => toLinkedNumber(n, funds)),
             keys: keyRows.map((k) => ({
-              id: Number(k.id),
+              id: k.id,
               prefix: k.prefix,
-              number_id: k.number_id === null ? null : Number(k.number_id),
+              number_id: k.number_id,
               created_at: k.created_at.toISOString(),
-              revoked_at: k.revoked_at === null ? null : k.revoked_at.toISOString()
+              revoked_at: isoOrNull(k.revoked_at)
             })),
             balance: balanceFigures
           }
@@ -123,9 +145,10 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
         Effect.gen(function*() {
           yield* liveNumber(path.id)
           const link = yield* linkView(path.id, yield* numbers(String(path.id)).Connection().pipe(bounded(entityTimeout)))
-          const [row] = yield* sql<{ fault: string | null; fault_at: Date | null }>`
-            SELECT fault, fault_at FROM numbers WHERE id = ${path.id}`.pipe(Effect.orDie)
-          const fault = row?.fault == null ? null : { error: row.fault, at: new Date(row.fault_at ?? 0).toISOString() }
+          const row = Option.getOrUndefined(yield* faultOf(path.id).pipe(Effect.orDie))
+          const fault = row === undefined || row.fault === null
+            ? null
+            : { error: row.fault, at: new Date(row.fault_at ?? 0).toISOString() }
           return { ...link, fault }
         }))
       .handle("link", ({ path, payload }) =>

@@ -10,11 +10,14 @@ import { CurrentKey, type Principal } from "@wagate/domain/Auth"
 import type { MessageSource } from "@wagate/domain/Message"
 import { NumberEntity, type Sent } from "@wagate/entities/NumberEntity"
 import { NumberId } from "@wagate/domain/Ids"
+import * as Traced from "@wagate/domain/Traced"
 import { Conversations } from "@wagate/store/Conversations"
 import { IDEMPOTENCY_TTL_MS } from "@wagate/numbers/NumberSend"
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import { createHash } from "node:crypto"
 import { quotaHeaders } from "../ApiErrors.js"
@@ -30,6 +33,17 @@ export type SendAnswer =
   | { readonly _tag: "Sent"; readonly numberId: NumberId; readonly sent: Sent }
   | { readonly _tag: "Replayed"; readonly status: number; readonly body: unknown }
 
+/** Counts a send's outcome: accepted (replays not counted), or refused with its code. */
+const count = (exit: Exit.Exit<SendAnswer, { readonly code: string }>) => {
+  if (Exit.isSuccess(exit)) {
+    if (exit.value._tag === "Sent" && exit.value.sent.replayed !== true) Prometheus.sendsAccepted.inc()
+    return
+  }
+  const failure = Cause.failureOption(exit.cause)
+  if (Option.isSome(failure)) Prometheus.sendRefusals.inc({ code: failure.value.code })
+  else if (Cause.isDie(exit.cause)) Prometheus.sendRefusals.inc({ code: "internal_error" })
+}
+
 /**
  * A send as every surface makes it (REST, MCP): the body's rules, the acting number within the
  * key's scope, the idempotency key, and the number's entity, which enforces the limits.
@@ -40,7 +54,7 @@ export const makeSendMessage = Effect.gen(function*() {
   const numbers = yield* NumberEntity.client
   const { entityTimeoutMs } = yield* Settings
 
-  return Effect.fn("Send.message")(
+  return Effect.fnUntraced(
     function*(principal: Principal, body: unknown, key: string | undefined, source: MessageSource) {
       const send = yield* validateSend(body)
       // A number named by id (or a number key's own) is checked by its entity, which knows its
@@ -89,12 +103,8 @@ export const makeSendMessage = Effect.gen(function*() {
       }).pipe(bounded(timeout))
       return { _tag: "Sent", numberId: number.id, sent } satisfies SendAnswer
     },
-    Effect.tapBoth({
-      onSuccess: (answer) =>
-        Effect.sync(() => answer._tag === "Sent" && answer.sent.replayed !== true && Prometheus.sendsAccepted.inc()),
-      onFailure: (e) => Effect.sync(() => Prometheus.sendRefusals.inc({ code: e.code }))
-    }),
-    Effect.tapDefect(() => Effect.sync(() => Prometheus.sendRefusals.inc({ code: "internal_error" })))
+    Effect.onExit((exit) => Effect.sync(() => count(exit))),
+    Traced.span("Send.message")
   )
 })
 
