@@ -8,8 +8,11 @@
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { Int8 } from "./Columns.js"
 import * as Outbox from "./Outbox.js"
-import { int } from "./Time.js"
+
+const decodeAccount = Schema.decodeUnknown(Schema.Array(Schema.Struct({ account_id: Int8 })))
 
 /** How an export ended. @since 1.0.0 */
 export type Finished =
@@ -47,7 +50,7 @@ export class ExportEvents extends Effect.Service<ExportEvents>()("@wagate/store/
     const finish = Effect.fn("ExportEvents.finish")(function*(f: Finished) {
       return yield* Effect.gen(function*() {
         const done = f._tag === "Done"
-        const rows = yield* sql<{ account_id: string }>`
+        const rows = yield* sql`
           UPDATE exports SET
             status = ${done ? "done" : "failed"},
             progress = ${done ? 100 : null},
@@ -60,12 +63,12 @@ export class ExportEvents extends Effect.Service<ExportEvents>()("@wagate/store/
             expires_at = ${done ? f.expiresAt : null},
             error = ${done ? null : f.error}
           WHERE id = ${f.exportId} AND status NOT IN ('done', 'failed')
-          RETURNING account_id`
+          RETURNING account_id`.pipe(Effect.flatMap(decodeAccount))
         const row = rows[0]
         if (row === undefined) return false
         yield* Outbox.enqueue(
           sql,
-          int(row.account_id),
+          row.account_id,
           Outbox.envelope(
             "export.ready",
             f.at.getTime(),

@@ -7,9 +7,16 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import type { MessageMedia, MessageType } from "@wagate/domain/Message"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { queueEvents, upsertChat } from "./ChatSql.js"
+import { Int8, NullOrInt8 } from "./Columns.js"
 import * as Outbox from "./Outbox.js"
-import { int } from "./Time.js"
+
+/** The new message's id; null when its network id was stored before. */
+const decodeStored = Schema.decodeUnknown(Schema.Array(Schema.Struct({ id: NullOrInt8 })))
+const decodeFailures = Schema.decodeUnknown(
+  Schema.Array(Schema.Struct({ id: Int8, event: Schema.String, attempts: Schema.Number }))
+)
 
 /** @since 1.0.0 */
 export interface IncomingRecord {
@@ -59,7 +66,7 @@ export const make = Effect.gen(function*() {
     // A person known only by a LID (no phone yet) is a contact without a phone, found by the LID.
     const lidOnly = !m.isGroup && m.peer === "" && m.peerLid !== null
     // One statement; a replay of a stored network id inserts nothing, so nothing else happens.
-    const rows = yield* sql<{ id: string }>`
+    const rows = yield* sql`
       WITH msg AS (
         INSERT INTO messages (account_id, number_id, direction, source, chat_id, peer, peer_lid, name, is_group,
                               group_subject, author, wa_message_id, type, text, status, media, media_pending,
@@ -89,8 +96,8 @@ export const make = Effect.gen(function*() {
         SELECT ${m.accountId}::bigint AS account_id, id AS message_id, ${m.peer}::text AS peer
         FROM msg WHERE NOT ${m.fromMe}
       ), ${queueEvents(sql, sql`${sql.json(payload)}::jsonb`)}
-      SELECT (SELECT id FROM msg) AS id, (SELECT count(*) FROM notified) AS notified`
-    return Option.map(Option.fromNullable(rows[0]?.id), int)
+      SELECT (SELECT id FROM msg) AS id, (SELECT count(*) FROM notified) AS notified`.pipe(Effect.flatMap(decodeStored))
+    return Option.fromNullable(rows[0]?.id)
   }, Effect.orDie)
 
   /**
@@ -106,7 +113,7 @@ export const make = Effect.gen(function*() {
     readonly blobKey: string
     readonly at: Date
   }) {
-    const rows = yield* sql<{ id: string }>`
+    const rows = yield* sql`
       WITH msg AS (
         UPDATE messages SET media = ${sql.json(f.media)}, media_pending = false, updated_at = ${f.at}
         WHERE id = ${f.messageId} AND media_pending
@@ -141,7 +148,7 @@ export const make = Effect.gen(function*() {
    */
   const abandonPendingMedia = Effect.fn("Conversations.abandonPendingMedia")(
     function*(numberId: number, reason: string, at: Date) {
-      const rows = yield* sql<{ id: string }>`
+      const rows = yield* sql`
         UPDATE messages SET ${mediaSkipped(reason, at)}
         WHERE number_id = ${numberId} AND media_pending
         RETURNING id`
@@ -164,11 +171,10 @@ export const make = Effect.gen(function*() {
 
   /** Kept incoming events of the number due for a retry at `now`, oldest first. */
   const dueFailedIncoming = Effect.fn("Conversations.dueFailedIncoming")(function*(numberId: number, now: Date) {
-    const rows = yield* sql<{ id: string; event: string; attempts: number }>`
+    return yield* sql`
       SELECT id, event, attempts FROM incoming_failures
       WHERE number_id = ${numberId} AND next_attempt_at <= ${now}
-      ORDER BY id LIMIT 100`
-    return rows.map((r) => ({ id: int(r.id), event: r.event, attempts: r.attempts }))
+      ORDER BY id LIMIT 100`.pipe(Effect.flatMap((rows) => Effect.orDie(decodeFailures(rows))))
   })
 
   /** A kept incoming event was stored: it is no longer kept. */

@@ -6,6 +6,9 @@
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+
+const decodeLids = Schema.decodeUnknown(Schema.Array(Schema.Struct({ lid: Schema.String })))
 
 /** @since 1.0.0 */
 export interface LidPhone {
@@ -78,10 +81,12 @@ export const make = Effect.gen(function*() {
   const mergeLids = Effect.fn("Conversations.mergeLids")(function*(numberId: number, pairs: ReadonlyArray<LidPhone>) {
     if (pairs.length === 0) return [] as ReadonlyArray<string>
     const lids = [...new Set(pairs.map((p) => p.lid))]
-    const found = yield* sql<{ lid: string }>`
+    const found = yield* sql`
       SELECT lid FROM contacts WHERE number_id = ${numberId} AND phone IS NULL AND lid IN ${sql.in(lids)}
       UNION
-      SELECT chat_id AS lid FROM chats WHERE number_id = ${numberId} AND chat_id IN ${sql.in(lids)}`
+      SELECT chat_id AS lid FROM chats WHERE number_id = ${numberId} AND chat_id IN ${sql.in(lids)}`.pipe(
+      Effect.flatMap(decodeLids)
+    )
     const waiting = new Set(found.map((r) => r.lid))
     const merged: Array<string> = []
     for (const pair of pairs) {

@@ -4,12 +4,23 @@
  * @since 1.0.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import type { Chat } from "@wagate/domain/Chat"
 import type { AccountId, NumberId } from "@wagate/domain/Ids"
-import type { Message, MessagePage } from "@wagate/domain/Message"
+import {
+  Direction,
+  type Message,
+  MessageMedia,
+  type MessagePage,
+  MessageSource,
+  MessageStatus,
+  MessageType
+} from "@wagate/domain/Message"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { int, iso, isoOrNull } from "./Time.js"
+import * as Schema from "effect/Schema"
+import { Instant, Int8, NullOrInstant, NullOrInt8, nullOrOneOf, NullOrString, oneOf } from "./Columns.js"
+import { iso, isoOrNull } from "./Time.js"
 
 /** What GET /messages asks for, already resolved and validated. @since 1.0.0 */
 export interface MessageFilter {
@@ -49,10 +60,64 @@ const COLUMNS = [
   "media_pending"
 ].join(", ")
 
+/**
+ * A row of `messages` with the columns the API shows.
+ *
+ * @since 1.0.0
+ */
+export const MessageRow = Schema.Struct({
+  id: Int8,
+  number_id: Int8,
+  direction: oneOf(Direction),
+  source: oneOf(MessageSource),
+  chat_id: Schema.String,
+  peer: Schema.String,
+  peer_lid: NullOrString,
+  name: NullOrString,
+  is_group: Schema.Boolean,
+  group_subject: NullOrString,
+  author: NullOrString,
+  wa_message_id: Schema.String,
+  type: oneOf(MessageType),
+  text: Schema.String,
+  status: oneOf(MessageStatus),
+  error: NullOrString,
+  created_at: Instant,
+  updated_at: Instant,
+  // Null first: most messages have no file, and a union tries its members in order.
+  media: Schema.Union(Schema.Null, MessageMedia),
+  media_skipped: Schema.Boolean,
+  media_skip_reason: NullOrString,
+  media_pending: Schema.Boolean
+})
 /** @since 1.0.0 */
-export const toMessage = (r: any): Message => ({
-  id: int(r.id),
-  from: int(r.number_id),
+export interface MessageRow extends Schema.Schema.Type<typeof MessageRow> {}
+
+const ChatRow = Schema.Struct({
+  chat_id: Schema.String,
+  number_id: Int8,
+  peer: Schema.String,
+  peer_lid: NullOrString,
+  name: NullOrString,
+  is_group: Schema.Boolean,
+  group_subject: NullOrString,
+  last_message_at: NullOrInstant,
+  message_count: Schema.Number,
+  incoming_count: Schema.Number,
+  outgoing_count: Schema.Number,
+  created_at: Instant,
+  lm_id: NullOrInt8,
+  lm_direction: nullOrOneOf(Direction),
+  lm_type: nullOrOneOf(MessageType),
+  lm_text: NullOrString,
+  lm_status: nullOrOneOf(MessageStatus),
+  lm_created_at: NullOrInstant
+})
+
+/** @since 1.0.0 */
+export const toMessage = (r: MessageRow): Message => ({
+  id: r.id,
+  from: r.number_id,
   direction: r.direction,
   source: r.source,
   chat_id: r.chat_id,
@@ -75,18 +140,20 @@ export const toMessage = (r: any): Message => ({
   media_pending: r.media_pending
 })
 
-const toChat = (r: any): Chat => ({
+const toChat = (r: typeof ChatRow.Type): Chat => ({
   chat_id: r.chat_id,
-  from: int(r.number_id),
+  from: r.number_id,
   peer: r.peer,
   peer_lid: r.peer_lid,
   name: r.name,
   is_group: r.is_group,
   group_subject: r.group_subject,
-  last_message: r.lm_id === null
+  // The LEFT JOIN gives all of these or none.
+  last_message: r.lm_id === null || r.lm_direction === null || r.lm_type === null || r.lm_text === null ||
+      r.lm_status === null || r.lm_created_at === null
     ? null
     : {
-      id: int(r.lm_id),
+      id: r.lm_id,
       direction: r.lm_direction,
       type: r.lm_type,
       text: r.lm_text,
@@ -100,6 +167,18 @@ const toChat = (r: any): Chat => ({
   created_at: iso(r.created_at)
 })
 
+const PageRequest = Schema.Struct({
+  accountId: Schema.Number,
+  numberId: Schema.NullOr(Schema.Number),
+  chatId: Schema.optional(Schema.String),
+  direction: Schema.optional(Direction),
+  since: Schema.optional(Schema.DateFromSelf),
+  until: Schema.optional(Schema.DateFromSelf),
+  before: Schema.optional(Schema.Number),
+  limit: Schema.Number,
+  retainedSince: Schema.NullOr(Schema.DateFromSelf)
+})
+
 /** @since 1.0.0 */
 export class Messages extends Effect.Service<Messages>()("@wagate/store/Messages", {
   accessors: true,
@@ -108,20 +187,28 @@ export class Messages extends Effect.Service<Messages>()("@wagate/store/Messages
     const columns = sql.literal(COLUMNS)
 
     /** One page, newest first, walking back by id (keyset): as fast on page 10 000 as on page 1. */
+    const findPage = SqlSchema.findAll({
+      Request: PageRequest,
+      Result: MessageRow,
+      execute: (filter) => {
+        const where = [sql`account_id = ${filter.accountId}`]
+        if (filter.numberId !== null) where.push(sql`number_id = ${filter.numberId}`)
+        if (filter.chatId !== undefined) where.push(sql`chat_id = ${filter.chatId}`)
+        if (filter.direction !== undefined) where.push(sql`direction = ${filter.direction}`)
+        if (filter.since !== undefined) where.push(sql`created_at >= ${filter.since}`)
+        if (filter.until !== undefined) where.push(sql`created_at < ${filter.until}`)
+        if (filter.before !== undefined) where.push(sql`id < ${filter.before}`)
+        if (filter.retainedSince !== null) where.push(sql`created_at >= ${filter.retainedSince}`)
+        return sql`
+          SELECT ${columns} FROM messages
+          WHERE ${sql.and(where)}
+          ORDER BY id DESC
+          LIMIT ${filter.limit + 1}`
+      }
+    })
+
     const page = Effect.fn("Messages.page")(function*(filter: MessageFilter, retainedSince: Date | null) {
-      const where = [sql`account_id = ${filter.accountId}`]
-      if (filter.numberId !== null) where.push(sql`number_id = ${filter.numberId}`)
-      if (filter.chatId !== undefined) where.push(sql`chat_id = ${filter.chatId}`)
-      if (filter.direction !== undefined) where.push(sql`direction = ${filter.direction}`)
-      if (filter.since !== undefined) where.push(sql`created_at >= ${filter.since}`)
-      if (filter.until !== undefined) where.push(sql`created_at < ${filter.until}`)
-      if (filter.before !== undefined) where.push(sql`id < ${filter.before}`)
-      if (retainedSince !== null) where.push(sql`created_at >= ${retainedSince}`)
-      const rows = yield* sql`
-        SELECT ${columns} FROM messages
-        WHERE ${sql.and(where)}
-        ORDER BY id DESC
-        LIMIT ${filter.limit + 1}`
+      const rows = yield* findPage({ ...filter, retainedSince })
       const messages = rows.slice(0, filter.limit).map(toMessage)
       return {
         messages,
@@ -130,29 +217,49 @@ export class Messages extends Effect.Service<Messages>()("@wagate/store/Messages
     }, Effect.orDie)
 
     /** One message of the account (or of one number), unless older than the retention period. */
-    const find = Effect.fn("Messages.find")(
-      function*(accountId: AccountId, numberId: NumberId | null, id: number, retainedSince: Date | null) {
-        const [row] = yield* sql`
+    const findOne = SqlSchema.findOne({
+      Request: Schema.Struct({
+        accountId: Schema.Number,
+        numberId: Schema.NullOr(Schema.Number),
+        id: Schema.Number,
+        retainedSince: Schema.NullOr(Schema.DateFromSelf)
+      }),
+      Result: MessageRow,
+      execute: ({ accountId, id, numberId, retainedSince }) =>
+        sql`
           SELECT ${columns} FROM messages
           WHERE id = ${id} AND account_id = ${accountId}
             ${numberId === null ? sql`` : sql`AND number_id = ${numberId}`}
             ${retainedSince === null ? sql`` : sql`AND created_at >= ${retainedSince}`}`
-        return Option.map(Option.fromNullable(row), toMessage)
+    })
+
+    const find = Effect.fn("Messages.find")(
+      function*(accountId: AccountId, numberId: NumberId | null, id: number, retainedSince: Date | null) {
+        return Option.map(yield* findOne({ accountId, numberId, id, retainedSince }), toMessage)
       },
       Effect.orDie
     )
 
     /** Chats with their last message, most recent first. */
+    const findChats = SqlSchema.findAll({
+      Request: Schema.Struct({ accountId: Schema.Number, numberId: Schema.NullOr(Schema.Number), limit: Schema.Number }),
+      Result: ChatRow,
+      execute: ({ accountId, limit, numberId }) =>
+        sql`
+          SELECT c.chat_id, c.number_id, c.peer, c.peer_lid, c.name, c.is_group, c.group_subject, c.last_message_at,
+                 c.message_count, c.incoming_count, c.outgoing_count, c.created_at,
+                 m.id AS lm_id, m.direction AS lm_direction, m.type AS lm_type, m.text AS lm_text,
+                 m.status AS lm_status, m.created_at AS lm_created_at
+          FROM chats c
+          LEFT JOIN messages m ON m.id = c.last_message_id
+          WHERE c.account_id = ${accountId}
+            ${numberId === null ? sql`` : sql`AND c.number_id = ${numberId}`}
+          ORDER BY c.last_message_at DESC NULLS LAST, c.chat_id
+          LIMIT ${limit}`
+    })
+
     const chats = Effect.fn("Messages.chats")(function*(accountId: AccountId, numberId: NumberId | null, limit: number) {
-      const rows = yield* sql`
-        SELECT c.*, m.id AS lm_id, m.direction AS lm_direction, m.type AS lm_type, m.text AS lm_text,
-               m.status AS lm_status, m.created_at AS lm_created_at
-        FROM chats c
-        LEFT JOIN messages m ON m.id = c.last_message_id
-        WHERE c.account_id = ${accountId}
-          ${numberId === null ? sql`` : sql`AND c.number_id = ${numberId}`}
-        ORDER BY c.last_message_at DESC NULLS LAST, c.chat_id
-        LIMIT ${limit}`
+      const rows = yield* findChats({ accountId, numberId, limit })
       return rows.map(toChat)
     }, Effect.orDie)
 

@@ -17,12 +17,15 @@ import { DatabaseKind } from "@wagate/store/Database"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import { Settings } from "../Config.js"
 
 /** How often a runner looks for dead runners. */
 export const SWEEP_INTERVAL = "1 second"
 
 const PREFIX = "wagate runner "
+const decodeNames = Schema.decodeUnknown(Schema.Array(Schema.Struct({ name: Schema.String })))
+const decodeAddresses = Schema.decodeUnknown(Schema.Array(Schema.Struct({ address: Schema.String })))
 
 /** The `application_name` of the sessions of the runner at `address` (`host:port`, at most 63 bytes). */
 export const sessionName = (address: string) => `${PREFIX}${address}`.slice(0, 63)
@@ -35,18 +38,18 @@ export const RunnerLiveness = Layer.scopedDiscard(Effect.gen(function*() {
   const self = `${runnerHost}:${runnerPort}`
   // Only runners whose sessions carry their names (main.ts names them) judge others by theirs; a
   // process built otherwise (a test's in-process gateway) would find no one's session.
-  const [own] = yield* sql<{ name: string }>`SELECT application_name AS name FROM pg_stat_activity WHERE pid = pg_backend_pid()`
-    .pipe(Effect.orElseSucceed(() => []))
+  const [own] = yield* sql`SELECT application_name AS name FROM pg_stat_activity WHERE pid = pg_backend_pid()`
+    .pipe(Effect.flatMap(decodeNames), Effect.orElseSucceed(() => []))
   if (own?.name !== sessionName(self)) return
 
   const sweep = Effect.gen(function*() {
-    const dead = yield* sql<{ address: string }>`
+    const dead = yield* sql`
       UPDATE cluster_runners r SET healthy = false
       WHERE r.healthy AND r.address <> ${self}
         AND NOT EXISTS (
           SELECT 1 FROM pg_stat_activity a WHERE a.application_name = left(${PREFIX} || r.address, 63)
         )
-      RETURNING r.address`
+      RETURNING r.address`.pipe(Effect.flatMap(decodeAddresses))
     for (const { address } of dead) {
       yield* Effect.logWarning(`runner ${address} has no database session left: marked unhealthy, its shards move`)
     }

@@ -8,9 +8,15 @@
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import { CREDS } from "./AuthCodec.js"
 import { AuthStore, type DriverRows, fromBackend } from "./AuthStore.js"
 import type { AuthBackend, KeyRow, WriteOp } from "./NumberAuth.js"
+
+const decodeValues = Schema.decodeUnknown(Schema.Array(Schema.Struct({ value: Schema.String })))
+const decodeKeys = Schema.decodeUnknown(Schema.Array(Schema.Struct({ key_id: Schema.String, value: Schema.String })))
+const decodeProtos = Schema.decodeUnknown(Schema.Array(Schema.Struct({ proto: Schema.Uint8ArrayFromSelf })))
+const decodeCount = Schema.decodeUnknown(Schema.Array(Schema.Struct({ n: Schema.Number })))
 
 /** @since 1.0.0 */
 export const backend = Effect.map(PgClient.PgClient, (sql): AuthBackend & DriverRows => {
@@ -46,7 +52,8 @@ export const backend = Effect.map(PgClient.PgClient, (sql): AuthBackend & Driver
 
   return {
     getValue: (key) =>
-      sql<{ value: string }>`SELECT value FROM wa_driver_state WHERE key = ${key}`.pipe(
+      sql`SELECT value FROM wa_driver_state WHERE key = ${key}`.pipe(
+        Effect.flatMap(decodeValues),
         Effect.map((rows) => rows[0]?.value ?? null),
         Effect.orDie
       ),
@@ -60,26 +67,35 @@ export const backend = Effect.map(PgClient.PgClient, (sql): AuthBackend & Driver
       sql`INSERT INTO wa_sent_messages (number_id, wa_message_id, proto) VALUES (${numberId}, ${id}, ${Buffer.from(proto)})
           ON CONFLICT (number_id, wa_message_id) DO UPDATE SET proto = EXCLUDED.proto`.pipe(Effect.asVoid, Effect.orDie),
     findSent: (numberId, id) =>
-      sql<{ proto: Uint8Array }>`SELECT proto FROM wa_sent_messages WHERE number_id = ${numberId} AND wa_message_id = ${id}`
+      sql`SELECT proto FROM wa_sent_messages WHERE number_id = ${numberId} AND wa_message_id = ${id}`
         .pipe(
+          Effect.flatMap(decodeProtos),
           Effect.map((rows) => rows[0]?.proto ?? null),
           Effect.orDie
         ),
     pruneSent: (before) =>
-      sql<{ n: number }>`WITH gone AS (DELETE FROM wa_sent_messages WHERE created_at < ${before} RETURNING 1),
+      sql`WITH gone AS (DELETE FROM wa_sent_messages WHERE created_at < ${before} RETURNING 1),
           -- Contact checks are kept at most 30 days (Sending.exists); the daily prune forgets older ones.
           checks AS (DELETE FROM wa_driver_state WHERE key LIKE 'contact-check/%' AND updated_at < now() - interval '30 days')
-          SELECT count(*)::int AS n FROM gone`.pipe(Effect.map((rows) => rows[0]?.n ?? 0), Effect.orDie),
+          SELECT count(*)::int AS n FROM gone`.pipe(
+        Effect.flatMap(decodeCount),
+        Effect.map((rows) => rows[0]?.n ?? 0),
+        Effect.orDie
+      ),
     readCreds: (numberId) =>
       Effect.map(
-        sql<{ value: string }>`SELECT value::text AS value FROM wa_auth_state
-          WHERE number_id = ${numberId} AND kind = ${CREDS} AND key_id = ''`,
+        sql`SELECT value::text AS value FROM wa_auth_state
+          WHERE number_id = ${numberId} AND kind = ${CREDS} AND key_id = ''`.pipe(
+          Effect.flatMap((rows) => Effect.orDie(decodeValues(rows)))
+        ),
         (rows) => rows[0]?.value ?? null
       ),
     readKeys: (numberId, kind, ids) =>
       ids.length === 0 ? Effect.succeed([]) : Effect.map(
-        sql<{ key_id: string; value: string }>`SELECT key_id, value::text AS value FROM wa_auth_state
-          WHERE number_id = ${numberId} AND kind = ${kind} AND key_id IN ${sql.in(ids)}`,
+        sql`SELECT key_id, value::text AS value FROM wa_auth_state
+          WHERE number_id = ${numberId} AND kind = ${kind} AND key_id IN ${sql.in(ids)}`.pipe(
+          Effect.flatMap((rows) => Effect.orDie(decodeKeys(rows)))
+        ),
         (rows) => rows.map((r) => ({ id: r.key_id, json: r.value }))
       ),
     write: (numberId, ops) =>
