@@ -6,7 +6,6 @@
  * @since 1.0.0
  */
 import { stringify } from "csv-stringify/sync"
-import type { CsvRow } from "./HistoryRows.js"
 
 /** The columns, in the spec's order. @since 1.0.0 */
 export const COLUMNS = [
@@ -25,7 +24,36 @@ export const COLUMNS = [
   "error"
 ] as const
 
-const FORMULA_START = /^[=+\-@]/
+/**
+ * A message as the CSV's fields in the order of `COLUMNS`, every one already text (the time as
+ * ISO 8601 UTC): the row exactly as PostgreSQL sends it in array mode, so no object is made per
+ * message on the way to the file.
+ *
+ * @since 1.0.0
+ */
+export type CsvRow = readonly [
+  id: string,
+  created_at: string,
+  number_id: string,
+  number_phone: string | null,
+  direction: string,
+  source: string,
+  peer_phone: string,
+  chat_id: string,
+  type: string,
+  text: string,
+  status: string,
+  wa_message_id: string,
+  error: string | null
+]
+
+const TEXT = 9
+
+/** `=`, `+`, `-`, `@`. */
+const startsFormula = (text: string): boolean => {
+  const c = text.charCodeAt(0)
+  return c === 61 || c === 43 || c === 45 || c === 64
+}
 
 /**
  * A text a spreadsheet would read as a formula (it starts with `=`, `+`, `-` or `@`) behind an
@@ -33,34 +61,24 @@ const FORMULA_START = /^[=+\-@]/
  *
  * @since 1.0.0
  */
-export const neutralizeFormula = (text: string): string => (FORMULA_START.test(text) ? `'${text}` : text)
+export const neutralizeFormula = (text: string): string => (startsFormula(text) ? `'${text}` : text)
 
 const OPTIONS = {
   record_delimiter: "windows",
-  // csv-stringify quotes a field holding its record delimiter (CRLF) but not a lone CR or LF:
-  // RFC 4180 wants every field with a line break quoted.
-  quoted_match: /[\r\n]/
+  // With a record delimiter of its own, csv-stringify quotes a field holding it (CRLF) but not a
+  // lone CR or LF unless asked: RFC 4180 wants every field with a line break quoted.
+  quote_record_delimiter: true
 } as const
 
 /** The header record. @since 1.0.0 */
 export const header: string = stringify([[...COLUMNS]], OPTIONS)
 
-/** One record per row, in the order of `COLUMNS`. @since 1.0.0 */
-export const record = (row: CsvRow): Array<string | null> => [
-  row.id,
-  row.created_at,
-  row.number_id,
-  row.number_phone,
-  row.direction,
-  row.source,
-  row.peer,
-  row.chat_id,
-  row.type,
-  neutralizeFormula(row.text),
-  row.status,
-  row.wa_message_id,
-  row.error
-]
+/** The record of a row: the row itself, or a copy when its text must be neutralized. @since 1.0.0 */
+export const record = (row: CsvRow): CsvRow => {
+  if (!startsFormula(row[TEXT])) return row
+  const [id, createdAt, numberId, phone, direction, source, peer, chat, type, text, status, waId, error] = row
+  return [id, createdAt, numberId, phone, direction, source, peer, chat, type, `'${text}`, status, waId, error]
+}
 
 /** The records of a batch of rows, as CSV text. @since 1.0.0 */
 export const records = (rows: ReadonlyArray<CsvRow>): string =>

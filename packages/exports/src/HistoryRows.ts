@@ -1,10 +1,13 @@
 /**
- * The account's history read oldest first in keyset batches (`id > last`), so an export of any
- * size holds one batch in memory, and stopping the stream stops the reads.
+ * The account's history read oldest first a batch at a time, so an export of any size holds one
+ * batch in memory, and stopping the stream stops the reads: keyset batches (`id > last`), or for
+ * the CSV one server-side cursor when a connection can be spared for it.
  *
  * @since 1.0.0
  */
+import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
+import type * as Statement from "@effect/sql/Statement"
 import type { Message } from "@wagate/domain/Message"
 import { NullOrString } from "@wagate/store/Columns"
 import { MessageRow, toMessage } from "@wagate/store/Messages"
@@ -13,6 +16,9 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import type { CsvRow } from "./HistoryCsv.js"
+
+export type { CsvRow } from "./HistoryCsv.js"
 
 /** Which messages an export covers, already resolved and validated. @since 1.0.0 */
 export interface HistoryFilter {
@@ -36,6 +42,21 @@ const decodeHistory = Schema.decodeUnknown(Schema.Array(HistoryRow))
 /** Rows read per query: large enough that round trips cost little, small enough to stay flat. @since 1.0.0 */
 export const BATCH_SIZE = 5_000
 
+/**
+ * A CSV read through a cursor holds its connection until the file is written, so a process runs
+ * at most a quarter of its pool's connections as cursors (none on a pool of 1 to 3, such as the
+ * embedded database's single connection); the other CSVs are read in keyset batches.
+ *
+ * @since 1.0.0
+ */
+export const cursorsFor = (maxConnections: number): number => Math.floor(maxConnections / 4)
+
+/**
+ * A cursor's transaction waiting this long for its client to take more (a stalled download) is
+ * ended by PostgreSQL, which fails the download rather than hold a connection and a snapshot.
+ */
+const CURSOR_IDLE_TIMEOUT = "1min"
+
 /** A row in the API's Message form, with `from_phone`. @since 1.0.0 */
 export const toExportedMessage = (row: HistoryRow): Message & { readonly from_phone: string | null } => ({
   ...toMessage(row),
@@ -46,6 +67,8 @@ export const toExportedMessage = (row: HistoryRow): Message & { readonly from_ph
 export class HistoryRows extends Effect.Service<HistoryRows>()("@wagate/exports/HistoryRows", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // pg's own default pool size when none is set.
+    let freeCursors = cursorsFor((yield* PgClient.PgClient).config.maxConnections ?? 10)
 
     const conditions = (filter: HistoryFilter) => {
       const where = [sql`m.account_id = ${filter.accountId}`]
@@ -105,11 +128,71 @@ export class HistoryRows extends Effect.Service<HistoryRows>()("@wagate/exports/
     const stream = (filter: HistoryFilter, max: number = Number.MAX_SAFE_INTEGER): Stream.Stream<HistoryRow> =>
       keyset(allColumns, filter, max, decodeHistory)
 
-    /** The same messages with only the CSV's columns. */
+    const csvQuery = (filter: HistoryFilter, where: ReadonlyArray<Statement.Fragment>, limit: number) =>
+      sql`
+        SELECT ${csvColumns}
+        FROM messages m LEFT JOIN numbers n ON n.id = m.number_id
+        WHERE ${sql.and([...conditions(filter), ...where])}
+        ORDER BY m.id
+        LIMIT ${limit}`
+
+    // The CSV's rows come as arrays, in the order of its columns: no object per message.
+    const csvKeyset = (filter: HistoryFilter, max: number): Stream.Stream<CsvRow> =>
+      Stream.paginateChunkEffect({ after: "0", left: max }, ({ after, left }) => {
+        if (left <= 0) return Effect.succeed([Chunk.empty<CsvRow>(), Option.none()] as const)
+        const limit = Math.min(BATCH_SIZE, left)
+        return csvQuery(filter, [sql`m.id > ${after}`], limit).values.pipe(
+          Effect.orDie,
+          Effect.map((values) => {
+            const rows = values as ReadonlyArray<CsvRow>
+            const next = rows.length === limit
+              ? Option.some({ after: rows[rows.length - 1][0], left: left - rows.length })
+              : Option.none()
+            return [Chunk.unsafeFromArray(rows), next] as const
+          })
+        )
+      }).pipe(Stream.bufferChunks({ capacity: 1 }))
+
+    /**
+     * One query for the whole file, read through a cursor in a read-only transaction on a
+     * connection of its own: one plan and one index scan, rather than a query per batch. The
+     * cursor ends with the stream; an interrupted FETCH is cancelled in PostgreSQL.
+     */
+    const csvCursor = (filter: HistoryFilter, max: number): Stream.Stream<CsvRow> =>
+      Stream.unwrapScoped(Effect.gen(function*() {
+        const connection = yield* sql.reserve
+        const run = (text: string, params: ReadonlyArray<unknown> = []) => connection.executeRaw(text, params)
+        yield* run("BEGIN READ ONLY")
+        // Before the connection goes back to the pool; a read-only transaction has nothing to commit.
+        yield* Effect.addFinalizer(() => Effect.ignore(Effect.retry(run("ROLLBACK"), { times: 1 })))
+        yield* run(`SET LOCAL idle_in_transaction_session_timeout = '${CURSOR_IDLE_TIMEOUT}'`)
+        const [text, params] = csvQuery(filter, [], max).compile()
+        yield* run(`DECLARE history NO SCROLL CURSOR FOR ${text}`, params)
+        const fetch = connection.executeValues(`FETCH ${BATCH_SIZE} FROM history`, []).pipe(
+          Effect.orDie,
+          Effect.flatMap((values) =>
+            values.length === 0
+              ? Effect.fail(Option.none())
+              : Effect.succeed(Chunk.unsafeFromArray(values as ReadonlyArray<CsvRow>))
+          )
+        )
+        return Stream.repeatEffectChunkOption(fetch)
+      }).pipe(Effect.orDie)).pipe(
+        // The next batch is fetched while this one is written.
+        Stream.bufferChunks({ capacity: 1 })
+      )
+
+    /**
+     * The same messages with only the CSV's columns, as arrays in the CSV's order: through a
+     * cursor when one is free, else in keyset batches.
+     */
     const csvStream = (filter: HistoryFilter, max: number = Number.MAX_SAFE_INTEGER): Stream.Stream<CsvRow> =>
-      // Typed, not decoded: thirteen text columns, on the path whose throughput is measured
-      // against COPY (docs/performance.md, "Exports").
-      keyset(csvColumns, filter, max, (rows) => Effect.succeed(rows as ReadonlyArray<CsvRow>))
+      Stream.unwrapScoped(Effect.gen(function*() {
+        if (freeCursors <= 0) return csvKeyset(filter, max)
+        freeCursors--
+        yield* Effect.addFinalizer(() => Effect.sync(() => void freeCursors++))
+        return csvCursor(filter, max)
+      }))
 
     /** How many messages the filter covers. */
     const count = Effect.fn("HistoryRows.count")(function*(filter: HistoryFilter) {
@@ -162,23 +245,6 @@ export class HistoryRows extends Effect.Service<HistoryRows>()("@wagate/exports/
     return { stream, csvStream, count, chats, files, fileTotals } as const
   })
 }) {}
-
-/** The columns of a message in the CSV, its time already ISO 8601 text. @since 1.0.0 */
-export interface CsvRow {
-  readonly id: string
-  readonly created_at: string
-  readonly number_id: string
-  readonly number_phone: string | null
-  readonly direction: string
-  readonly source: string
-  readonly peer: string
-  readonly chat_id: string
-  readonly type: string
-  readonly text: string
-  readonly status: string
-  readonly wa_message_id: string
-  readonly error: string | null
-}
 
 /** A stored file of an exported message. @since 1.0.0 */
 export interface MediaFileRow {

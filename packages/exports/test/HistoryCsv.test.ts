@@ -1,24 +1,23 @@
 import { assert, describe, it } from "@effect/vitest"
 import { parse } from "csv-parse/sync"
 import * as HistoryCsv from "../src/HistoryCsv.js"
-import type { CsvRow } from "../src/HistoryRows.js"
+import type { CsvRow } from "../src/HistoryCsv.js"
 
-const row = (text: string, extra: Partial<CsvRow> = {}): CsvRow => ({
-  id: "7",
-  number_id: "3",
-  number_phone: "77010000001",
-  direction: "in",
-  source: "network",
-  chat_id: "77010000002@c.us",
-  peer: "77010000002",
-  wa_message_id: "WA1",
-  type: "text",
+const row = (text: string, extra: { readonly error?: string | null; readonly number_phone?: string | null } = {}): CsvRow => [
+  "7",
+  "2026-11-21T10:00:00.000Z",
+  "3",
+  extra.number_phone === undefined ? "77010000001" : extra.number_phone,
+  "in",
+  "network",
+  "77010000002",
+  "77010000002@c.us",
+  "text",
   text,
-  status: "received",
-  error: null,
-  created_at: "2026-11-21T10:00:00.000Z",
-  ...extra
-})
+  "received",
+  "WA1",
+  extra.error ?? null
+]
 
 describe("HistoryCsv", () => {
   it("neutralizes what a spreadsheet would run as a formula, and nothing else", () => {
@@ -33,6 +32,12 @@ describe("HistoryCsv", () => {
       ["'quoted", "'quoted"]
     ]
     for (const [text, expected] of cases) assert.strictEqual(HistoryCsv.neutralizeFormula(text), expected, text)
+  })
+
+  it("writes a formula's text behind an apostrophe in the record, and only the text", () => {
+    const [, record] = parse(HistoryCsv.header + HistoryCsv.records([row("=1+1", { error: "-x" })]))
+    assert.strictEqual(record[9], "'=1+1")
+    assert.strictEqual(record[12], "-x")
   })
 
   it("quotes commas, quotes and every kind of line break; reads back unchanged", () => {

@@ -24,8 +24,14 @@ import * as RequestGuard from "./RequestGuard.js"
 
 export { newWaMessageId } from "./NumberSend.js"
 
-/** How long a send or check waits for a linked number that is still connecting. */
-export const STARTING_GRACE = "5 seconds"
+/**
+ * How long a send or check waits for a linked number that is still connecting: a number that has
+ * just moved to this runner (a failover, a runner stopping or joining in a rolling restart)
+ * reconnects within a few seconds on a busy runner, and a send made meanwhile should wait for it
+ * rather than be refused. Below the api's entity timeout (15 s), so the answer is still 409
+ * `not_connected` for a number that cannot connect, not a 503.
+ */
+export const STARTING_GRACE = "10 seconds"
 
 export const NumberLive = NumberEntity.toLayer(
   Effect.gen(function*() {

@@ -234,8 +234,15 @@ export const make = (ctx: NumberContext, session: Session) =>
           at,
           idempotency: payload.idempotency
         }).pipe(
+          // The key was recorded since the check above: by another request with this key, or by
+          // this very request on the number's entity of another runner while the number moved
+          // (its first attempt still in flight there). The same request waits for that answer (a
+          // retry replays it); another one under the same key is refused, as above.
           Effect.catchTag("IdempotencyConflict", () =>
-            new InvalidParam({ error: "This Idempotency-Key was used for another request" }))
+            Effect.zipRight(
+              replay(payload, quota),
+              Effect.fail(new Capacity({ error: "The first request with this Idempotency-Key is still in progress", retryAfter: 1 }))
+            ))
         )
         ctx.contacts.remember(payload.to)
         counters.countSend(now, firstContact, textHash)

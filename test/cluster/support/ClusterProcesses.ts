@@ -48,7 +48,7 @@ export interface Cluster {
   readonly runners: Array<Child | null>
   /** Starts (again) the runner of `slot`, on the slot's runner port. */
   readonly startRunner: (slot: number) => Effect.Effect<Child>
-  /** Runners registered and healthy in the cluster's table (heartbeat within the lock expiry). */
+  /** Runners registered and healthy in the cluster's table (heartbeat within the lock expiration, 30 s). */
   readonly healthyRunners: Effect.Effect<number>
 }
 
@@ -141,7 +141,7 @@ export const start = <A>(
       })
     const healthyRunners = sql<{ n: number }>`
       SELECT count(*)::int AS n FROM cluster_runners
-      WHERE healthy AND last_heartbeat > now() - interval '15 seconds'`.pipe(
+      WHERE healthy AND last_heartbeat > now() - interval '30 seconds'`.pipe(
       Effect.map(([row]) => row.n),
       Effect.catchAll(() => Effect.succeed(0))
     )

@@ -21,14 +21,17 @@ import type { GatewaySettings } from "../Config.js"
  * others drop it from the ring within 1 s, take its shards, and NumberWaker reconnects its
  * numbers. The lock expiration is only the fallback for a runner whose session outlives it.
  *
- * The refresh interval is also the time a lock refresh may take: one that takes longer makes
- * the runner give up all its shards and reconnect its locks. 5 s keeps a runner starved of CPU
- * (a busy host, a GC pause) from dropping its numbers; nothing waits on it in a failover.
+ * The refresh interval (at most a third of the expiration) is also the time any shard lock
+ * operation may take: one that takes longer makes @effect/cluster rebuild the runner's lock
+ * connection, which ends the session holding its advisory locks, so the runner loses every shard
+ * at once and all its numbers move and reconnect (and, under load, the next refresh is late too).
+ * 10 s keeps a runner starved of CPU (a busy host, a GC pause, a thousand numbers reconnecting)
+ * from dropping its shards; nothing waits on it in a failover or a graceful stop.
  */
 export const sharding: Partial<ShardingConfig.ShardingConfig["Type"]> = {
   shardsPerGroup: 300,
-  shardLockExpiration: "15 seconds",
-  shardLockRefreshInterval: "5 seconds",
+  shardLockExpiration: "30 seconds",
+  shardLockRefreshInterval: "10 seconds",
   refreshAssignmentsInterval: "1 second",
   runnerHealthCheckInterval: "2 seconds",
   // A call to an entity of this same process is handed over as it is: by default the cluster
