@@ -76,6 +76,17 @@ const startLoad = (cluster: ClusterProcesses.Cluster, numbers: ReadonlyArray<Num
 }
 
 /**
+ * A load that also stops when the test fails half-way, before the processes it talks to are
+ * stopped (a finalizer added after theirs runs before them); `stop` may run twice.
+ */
+const scopedLoad = (...args: Parameters<typeof startLoad>) =>
+  Effect.acquireRelease(
+    Effect.sync(() => startLoad(...args)),
+    // After a failure its requests fail too (the processes are going): that is not news.
+    (load) => Effect.promise(() => load.stop().catch(() => {}))
+  )
+
+/**
  * Every accepted send reached the network exactly once, and nothing else did. A send accepted
  * while its number was moving may be recorded as pending and go out on the entity's next sweep
  * (30 s), so this waits up to 45 s for the accepted ones to arrive.
@@ -176,7 +187,7 @@ describe.skipIf(process.env.WAGATE_CLUSTER_TEST !== "1")("cluster of separate pr
       log(`${NUMBERS} numbers linked and greeted at ${Date.now() - started} ms`)
 
       // --- kill -9 mid-load ---
-      const load = startLoad(cluster, numbers, "kill", HOT)
+      const load = yield* scopedLoad(cluster, numbers, "kill", HOT)
       yield* Effect.promise(() => sleep(8_000))
       const victim = cluster.runners[1]!
       const killedAt = Date.now()
@@ -232,7 +243,7 @@ describe.skipIf(process.env.WAGATE_CLUSTER_TEST !== "1")("cluster of separate pr
       )
 
       // --- rolling restart under load ---
-      const rolling = startLoad(cluster, numbers, "roll", 0)
+      const rolling = yield* scopedLoad(cluster, numbers, "roll", 0)
       yield* Effect.promise(() => sleep(3_000))
       // As a rolling upgrade does (docs/operations.md): the next runner stops only once the one
       // before is back and every number is WORKING again, so no number moves twice at once.

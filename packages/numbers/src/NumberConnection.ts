@@ -275,7 +275,15 @@ export const open = (ctx: NumberContext) =>
     // Also sends what is still pending: a send that met a session the network had already
     // replaced (another runner's, in a failover) was recorded and answered, and waits here
     // rather than for the next reconnect.
-    yield* Effect.zipRight(retryFailedIncoming, resendPending).pipe(
+    // One query first tells whether there is anything to do: with thousands of numbers the two
+    // queries of every sweep were most of what idle numbers cost.
+    const sweep = Effect.flatMap(DomainClock.now, (now) => conversations.sweepDue(numberId, new Date(now))).pipe(
+      Effect.flatMap((due) =>
+        Effect.zipRight(due.incoming ? retryFailedIncoming : Effect.void, due.pending ? resendPending : Effect.void)
+      ),
+      Effect.catchAllCause((cause) => Effect.logError("sweeping the number failed", cause))
+    )
+    yield* sweep.pipe(
       Effect.repeat(Schedule.spaced(retrySettings.sweepInterval)),
       Effect.forkScoped
     )

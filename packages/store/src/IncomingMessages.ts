@@ -14,6 +14,7 @@ import * as Outbox from "./Outbox.js"
 
 /** The new message's id; null when its network id was stored before. */
 const decodeStored = Schema.decodeUnknown(Schema.Array(Schema.Struct({ id: NullOrInt8 })))
+const decodeSweep = Schema.decodeUnknown(Schema.Tuple(Schema.Struct({ pending: Schema.Boolean, incoming: Schema.Boolean })))
 const decodeFailures = Schema.decodeUnknown(
   Schema.Array(Schema.Struct({ id: Int8, event: Schema.String, attempts: Schema.Number }))
 )
@@ -177,6 +178,19 @@ export const make = Effect.gen(function*() {
       ORDER BY id LIMIT 100`.pipe(Effect.flatMap((rows) => Effect.orDie(decodeFailures(rows))))
   })
 
+  /**
+   * What a number's periodic sweep has to do at `now`: outgoing messages still pending, kept
+   * incoming events due for a retry. One round trip, since most sweeps of most numbers find
+   * nothing.
+   */
+  const sweepDue = Effect.fn("Conversations.sweepDue")(function*(numberId: number, now: Date) {
+    const [due] = yield* sql`
+      SELECT EXISTS (SELECT 1 FROM messages WHERE number_id = ${numberId} AND status = 'pending') AS pending,
+             EXISTS (SELECT 1 FROM incoming_failures WHERE number_id = ${numberId} AND next_attempt_at <= ${now}) AS incoming`
+      .pipe(Effect.flatMap((rows) => Effect.orDie(decodeSweep(rows))))
+    return due
+  })
+
   /** A kept incoming event was stored: it is no longer kept. */
   const forgetFailedIncoming = Effect.fn("Conversations.forgetFailedIncoming")(function*(id: number) {
     yield* sql`DELETE FROM incoming_failures WHERE id = ${id}`
@@ -198,6 +212,7 @@ export const make = Effect.gen(function*() {
     abandonPendingMedia,
     keepFailedIncoming,
     dueFailedIncoming,
+    sweepDue,
     forgetFailedIncoming,
     retryFailedIncomingLater
   } as const
