@@ -7,15 +7,19 @@
  * restarted one by one (SIGTERM) under load, and no request may fail.
  *
  * The rates fit a busy 2-core machine; the measured figures are printed for docs/performance.md.
- * `FAILOVER_TARGET_MS` (default 10000) is the target asserted when the load average is at most
- * `FAILOVER_MAX_LOAD_PER_CORE` (2) per core, 60 s above; `CLUSTER_NUMBERS` (1000) the numbers.
- * Each process's output goes to a directory printed at the start. It runs when
- * `WAGATE_CLUSTER_TEST=1`: it has not passed end to end yet on the shared 2-core machine (see
- * docs/operations.md, "Failover and its timings"), so it is not part of `npm test`.
+ * `FAILOVER_TARGET_MS` (default 10000) is the target asserted when, during the failover, processes
+ * other than this test's own (its cluster, PostgreSQL and Redis) used at most
+ * `FAILOVER_MAX_OTHER_CORES` (0.5) of a core; 60 s when the machine was shared more than that.
+ * `CLUSTER_NUMBERS` (1000) the numbers. Each process's output goes to a directory printed at the
+ * start. It runs when `WAGATE_CLUSTER_TEST=1`, after every other file has finished
+ * (vitest.config.ts), alone: it has passed on a quiet machine but not every time (a run where the
+ * killed runner's numbers were not all WORKING again within 60 s; docs/operations.md), so it is
+ * not yet part of `npm test`.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { cpus, loadavg } from "node:os"
+import { readFileSync } from "node:fs"
+import { cpuSeconds, pidsNamed } from "../bench/support/Processes.js"
 import * as ClusterLoad from "./support/ClusterLoad.js"
 import type { NumberRef, SendOutcome } from "./support/ClusterLoad.js"
 import * as ClusterProcesses from "./support/ClusterProcesses.js"
@@ -27,11 +31,32 @@ const INBOUND_PER_SECOND = 8
 /** Numbers asked to send about every 0.6 s: the 1-per-second limit must refuse about half. */
 const HOT = 4
 const FAILOVER_TARGET_MS = Number(process.env.FAILOVER_TARGET_MS ?? 10_000)
-/** Above this 1-minute load average per core the machine, not the cluster, sets the pace. */
-const MAX_LOAD_PER_CORE = Number(process.env.FAILOVER_MAX_LOAD_PER_CORE ?? 2)
+/** Above this much CPU taken by other processes, the machine, not the cluster, sets the pace. */
+const MAX_OTHER_CORES = Number(process.env.FAILOVER_MAX_OTHER_CORES ?? 0.5)
 const OVERLOADED_BOUND_MS = 60_000
 /** What the runner-to-simulator hop may add to one message and not the next (loopback, busy machine). */
 const TRANSPORT_JITTER_MS = 250
+
+/**
+ * What the machine's CPU did (busy seconds, from /proc/stat) and what this test's own processes
+ * used of it: this process, the given cluster processes, PostgreSQL and Redis.
+ */
+const cpuSnapshot = (pids: ReadonlyArray<number>) => {
+  const [, ...fields] = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/)
+  const ticks = fields.slice(0, 8).map(Number)
+  const busy = (ticks.reduce((a, b) => a + b, 0) - ticks[3] - ticks[4]) / 100
+  const ours = new Map(
+    [process.pid, ...pids, ...pidsNamed("postgres"), ...pidsNamed("redis-server")].map((pid) => [pid, cpuSeconds(pid)])
+  )
+  return { busy, ours }
+}
+
+/** Cores used on average between two snapshots by processes that are not this test's. */
+const otherCores = (before: ReturnType<typeof cpuSnapshot>, after: ReturnType<typeof cpuSnapshot>, seconds: number) => {
+  let ours = 0
+  for (const [pid, used] of after.ours) ours += used - (before.ours.get(pid) ?? 0)
+  return (after.busy - before.busy - ours) / seconds
+}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const log = (line: string) => console.log(`[cluster] ${line}`)
@@ -190,6 +215,8 @@ describe.skipIf(process.env.WAGATE_CLUSTER_TEST !== "1")("cluster of separate pr
       const load = yield* scopedLoad(cluster, numbers, "kill", HOT)
       yield* Effect.promise(() => sleep(8_000))
       const victim = cluster.runners[1]!
+      const survivors = () => [cluster.simulator, cluster.api, ...cluster.runners].flatMap((c) => c && c !== victim ? [c.pid] : [])
+      const cpuBefore = cpuSnapshot(survivors())
       const killedAt = Date.now()
       yield* ClusterProcesses.kill(victim)
       log(`kill -9 of runner 1 (pid ${victim.pid}) at ${new Date(killedAt).toISOString()}`)
@@ -205,6 +232,7 @@ describe.skipIf(process.env.WAGATE_CLUSTER_TEST !== "1")("cluster of separate pr
         yield* Effect.sleep("200 millis")
       }
       const failoverMs = recoveredAt === 0 ? Infinity : recoveredAt - killedAt
+      const others = otherCores(cpuBefore, cpuSnapshot(survivors()), (Date.now() - killedAt) / 1000)
       log(`kill -9: ${NUMBERS - lowest} numbers went down, all WORKING again after ${failoverMs} ms`)
       yield* Effect.promise(() => sleep(5_000))
       yield* Effect.promise(load.stop)
@@ -213,9 +241,8 @@ describe.skipIf(process.env.WAGATE_CLUSTER_TEST !== "1")("cluster of separate pr
       assert.isTrue(lowest < NUMBERS, "the killed runner's numbers went down")
       // The target is a property of a machine with CPU to spare: on an oversubscribed one the
       // runners themselves are starved (see docs/operations.md), so there only the bound holds.
-      const loadPerCore = loadavg()[0] / cpus().length
-      const bound = loadPerCore <= MAX_LOAD_PER_CORE ? FAILOVER_TARGET_MS : OVERLOADED_BOUND_MS
-      log(`load average ${loadavg()[0].toFixed(1)} on ${cpus().length} cores: asserting ${bound} ms`)
+      const bound = others <= MAX_OTHER_CORES ? FAILOVER_TARGET_MS : OVERLOADED_BOUND_MS
+      log(`other processes used ${others.toFixed(2)} cores during the failover: asserting ${bound} ms`)
       assert.isAtMost(failoverMs, bound, `every number WORKING again within ${bound} ms`)
       const network = yield* Effect.promise(() =>
         assertSentOnce(cluster.simUrl, "kill", [...load.sends, ...load.hotSends])

@@ -4,20 +4,10 @@
  * keep what they truly need.) Checked on the syntax tree, so comments and strings do not count.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { readdirSync, readFileSync, statSync } from "node:fs"
-import { join, relative } from "node:path"
-import { fileURLToPath } from "node:url"
+import { readFileSync } from "node:fs"
+import { relative } from "node:path"
 import ts from "typescript"
-
-const ROOT = fileURLToPath(new URL("../../", import.meta.url))
-
-const sources = (dir: string): Array<string> =>
-  readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name)
-    if (name === "node_modules") return []
-    if (statSync(path).isDirectory()) return sources(path)
-    return name.endsWith(".ts") ? [path] : []
-  })
+import { productSources, ROOT } from "../support/SourceFiles.js"
 
 const casts = (file: string): Array<string> => {
   const source = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true)
@@ -39,16 +29,7 @@ const casts = (file: string): Array<string> => {
 
 describe("source casts", () => {
   it("no `as any` or `as unknown as` in packages/*/src and apps/*/src", () => {
-    const roots = ["packages", "apps"].flatMap((top) =>
-      readdirSync(join(ROOT, top)).map((name) => join(ROOT, top, name, "src")).filter((dir) => {
-        try {
-          return statSync(dir).isDirectory()
-        } catch {
-          return false
-        }
-      })
-    )
-    const files = roots.flatMap(sources)
+    const files = productSources()
     assert.isAbove(files.length, 100)
     assert.deepStrictEqual(files.flatMap(casts), [])
   })

@@ -6,20 +6,10 @@
  * not count.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { readdirSync, readFileSync, statSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import { join, relative } from "node:path"
-import { fileURLToPath } from "node:url"
 import ts from "typescript"
-
-const ROOT = fileURLToPath(new URL("../../", import.meta.url))
-
-const sources = (dir: string): Array<string> =>
-  readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name)
-    if (name === "node_modules") return []
-    if (statSync(path).isDirectory()) return sources(path)
-    return name.endsWith(".ts") ? [path] : []
-  })
+import { productSources, ROOT } from "../support/SourceFiles.js"
 
 const mentionsAny = (node: ts.Node): boolean =>
   node.kind === ts.SyntaxKind.AnyKeyword || (ts.forEachChild(node, (child) => mentionsAny(child) || undefined) ?? false)
@@ -44,17 +34,6 @@ const untypedRows = (file: string, text: string): Array<string> => {
   return found
 }
 
-const roots = () =>
-  ["packages", "apps"].flatMap((top) =>
-    readdirSync(join(ROOT, top)).map((name) => join(ROOT, top, name, "src")).filter((dir) => {
-      try {
-        return statSync(dir).isDirectory()
-      } catch {
-        return false
-      }
-    })
-  )
-
 describe("SQL rows", () => {
   it("the check finds what it looks for", () => {
     const found = untypedRows(
@@ -72,7 +51,7 @@ describe("SQL rows", () => {
   })
 
   it("no `sql<any>` and no parameter typed `any` in packages/*/src and apps/*/src", () => {
-    const files = roots().flatMap(sources)
+    const files = productSources()
     assert.isAbove(files.length, 100)
     assert.deepStrictEqual(files.flatMap((file) => untypedRows(file, readFileSync(file, "utf8"))), [])
   })
