@@ -170,9 +170,13 @@ describe("the gateway on the Baileys driver", () => {
       refused("3EB0RESTRICTED")
       const after = yield* eventually(api.limits.get({ urlParams: { from: phone } }), (l) => l.limits.new_contacts_per_day === 0)
       assert.strictEqual(after.limits.messages_per_day, before.limits.messages_per_day)
-      const [row] = yield* query<{ restricted: boolean; reason: string }>(gateway.database, (sql) =>
-        sql`SELECT restricted_until > now() AS restricted, status_reason AS reason FROM numbers WHERE id = ${id}`)
-      assert.deepStrictEqual([row!.restricted, /BIZ_QUALITY/.test(row!.reason)], [true, true])
+      // The entity applies the restriction before its row is written: poll the row too.
+      const [row] = yield* eventually(
+        query<{ restricted: boolean | null; reason: string | null }>(gateway.database, (sql) =>
+          sql`SELECT restricted_until > now() AS restricted, status_reason AS reason FROM numbers WHERE id = ${id}`),
+        (rows) => rows[0]?.restricted === true
+      )
+      assert.deepStrictEqual([row!.restricted, /BIZ_QUALITY/.test(row!.reason ?? "")], [true, true])
 
       // The number's connection says so, with when it ends, and still does after a reconnect.
       const restricted = yield* connection
