@@ -24,6 +24,12 @@ export interface SimDevice {
   linking: LinkMethod["kind"] | null
   /** The session attached now; null when no session is open. */
   mailbox: SimMailbox | null
+  /**
+   * Sessions still open that a newer one replaced, oldest first. When the session attached now
+   * closes, the newest of them takes the device back after `reconnectDelayMs`, as a connection
+   * replaced on the real network tries again (Baileys' 440).
+   */
+  replaced: Array<SimMailbox>
   /** Messages and acks waiting for the number to be connected (WORKING with a session). */
   pending: Array<DriverEvent>
   /**
@@ -63,6 +69,7 @@ export const make = (phone: string): SimDevice => ({
   reason: null,
   linking: null,
   mailbox: null,
+  replaced: [],
   pending: [],
   generation: 0,
   attempts: 0

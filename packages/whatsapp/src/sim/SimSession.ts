@@ -35,16 +35,29 @@ export const connect = (
   Effect.gen(function*() {
     const mailbox = yield* SimMailbox.make(owner.phone, onEvent)
     const device = yield* Effect.sync(() => attach(model, owner, mailbox))
-    yield* Effect.addFinalizer(() => Effect.sync(() => detach(device, mailbox)))
+    yield* Effect.addFinalizer(() => Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sync(() => detach(model, device, mailbox, now))))
     return make(model, device, mailbox)
   }).pipe(Effect.withSpan("SimNetwork.connect", { attributes: { phone: owner.phone } }))
+
+/** What a session that a newer one replaced is told (it hears nothing else until it is back). */
+export const REPLACED = "replaced by another session of this device"
 
 const attach = (model: SimModel.SimModel, owner: SessionOwner, mailbox: SimMailbox.SimMailbox) => {
   const device = SimModel.deviceOf(model, owner.phone)
   // The network's memory dies with the process, the gateway's does not; a logout the network
   // saw still wins, as revoked credentials would on the real network.
   if (owner.linked === true && !device.loggedOut) device.linked = true
-  // A newer session replaces an older one, which is no longer attached and hears nothing more.
+  // A newer session replaces an older one, which is told so and hears nothing more; if it is
+  // still open when the newer one closes, it takes the device back (see `detach`). Without that,
+  // a session opened late by a number's previous owner (a runner that lost the number's shard
+  // while it was connecting) and then closed would leave the number with no session at all,
+  // while its current owner believed it connected.
+  const previous = device.mailbox
+  if (previous !== null && previous !== mailbox) {
+    previous.offer({ _tag: "Connection", status: "STARTING", reason: REPLACED })
+    device.replaced.push(previous)
+  }
+  device.replaced = device.replaced.filter((m) => m !== mailbox)
   device.mailbox = mailbox
   device.linking = null
   device.generation++
@@ -57,15 +70,25 @@ const attach = (model: SimModel.SimModel, owner: SessionOwner, mailbox: SimMailb
   return device
 }
 
-const detach = (device: SimDevice.SimDevice, mailbox: SimMailbox.SimMailbox) => {
+const detach = (model: SimModel.SimModel, device: SimDevice.SimDevice, mailbox: SimMailbox.SimMailbox, now: number) => {
+  // A replaced session that closes waits for the device no more.
+  device.replaced = device.replaced.filter((m) => m !== mailbox)
   if (device.mailbox !== mailbox) return
   device.mailbox = null
-  device.generation++
+  const generation = ++device.generation
   if (device.linking !== null) {
     // Linking happens in a session: without it, the QR or code is gone.
     device.linking = null
     SimDevice.setStatus(device, SimDevice.restStatus(device))
   }
+  // The newest session this one replaced, if still open, connects again in a moment.
+  const waiting = device.replaced.at(-1)
+  if (waiting === undefined) return
+  model.agenda.schedule(now + model.settings.reconnectDelayMs, "connection", () => {
+    if (device.generation === generation && device.mailbox === null && device.replaced.includes(waiting)) {
+      attach(model, { phone: device.phone }, waiting)
+    }
+  })
 }
 
 const make = (model: SimModel.SimModel, device: SimDevice.SimDevice, mailbox: SimMailbox.SimMailbox): Session => {

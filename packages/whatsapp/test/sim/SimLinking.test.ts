@@ -9,6 +9,7 @@ import * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
 import type { SimConfig } from "../../src/sim/SimConfig.js"
 import { SimNetwork } from "../../src/sim/SimNetwork.js"
+import { REPLACED } from "../../src/sim/SimSession.js"
 import * as SimulatorDriver from "../../src/sim/SimulatorDriver.js"
 import { WhatsAppDriver } from "../../src/WhatsAppDriver.js"
 import * as Recorder from "../support/Recorder.js"
@@ -256,10 +257,61 @@ describe("SimNetwork linking", () => {
         yield* open(A, second)
         yield* network.inbound({ to: A, from: B, text: "hi" })
         yield* Recorder.settle
-        assert.deepStrictEqual(first.take(), ["0 none", "0 STARTING", `0 SCAN_QR_CODE qr=sim-qr:${A}:1`, "1000 WORKING"])
+        assert.deepStrictEqual(first.take(), [
+          "0 none",
+          "0 STARTING",
+          `0 SCAN_QR_CODE qr=sim-qr:${A}:1`,
+          "1000 WORKING",
+          `1000 STARTING (${REPLACED})`
+        ])
         assert.deepStrictEqual(second.take(), ["1000 STARTING", "1000 WORKING", `1000 in ${B}: hi`])
         const refused = yield* Effect.flip(old.send({ waMessageId: "X1", to: B, content: { kind: "text", text: "x" } }))
         assert.deepStrictEqual([refused._tag, refused.reason], ["DriverUnavailable", "the session is closed"])
+      })
+    ))
+
+  it.scoped("a replaced session still open takes the number back reconnectDelayMs after the newer one closes", () =>
+    run(
+      { reconnectDelayMs: 1_000 },
+      Effect.gen(function*() {
+        const network = yield* SimNetwork
+        // The number's owner is connected; a late session of a previous owner replaces it, then
+        // closes (that owner let the number go): the owner must not be left without a session.
+        const owner = Recorder.make()
+        const current = yield* open(A, owner)
+        yield* current.link({ kind: "qr" })
+        yield* TestClock.adjust("1 second")
+        const late = yield* openClosable(A, Recorder.make())
+        yield* Recorder.settle
+        assert.deepStrictEqual(owner.take().slice(-2), ["1000 WORKING", `1000 STARTING (${REPLACED})`])
+        yield* late.close
+        assert.deepStrictEqual([(yield* network.number(A)).sessionOpen], [false])
+        yield* TestClock.adjust(999)
+        yield* Recorder.settle
+        assert.deepStrictEqual(owner.take(), [])
+        yield* TestClock.adjust(1)
+        yield* network.inbound({ to: A, from: B, text: "back" })
+        yield* Recorder.settle
+        assert.deepStrictEqual(owner.take(), ["2000 STARTING", "2000 WORKING", `2000 in ${B}: back`])
+        const state = yield* network.number(A)
+        assert.deepStrictEqual([state.status, state.sessionOpen], ["WORKING", true])
+        yield* current.send({ waMessageId: "X2", to: B, content: { kind: "text", text: "sent again" } })
+      })
+    ))
+
+  it.scoped("a replaced session closed before the newer one does not come back", () =>
+    run(
+      { reconnectDelayMs: 1_000 },
+      Effect.gen(function*() {
+        const network = yield* SimNetwork
+        const first = yield* openClosable(A, Recorder.make())
+        yield* first.session.link({ kind: "qr" })
+        yield* TestClock.adjust("1 second")
+        const second = yield* openClosable(A, Recorder.make())
+        yield* first.close
+        yield* second.close
+        yield* TestClock.adjust("10 seconds")
+        assert.deepStrictEqual([(yield* network.number(A)).sessionOpen], [false])
       })
     ))
 
