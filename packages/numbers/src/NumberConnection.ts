@@ -5,7 +5,7 @@
  * out once the connection is back.
  */
 import * as Entity from "@effect/cluster/Entity"
-import type { Sharding } from "@effect/cluster/Sharding"
+import { Sharding } from "@effect/cluster/Sharding"
 import * as Almaty from "@wagate/domain/Almaty"
 import type { ConnectionState } from "@wagate/entities/NumberEntity"
 import type { BlobStore } from "@wagate/media/BlobStore"
@@ -172,6 +172,11 @@ export const open = (ctx: NumberContext) =>
       }
     }).pipe(Effect.catchAllCause((cause) => Effect.logError("retrying kept incoming messages failed", cause)))
 
+    const movedAway = Effect.map(
+      Effect.zip(Sharding, Entity.CurrentAddress),
+      ([sharding, address]) => !sharding.hasShardId(address.shardId)
+    )
+
     const onEvent = (event: DriverEvent): Effect.Effect<void> =>
       // An ack changes nothing the number decides by, so it does not wait for the number's
       // section (nor does a send wait for it): the session hands events over one at a time, and
@@ -192,6 +197,10 @@ export const open = (ctx: NumberContext) =>
         : serialized(Effect.gen(function*() {
         switch (event._tag) {
           case "Connection":
+            // An entity whose shard has moved to another runner is on its way out: its session
+            // replaced by the new owner's is not news about the number, whose status the new
+            // owner writes.
+            if (yield* movedAway) return
             return yield* setConnection({
               status: event.status,
               qr: event.qr ?? null,
