@@ -98,7 +98,8 @@ export interface SimNetworkService {
    * The number is linked if the network linked it in this process, or if `linked` says the
    * gateway linked it before (a restart forgets the network's memory, not the gateway's) and
    * the network did not log it out since. A second session of the same phone replaces the
-   * first, which then receives nothing more.
+   * first, which is told so (`STARTING`, replaced) and receives nothing more, unless it is still
+   * open when the second closes: then it takes the number back after `reconnectDelayMs`.
    */
   readonly connect: (
     number: SimSession.SessionOwner,
