@@ -331,6 +331,34 @@ describe("linking and connection status", () => {
 })
 
 describe("restart", () => {
+  it.scopedLive("a number that comes back WORKING on another runner is no news: no status write, no session.status event", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const network = yield* simulatedNetwork
+      const firstScope = yield* Scope.make()
+      const settings = { webhookAllowPrivateUrls: true }
+      const first = yield* startGateway(database, { sim: network, settings }).pipe(Scope.extend(firstScope))
+      const acme = yield* provision(first.ops)
+      const number = acme.numbers[0]
+      // A port nothing listens on: the events stay in the outbox, where this test reads them.
+      yield* (yield* first.client(acme.accountKey)).webhooks.set({ payload: { url: "http://127.0.0.1:1/hook" } })
+      const statusEvents = sql(database, (sql) =>
+        sql<{ payload: any }>`SELECT payload FROM webhook_outbox WHERE account_id = ${acme.accountId} AND event = 'session.status' ORDER BY id`)
+      const before = yield* statusEvents
+      yield* Scope.close(firstScope, Exit.void)
+
+      const second = yield* startGateway(database, { sim: network, settings })
+      // The send waits for the number to reconnect, which is persisted (if at all) before it is seen.
+      assert.strictEqual(code(yield* post(second, "/api/v1/messages/send", acme.accountKey, { to: uniquePhone(), text: "back" })), "200 ok")
+      assert.deepStrictEqual((yield* statusEvents).map((e) => e.payload.data.status), before.map((e) => e.payload.data.status))
+      const [row] = yield* sql(database, (sql) => sql<{ status: string }>`SELECT status FROM numbers WHERE id = ${number.id}`)
+      assert.strictEqual(row.status, "WORKING")
+
+      // A connection really lost and back is news again.
+      yield* second.sim.disconnect(number.phone, "connection_lost")
+      yield* eventually(statusEvents, (rows) => rows.length === before.length + 2 && rows.at(-1)?.payload.data.status === "connected")
+    }), { timeout: 60_000 })
+
   it.scopedLive("counters, windows and a suspension hold after the runner stops and another starts", () =>
     Effect.gen(function*() {
       const database = yield* freshDatabase

@@ -58,11 +58,26 @@ export const open = (ctx: NumberContext) =>
     /** Callers of Link waiting for the connection to change. */
     let changed = yield* Deferred.make<void>()
     let session: Session | undefined
+    /**
+     * The status PostgreSQL holds. A number that moved to this runner (a failover, a rolling
+     * restart) starts as STARTING here but WORKING there: reconnected, it is what it was, and
+     * neither a write nor a session.status event is news.
+     */
+    let persisted = { status: number.status, reason: number.statusReason }
+    /** Whether the entity has asked the cluster to keep it running (a persisted message). */
+    let keptAlive = false
+    const keepAlive = (enabled: boolean) =>
+      keptAlive === enabled ? Effect.void : Effect.zipRight(
+        Entity.keepAlive(enabled),
+        Effect.sync(() => void (keptAlive = enabled))
+      )
 
     const setConnection = (next: ConnectionState) =>
       Effect.gen(function*() {
         const previous = ctx.connection.current
-        if (previous.status !== next.status || previous.reason !== next.reason) {
+        const changes = (known: { readonly status: string; readonly reason: string | null }) =>
+          known.status !== next.status || known.reason !== next.reason
+        if (changes(previous) && changes(persisted)) {
           // Persist before publishing, so a reader never sees a status the database lacks.
           yield* states.setStatus({
             numberId,
@@ -73,6 +88,7 @@ export const open = (ctx: NumberContext) =>
             reason: next.reason,
             at: new Date(yield* DomainClock.now)
           })
+          persisted = { status: next.status, reason: next.reason }
         }
         ctx.connection.current = next
         yield* Deferred.succeed(changed, undefined)
@@ -83,11 +99,11 @@ export const open = (ctx: NumberContext) =>
           number.linked = true
           number.connectedAt ??= at
           // Stay up when idle, and come back on whichever runner owns the shard after a move.
-          yield* Entity.keepAlive(true)
+          yield* keepAlive(true)
           yield* Effect.forkScoped(resendPending)
         } else if (next.status === "STOPPED") {
           number.linked = false
-          yield* Entity.keepAlive(false)
+          yield* keepAlive(false)
         }
       })
 
@@ -280,7 +296,7 @@ export const open = (ctx: NumberContext) =>
     })).pipe(Effect.catchAllCause((cause) => Effect.logError("re-sending pending messages failed", cause)))
 
     session = yield* driver.open({ id: numberId, phone: number.phone, linked: number.linked }, onEvent)
-    if (number.linked) yield* Entity.keepAlive(true)
+    if (number.linked) yield* keepAlive(true)
     // Also sends what is still pending: a send that met a session the network had already
     // replaced (another runner's, in a failover) was recorded and answered, and waits here
     // rather than for the next reconnect.

@@ -25,6 +25,7 @@ const SnapshotRow = Schema.Struct({
   account_id: Count,
   phone: Schema.String,
   status: ConnectionStatus,
+  status_reason: Schema.NullOr(Schema.String),
   paused: Schema.Boolean,
   linked: Schema.Boolean,
   connected_at: Instant,
@@ -51,6 +52,8 @@ export interface NumberSnapshot {
   readonly accountId: number
   readonly phone: string
   readonly status: ConnectionStatus
+  /** Why the status is what it is, as last persisted (null for none). */
+  readonly statusReason: string | null
   readonly paused: boolean
   readonly linked: boolean
   readonly connectedAt: number | null
@@ -89,7 +92,7 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
       Result: SnapshotRow,
       execute: (numberId) =>
         sql`
-          SELECT id, account_id, phone, status, paused, linked, connected_at, cold_blocked_until, restricted_until, deleted_at
+          SELECT id, account_id, phone, status, status_reason, paused, linked, connected_at, cold_blocked_until, restricted_until, deleted_at
           FROM numbers WHERE id = ${numberId}`
     })
 
@@ -100,6 +103,7 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
         accountId: r.account_id,
         phone: r.phone,
         status: r.status,
+        statusReason: r.status_reason,
         paused: r.paused,
         linked: r.linked,
         connectedAt: ms(r.connected_at),
