@@ -21,7 +21,7 @@ export default defineConfig({
         }
       },
       {
-        // The multi-process failover test (run with WAGATE_CLUSTER_TEST=1) starts five processes
+        // The multi-process failover test (WAGATE_CLUSTER_TEST=0 leaves it out) starts five processes
         // and measures how fast numbers come back: it runs after every other file, alone.
         extends: true,
         test: { name: "cluster", include: [FAILOVER], sequence: { groupOrder: 1 } }
