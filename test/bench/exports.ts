@@ -191,7 +191,7 @@ export const main = (argv: ReadonlyArray<string>) =>
       copyBytes = out.length
       const t = performance.now()
       oursBytes = yield* Stream.runFold(
-        HistoryFile.csv(history.csvStream({ accountId: seeded.accountId, numberId: null }, o.messages)),
+        HistoryFile.csv(history.csv({ accountId: seeded.accountId, numberId: null }, o.messages)),
         0,
         (n, chunk) => n + chunk.byteLength
       )

@@ -20,7 +20,7 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as HistoryFile from "./HistoryFile.js"
-import { type CsvRow, type HistoryFilter, type HistoryRow, HistoryRows, type MediaFileRow } from "./HistoryRows.js"
+import { type CsvBatch, type HistoryFilter, type HistoryRow, HistoryRows, type MediaFileRow } from "./HistoryRows.js"
 import * as Transcript from "./Transcript.js"
 
 /** The archive could not be written: what went wrong, in words for the export's `error`. @since 1.0.0 */
@@ -134,14 +134,14 @@ export const build = Effect.fn("ArchiveBuilder.build")(function*(request: Archiv
   )
   const counted = (rows: Stream.Stream<HistoryRow>) =>
     Stream.mapChunksEffect(rows, (chunk) => Effect.as(advance(chunk.length), chunk))
-  const countedCsv = (rows: Stream.Stream<CsvRow>) =>
-    Stream.mapChunksEffect(rows, (chunk) => Effect.as(advance(chunk.length), chunk))
+  const countedCsv = (batches: Stream.Stream<CsvBatch>) =>
+    Stream.tap(batches, (batch) => advance(batch.records))
   let files = 0
   let missingFiles = 0
 
   const chats = yield* history.chats(filter)
   const textEntries: Array<Entry> = [
-    { name: "messages.csv", store: false, body: HistoryFile.csv(countedCsv(history.csvStream(filter))) },
+    { name: "messages.csv", store: false, body: HistoryFile.csv(countedCsv(history.csv(filter))) },
     { name: "messages.json", store: false, body: HistoryFile.json(counted(history.stream(filter))) },
     ...chats.map((chat, i): Entry => ({
       // The index keeps two chats whose names clean up alike apart.

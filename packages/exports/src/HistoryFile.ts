@@ -7,7 +7,7 @@
 import * as Chunk from "effect/Chunk"
 import * as Stream from "effect/Stream"
 import * as HistoryCsv from "./HistoryCsv.js"
-import { type CsvRow, type HistoryRow, toExportedMessage } from "./HistoryRows.js"
+import { type CsvBatch, type HistoryRow, toExportedMessage } from "./HistoryRows.js"
 
 const encoder = new TextEncoder()
 
@@ -21,12 +21,8 @@ export const MAX_MESSAGES = 100_000
 export const contentType = (format: Format) => format === "csv" ? "text/csv; charset=utf-8" : "application/json"
 
 /** The header record, then the records of each batch. @since 1.0.0 */
-export const csv = <E, R>(rows: Stream.Stream<CsvRow, E, R>): Stream.Stream<Uint8Array, E, R> =>
-  Stream.concat(
-    Stream.succeed(encoder.encode(HistoryCsv.header)),
-    Stream.mapChunks(rows, (chunk) =>
-      chunk.length === 0 ? Chunk.empty() : Chunk.of(encoder.encode(HistoryCsv.records(Chunk.toReadonlyArray(chunk)))))
-  )
+export const csv = <E, R>(batches: Stream.Stream<CsvBatch, E, R>): Stream.Stream<Uint8Array, E, R> =>
+  Stream.concat(Stream.succeed(encoder.encode(HistoryCsv.header)), Stream.map(batches, (batch) => batch.bytes))
 
 /**
  * `{"messages":[...],"count":n}`: the count comes last, once every message has been written, so

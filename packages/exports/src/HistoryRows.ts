@@ -1,24 +1,23 @@
 /**
  * The account's history read oldest first a batch at a time, so an export of any size holds one
- * batch in memory, and stopping the stream stops the reads: keyset batches (`id > last`), or for
- * the CSV one server-side cursor when a connection can be spared for it.
+ * or two batches in memory, and stopping the stream stops the reads: keyset batches (`id > last`)
+ * of rows, or of CSV that PostgreSQL writes itself (`COPY ... TO STDOUT (FORMAT csv)`).
  *
  * @since 1.0.0
  */
-import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
-import type * as Statement from "@effect/sql/Statement"
 import type { Message } from "@wagate/domain/Message"
 import { NullOrString } from "@wagate/store/Columns"
+import { DatabasePool } from "@wagate/store/Database"
 import { MessageRow, toMessage } from "@wagate/store/Messages"
+import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import type { CsvRow } from "./HistoryCsv.js"
-
-export type { CsvRow } from "./HistoryCsv.js"
+import Pg from "pg"
+import { to as copyTo } from "pg-copy-streams"
 
 /** Which messages an export covers, already resolved and validated. @since 1.0.0 */
 export interface HistoryFilter {
@@ -43,19 +42,31 @@ const decodeHistory = Schema.decodeUnknown(Schema.Array(HistoryRow))
 export const BATCH_SIZE = 5_000
 
 /**
- * A CSV read through a cursor holds its connection until the file is written, so a process runs
- * at most a quarter of its pool's connections as cursors (none on a pool of 1 to 3, such as the
- * embedded database's single connection); the other CSVs are read in keyset batches.
+ * A batch of the CSV: its records as PostgreSQL wrote them (each ending with a line feed), and
+ * how many there are.
  *
  * @since 1.0.0
  */
-export const cursorsFor = (maxConnections: number): number => Math.floor(maxConnections / 4)
+export interface CsvBatch {
+  readonly bytes: Uint8Array
+  readonly records: number
+}
 
 /**
- * A cursor's transaction waiting this long for its client to take more (a stalled download) is
- * ended by PostgreSQL, which fails the download rather than hold a connection and a snapshot.
+ * A parameter of a compiled statement as SQL text: COPY takes no bind parameters, so its query
+ * carries them inline. Strings through pg's own quoting; anything else a filter cannot hold.
  */
-const CURSOR_IDLE_TIMEOUT = "1min"
+const literal = (value: unknown): string => {
+  if (typeof value === "number" && Number.isFinite(value)) return String(value)
+  if (typeof value === "bigint") return String(value)
+  if (value instanceof Date) return `${Pg.escapeLiteral(value.toISOString())}::timestamptz`
+  if (typeof value === "string") return Pg.escapeLiteral(value)
+  throw new TypeError(`not a value a history filter holds: ${typeof value}`)
+}
+
+/** A compiled statement with its `$n` parameters written in. */
+const inline = ([text, params]: readonly [string, ReadonlyArray<unknown>]): string =>
+  text.replace(/\$(\d+)/g, (_, n: string) => literal(params[Number(n) - 1]))
 
 /** A row in the API's Message form, with `from_phone`. @since 1.0.0 */
 export const toExportedMessage = (row: HistoryRow): Message & { readonly from_phone: string | null } => ({
@@ -67,8 +78,7 @@ export const toExportedMessage = (row: HistoryRow): Message & { readonly from_ph
 export class HistoryRows extends Effect.Service<HistoryRows>()("@wagate/exports/HistoryRows", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    // pg's own default pool size when none is set.
-    let freeCursors = cursorsFor((yield* PgClient.PgClient).config.maxConnections ?? 10)
+    const pool = yield* DatabasePool
 
     const conditions = (filter: HistoryFilter) => {
       const where = [sql`m.account_id = ${filter.accountId}`]
@@ -84,12 +94,14 @@ export class HistoryRows extends Effect.Service<HistoryRows>()("@wagate/exports/
       m.id, m.number_id, n.phone AS number_phone, m.direction, m.source, m.chat_id, m.peer, m.peer_lid, m.name,
       m.is_group, m.group_subject, m.author, m.wa_message_id, m.type, m.text, m.status, m.error, m.created_at,
       m.updated_at, m.media, m.media_skipped, m.media_skip_reason, m.media_pending`
-    // The CSV needs 13 columns, and its time as text: PostgreSQL formats it faster than a Date is
-    // parsed and printed again here.
+    // The CSV's 13 columns in the spec's order: the time as ISO 8601 UTC with milliseconds, and a
+    // text that a spreadsheet would run as a formula (it starts with `=`, `+`, `-` or `@`) behind
+    // an apostrophe, which spreadsheets show as text and do not evaluate.
     const csvColumns = sql`
       m.id, to_char(m.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at, m.number_id,
-      n.phone AS number_phone, m.direction, m.source, m.peer, m.chat_id, m.type, m.text, m.status, m.wa_message_id,
-      m.error`
+      n.phone AS number_phone, m.direction, m.source, m.peer, m.chat_id, m.type,
+      CASE WHEN left(m.text, 1) IN ('=', '+', '-', '@') THEN '''' || m.text ELSE m.text END AS text,
+      m.status, m.wa_message_id, m.error`
 
     const keyset = <Row extends { readonly id: string | number }>(
       columns: typeof allColumns,
@@ -128,71 +140,87 @@ export class HistoryRows extends Effect.Service<HistoryRows>()("@wagate/exports/
     const stream = (filter: HistoryFilter, max: number = Number.MAX_SAFE_INTEGER): Stream.Stream<HistoryRow> =>
       keyset(allColumns, filter, max, decodeHistory)
 
-    const csvQuery = (filter: HistoryFilter, where: ReadonlyArray<Statement.Fragment>, limit: number) =>
-      sql`
-        SELECT ${csvColumns}
-        FROM messages m LEFT JOIN numbers n ON n.id = m.number_id
-        WHERE ${sql.and([...conditions(filter), ...where])}
-        ORDER BY m.id
-        LIMIT ${limit}`
-
-    // The CSV's rows come as arrays, in the order of its columns: no object per message.
-    const csvKeyset = (filter: HistoryFilter, max: number): Stream.Stream<CsvRow> =>
-      Stream.paginateChunkEffect({ after: "0", left: max }, ({ after, left }) => {
-        if (left <= 0) return Effect.succeed([Chunk.empty<CsvRow>(), Option.none()] as const)
-        const limit = Math.min(BATCH_SIZE, left)
-        return csvQuery(filter, [sql`m.id > ${after}`], limit).values.pipe(
-          Effect.orDie,
-          Effect.map((values) => {
-            const rows = values as ReadonlyArray<CsvRow>
-            const next = rows.length === limit
-              ? Option.some({ after: rows[rows.length - 1][0], left: left - rows.length })
-              : Option.none()
-            return [Chunk.unsafeFromArray(rows), next] as const
-          })
+    /**
+     * Cancels what a connection runs, as `@effect/sql` does for its own queries, through another
+     * connection (best effort). The embedded database has one connection and runs one statement
+     * at a time: nothing there waits on a lock to be cancelled.
+     */
+    const cancel = (client: Pg.PoolClient & { readonly processID?: number }) =>
+      (pool.options.max ?? 10) <= 1 || client.processID === undefined
+        ? Effect.void
+        : Effect.tryPromise(() => pool.query("SELECT pg_cancel_backend($1)", [client.processID])).pipe(
+          Effect.timeoutOption("5 seconds"),
+          Effect.ignore
         )
-      }).pipe(Stream.bufferChunks({ capacity: 1 }))
 
     /**
-     * One query for the whole file, read through a cursor in a read-only transaction on a
-     * connection of its own: one plan and one index scan, rather than a query per batch. The
-     * cursor ends with the stream; an interrupted FETCH is cancelled in PostgreSQL.
+     * Runs a COPY ... TO STDOUT on a connection of the pool and answers all it wrote: one batch,
+     * so the connection goes back to the pool before the batch is written to a client, however
+     * slow. Interrupted (the client went away), the COPY is cancelled in PostgreSQL and its end
+     * awaited, so the connection goes back in order; one whose link to the database broke is
+     * closed instead.
      */
-    const csvCursor = (filter: HistoryFilter, max: number): Stream.Stream<CsvRow> =>
-      Stream.unwrapScoped(Effect.gen(function*() {
-        const connection = yield* sql.reserve
-        const run = (text: string, params: ReadonlyArray<unknown> = []) => connection.executeRaw(text, params)
-        yield* run("BEGIN READ ONLY")
-        // Before the connection goes back to the pool; a read-only transaction has nothing to commit.
-        yield* Effect.addFinalizer(() => Effect.ignore(Effect.retry(run("ROLLBACK"), { times: 1 })))
-        yield* run(`SET LOCAL idle_in_transaction_session_timeout = '${CURSOR_IDLE_TIMEOUT}'`)
-        const [text, params] = csvQuery(filter, [], max).compile()
-        yield* run(`DECLARE history NO SCROLL CURSOR FOR ${text}`, params)
-        const fetch = connection.executeValues(`FETCH ${BATCH_SIZE} FROM history`, []).pipe(
-          Effect.orDie,
-          Effect.flatMap((values) =>
-            values.length === 0
-              ? Effect.fail(Option.none())
-              : Effect.succeed(Chunk.unsafeFromArray(values as ReadonlyArray<CsvRow>))
+    const copyOut = (statement: string) =>
+      Effect.acquireUseRelease(
+        Effect.tryPromise(() => pool.connect()),
+        (client) =>
+          Effect.async<CsvBatch, Error>((resume) => {
+            const copy = client.query(copyTo(statement))
+            const parts: Array<Buffer> = []
+            copy.on("data", (part: Buffer) => parts.push(part))
+            const ended = new Promise<void>((end) => {
+              copy.on("error", (error) => {
+                resume(Effect.fail(error))
+                end()
+              })
+              copy.on("end", () => {
+                resume(Effect.succeed({ bytes: Buffer.concat(parts), records: copy.rowCount }))
+                end()
+              })
+            })
+            return Effect.zipRight(cancel(client), Effect.promise(() => ended))
+          }),
+        (client, exit) =>
+          Effect.sync(() =>
+            client.release(
+              exit._tag === "Failure" && Cause.failureOption(exit.cause).pipe(
+                Option.exists((error) => !(error instanceof Pg.DatabaseError))
+              )
+            )
           )
-        )
-        return Stream.repeatEffectChunkOption(fetch)
-      }).pipe(Effect.orDie)).pipe(
-        // The next batch is fetched while this one is written.
-        Stream.bufferChunks({ capacity: 1 })
       )
 
     /**
-     * The same messages with only the CSV's columns, as arrays in the CSV's order: through a
-     * cursor when one is free, else in keyset batches.
+     * The filter's messages as CSV records (without the header), oldest first, at most `max`,
+     * written by PostgreSQL: a batch's last id is read first, then its rows are copied out.
      */
-    const csvStream = (filter: HistoryFilter, max: number = Number.MAX_SAFE_INTEGER): Stream.Stream<CsvRow> =>
-      Stream.unwrapScoped(Effect.gen(function*() {
-        if (freeCursors <= 0) return csvKeyset(filter, max)
-        freeCursors--
-        yield* Effect.addFinalizer(() => Effect.sync(() => void freeCursors++))
-        return csvCursor(filter, max)
-      }))
+    const csv = (filter: HistoryFilter, max: number = Number.MAX_SAFE_INTEGER): Stream.Stream<CsvBatch> =>
+      Stream.paginateChunkEffect({ after: 0, left: max }, ({ after, left }) =>
+        Effect.gen(function*() {
+          const done = [Chunk.empty<CsvBatch>(), Option.none()] as const
+          if (left <= 0) return done
+          const limit = Math.min(BATCH_SIZE, left)
+          const where = [...conditions(filter), sql`m.id > ${after}`]
+          const [bound] = yield* sql<{ last: string | null; n: string }>`
+            SELECT max(b.id) AS last, count(*) AS n
+            FROM (SELECT m.id FROM messages m WHERE ${sql.and(where)} ORDER BY m.id LIMIT ${limit}) b`
+          const n = Number(bound.n)
+          if (n === 0 || bound.last === null) return done
+          const last = Number(bound.last)
+          const batch = yield* copyOut(`COPY (${
+            inline(sql`
+              SELECT ${csvColumns}
+              FROM messages m LEFT JOIN numbers n ON n.id = m.number_id
+              WHERE ${sql.and([...where, sql`m.id <= ${last}`])}
+              ORDER BY m.id`.compile())
+          }) TO STDOUT (FORMAT csv)`)
+          const next = n === limit ? Option.some({ after: last, left: left - n }) : Option.none()
+          return [Chunk.of(batch), next] as const
+        }).pipe(Effect.orDie)
+      ).pipe(
+        // The next batch is read while this one is written.
+        Stream.bufferChunks({ capacity: 1 })
+      )
 
     /** How many messages the filter covers. */
     const count = Effect.fn("HistoryRows.count")(function*(filter: HistoryFilter) {
@@ -242,7 +270,7 @@ export class HistoryRows extends Effect.Service<HistoryRows>()("@wagate/exports/
       return { files: Number(row.n), bytes: Number(row.bytes ?? 0) }
     }, Effect.orDie)
 
-    return { stream, csvStream, count, chats, files, fileTotals } as const
+    return { stream, csv, count, chats, files, fileTotals } as const
   })
 }) {}
 

@@ -7,6 +7,7 @@
 import * as Reactivity from "@effect/experimental/Reactivity"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
+import { SqlError } from "@effect/sql/SqlError"
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import * as Context from "effect/Context"
@@ -14,6 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { randomBytes } from "node:crypto"
+import Pg from "pg"
 import { chmodSync, mkdirSync, readdirSync } from "node:fs"
 import { join } from "node:path"
 import * as Migrations from "./Migrations.js"
@@ -26,8 +28,48 @@ import * as Migrations from "./Migrations.js"
  */
 export class DatabaseKind extends Context.Tag("@wagate/store/DatabaseKind")<DatabaseKind, "postgres" | "embedded">() {}
 
+/**
+ * The connection pool under the SQL client, for what `@effect/sql` has no statement for: the
+ * history's CSV is written by PostgreSQL itself (`COPY ... TO STDOUT`, see HistoryRows).
+ *
+ * @since 1.0.0
+ */
+export class DatabasePool extends Context.Tag("@wagate/store/DatabasePool")<DatabasePool, Pg.Pool>() {}
+
 /** @since 1.0.0 */
-export type Database = PgClient.PgClient | SqlClient.SqlClient | DatabaseKind
+export type Database = PgClient.PgClient | SqlClient.SqlClient | DatabaseKind | DatabasePool
+
+/**
+ * A pool checked with one query before anything runs on it (as `PgClient.layer` does), and the
+ * SQL client on top of it.
+ */
+const layerPool = (config: Pg.PoolConfig & { readonly application_name: string }) => {
+  const pool = Layer.scoped(
+    DatabasePool,
+    Effect.gen(function*() {
+      const pool = yield* Effect.acquireRelease(
+        Effect.sync(() => {
+          const pool = new Pg.Pool(config)
+          // An idle connection that fails is dropped by the pool, which connects anew when needed.
+          pool.on("error", () => {})
+          return pool
+        }),
+        (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+      )
+      yield* Effect.tryPromise({
+        try: () => pool.query("SELECT 1"),
+        catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
+      }).pipe(Effect.timeoutFail({
+        duration: "5 seconds",
+        onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
+      }))
+      return pool
+    })
+  )
+  const client = Layer.unwrapEffect(Effect.map(DatabasePool, (pool) =>
+    PgClient.layerFromPool({ acquire: Effect.succeed(pool), applicationName: config.application_name })))
+  return Layer.provideMerge(client, pool)
+}
 
 /**
  * A PostgreSQL server, migrated at start-up.
@@ -41,10 +83,10 @@ export const layerPostgres = (options: {
   readonly applicationName?: string | undefined
 }): Layer.Layer<Database, unknown> =>
   Migrations.layer.pipe(
-    Layer.provideMerge(PgClient.layer({
-      url: options.url,
-      maxConnections: options.maxConnections ?? 10,
-      applicationName: options.applicationName ?? "wagate"
+    Layer.provideMerge(layerPool({
+      connectionString: Redacted.value(options.url),
+      max: options.maxConnections ?? 10,
+      application_name: options.applicationName ?? "wagate"
     })),
     Layer.provideMerge(Layer.succeed(DatabaseKind, "postgres"))
   )
@@ -87,13 +129,13 @@ export const layerEmbedded = (options: { readonly dataDir?: string | undefined }
       })
     )
     return Migrations.layer.pipe(
-      Layer.provideMerge(PgClient.layer({
+      Layer.provideMerge(layerPool({
         host: "127.0.0.1",
         port: port.port,
-        username: "postgres",
+        user: "postgres",
         database: "postgres",
-        maxConnections: 1,
-        applicationName: "wagate"
+        max: 1,
+        application_name: "wagate"
       })),
       Layer.provideMerge(Layer.succeed(DatabaseKind, "embedded"))
     )

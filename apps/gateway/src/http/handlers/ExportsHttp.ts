@@ -55,7 +55,7 @@ export const HistoryHttp = HttpApiBuilder.group(WagateApi, "history", (handlers)
           retainedSince: yield* retainedSince
         }
         const body = format === "csv"
-          ? HistoryFile.csv(history.csvStream(filter, HistoryFile.MAX_MESSAGES))
+          ? HistoryFile.csv(history.csv(filter, HistoryFile.MAX_MESSAGES))
           : HistoryFile.json(history.stream(filter, HistoryFile.MAX_MESSAGES))
         const filename = `wagate-history${number ? `-${number.phone}` : ""}-${stamp(now)}.${format}`
         // The stream is pulled as the client reads: a client that goes away interrupts it, and
