@@ -1,19 +1,23 @@
 /**
  * A runner killed in the middle of an archive export: two `WAGATE_ROLE=runner` processes and an
- * api gateway on one PostgreSQL and one blob store; the runner writing the archive gets SIGKILL.
- * The export must not stay `running`: the other runner receives the persisted message, starts
- * the archive over and finishes it, and the store holds the one complete archive and nothing of
- * the killed run's half-written one.
+ * api gateway on one PostgreSQL and one blob store (the filesystem, or S3 on s3rver); the runner
+ * writing the archive gets SIGKILL. The export must not stay `running`: the other runner receives
+ * the persisted message, starts the archive over and finishes it, and the store holds the one
+ * complete archive and nothing of the killed run's half-written one.
  */
+import { ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
 import { BlobStore } from "@wagate/media/BlobStore"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, readdirSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import * as S3rver from "../../packages/media/test/support/S3rver.js"
 import { type Child, spawnTs } from "../bench/support/Processes.js"
 import { blobBytes, readArchive, seedFile } from "../support/Archives.js"
 import { eventually, provision } from "../support/Fixtures.js"
@@ -60,7 +64,8 @@ const startRunner = (name: string, env: Record<string, string>) =>
   )
 
 describe("a runner killed during an archive export", () => {
-  it.scopedLive("the other runner starts the archive over and finishes it; one complete archive is kept", () =>
+  for (const kind of ["filesystem", "s3"] as const) {
+  it.scopedLive(`the other runner starts the archive over and finishes it; one complete archive is kept (${kind})`, () =>
     Effect.gen(function*() {
       const database = yield* freshDatabase
       const name = yield* Effect.orDie(Effect.provide(
@@ -70,18 +75,28 @@ describe("a runner killed during an archive export", () => {
       const admin = new URL(process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test")
       admin.pathname = `/${name[0].name}`
       const dataDir = mkdtempSync(join(tmpdir(), "wagate-crash-"))
+      const s3 = kind === "s3" ? Context.get(yield* Layer.build(S3rver.layer), S3rver.S3Server) : null
       const env = {
         DATABASE_URL: admin.toString(),
         DATA_DIR: dataDir,
         OPERATOR_TOKEN,
         WEBHOOK_SECRET_KEY,
-        BLOB_SIGNING_SECRET: SECRET
+        BLOB_SIGNING_SECRET: SECRET,
+        ...(s3 === null ? {} : {
+          S3_BUCKET: S3rver.BUCKET,
+          S3_ENDPOINT: s3.endpoint,
+          S3_ACCESS_KEY_ID: "S3RVER",
+          S3_SECRET_ACCESS_KEY: "S3RVER",
+          S3_FORCE_PATH_STYLE: "true"
+        })
       }
       const runners = [yield* startRunner("runner-a", env), yield* startRunner("runner-b", env)]
       const gateway = yield* startGateway(database, {
         role: "api",
         blobs: (publicBaseUrl) =>
-          BlobStore.layerFilesystem({ dir: join(dataDir, "blobs"), publicBaseUrl, signingSecret: Redacted.make(SECRET) })
+          s3 === null
+            ? BlobStore.layerFilesystem({ dir: join(dataDir, "blobs"), publicBaseUrl, signingSecret: Redacted.make(SECRET) })
+            : BlobStore.layerS3(S3rver.options(s3.endpoint))
       })
       const acme = yield* provision(gateway.ops, { numbers: 1, link: false })
       const n1 = acme.numbers[0]
@@ -102,6 +117,11 @@ describe("a runner killed during an archive export", () => {
         60_000
       )
       assert.strictEqual(running.body.status, "running", "the export ended before the runner could be killed")
+      const key = `exports/${acme.accountId}/${id}.zip`
+      const partsOf = (method: string, query: string) =>
+        s3 === null ? [] : s3.requests.filter((r) => r.method === method && r.url.startsWith(`/${S3rver.BUCKET}/${key}?${query}`))
+      // On S3, killed once a part of the archive is in the store.
+      if (s3 !== null) yield* eventually(Effect.sync(() => partsOf("PUT", "partNumber=")), (parts) => parts.length > 0, 60_000)
       const owner = runners.find((r) => r.output().includes(`archive export ${id} running`))!
       const survivor = runners.find((r) => r !== owner)!
       assert.isDefined(owner)
@@ -118,17 +138,35 @@ describe("a runner killed during an archive export", () => {
       assert.strictEqual(done.body.missing_files, 0)
       assert.strictEqual(done.body.messages, FILES)
 
-      // Nothing of the killed run is left: its temporary file was removed when the run started over.
-      const leftovers = yield* eventually(
-        Effect.sync(() => readdirSync(join(dataDir, "blobs", "tmp"))),
-        (names) => names.length === 0,
-        30_000
-      )
-      assert.deepStrictEqual(leftovers, [])
-      assert.include(survivor.output(), `removed an unfinished upload of export ${id}'s archive`)
-      // One blob under the account's exports: the complete archive.
-      assert.deepStrictEqual(readdirSync(join(dataDir, "blobs", "objects", "exports", String(acme.accountId))), [`${id}.zip`])
-      const bytes = yield* blobBytes(gateway.blobs, `exports/${acme.accountId}/${id}.zip`)
+      if (s3 === null) {
+        // Nothing of the killed run is left: its temporary file was removed when the run started over.
+        const leftovers = yield* eventually(
+          Effect.sync(() => readdirSync(join(dataDir, "blobs", "tmp"))),
+          (names) => names.length === 0,
+          30_000
+        )
+        assert.deepStrictEqual(leftovers, [])
+        assert.include(survivor.output(), `removed an unfinished upload of export ${id}'s archive`)
+        // One blob under the account's exports: the complete archive.
+        assert.deepStrictEqual(readdirSync(join(dataDir, "blobs", "objects", "exports", String(acme.accountId))), [`${id}.zip`])
+      } else {
+        // Two multipart uploads of the archive were begun (the killed run's and the new one) and
+        // one was completed: the killed run's parts never became an object. s3rver cannot list
+        // incomplete uploads, which the runner says (the bucket's lifecycle rule reclaims them).
+        assert.deepStrictEqual([partsOf("POST", "uploads").length, partsOf("POST", "uploadId=").length], [2, 1])
+        assert.include(survivor.output(), "cannot list incomplete multipart uploads")
+        const client = new S3Client({
+          endpoint: s3.endpoint,
+          region: "us-east-1",
+          forcePathStyle: true,
+          credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" }
+        })
+        const listed = yield* Effect.promise(() =>
+          client.send(new ListObjectsV2Command({ Bucket: S3rver.BUCKET, Prefix: `exports/${acme.accountId}/` })))
+        client.destroy()
+        assert.deepStrictEqual((listed.Contents ?? []).map((o) => o.Key), [key])
+      }
+      const bytes = yield* blobBytes(gateway.blobs, key)
       assert.strictEqual(bytes.byteLength, done.body.size)
       const { test, entries } = yield* readArchive(bytes)
       assert.include(test, "No errors detected")
@@ -139,4 +177,5 @@ describe("a runner killed during an archive export", () => {
       ))
       assert.strictEqual(row.status, "done")
     }), { timeout: 300_000 })
+  }
 })
