@@ -13,8 +13,8 @@ import { NumberId } from "@wagate/domain/Ids"
 import * as Traced from "@wagate/domain/Traced"
 import { Conversations } from "@wagate/store/Conversations"
 import { IDEMPOTENCY_TTL_MS } from "@wagate/numbers/NumberSend"
+import * as DomainClock from "@wagate/domain/DomainClock"
 import * as Cause from "effect/Cause"
-import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -79,7 +79,8 @@ export const makeSendMessage = Effect.gen(function*() {
         const requestHash = createHash("sha256")
           .update(JSON.stringify({ number: number.id, to: send.to, content: send.content }))
           .digest("base64url")
-        const since = new Date((yield* Clock.currentTimeMillis) - IDEMPOTENCY_TTL_MS)
+        // By the clock the number's entity records keys with (and replays them by).
+        const since = new Date((yield* DomainClock.now) - IDEMPOTENCY_TTL_MS)
         const seen = yield* conversations.findAnswer(principal.accountId, key, since).pipe(Effect.orDie)
         if (Option.isSome(seen)) {
           if (seen.value.requestHash !== requestHash) {
