@@ -9,7 +9,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { Message } from "@wagate/domain/Message"
 import { NullOrString } from "@wagate/store/Columns"
 import { DatabasePool } from "@wagate/store/Database"
-import { MessageRow, toMessage } from "@wagate/store/Messages"
+import { isoColumn, MessageRow, toMessage } from "@wagate/store/Messages"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
@@ -92,13 +92,14 @@ export class HistoryRows extends Effect.Service<HistoryRows>()("@wagate/exports/
 
     const allColumns = sql`
       m.id, m.number_id, n.phone AS number_phone, m.direction, m.source, m.chat_id, m.peer, m.peer_lid, m.name,
-      m.is_group, m.group_subject, m.author, m.wa_message_id, m.type, m.text, m.status, m.error, m.created_at,
-      m.updated_at, m.media, m.media_skipped, m.media_skip_reason, m.media_pending`
+      m.is_group, m.group_subject, m.author, m.wa_message_id, m.type, m.text, m.status, m.error,
+      ${sql.literal(isoColumn("m.created_at"))} AS created_at, ${sql.literal(isoColumn("m.updated_at"))} AS updated_at,
+      m.media, m.media_skipped, m.media_skip_reason, m.media_pending`
     // The CSV's 13 columns in the spec's order: the time as ISO 8601 UTC with milliseconds, and a
     // text that a spreadsheet would run as a formula (it starts with `=`, `+`, `-` or `@`) behind
     // an apostrophe, which spreadsheets show as text and do not evaluate.
     const csvColumns = sql`
-      m.id, to_char(m.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at, m.number_id,
+      m.id, ${sql.literal(isoColumn("m.created_at"))} AS created_at, m.number_id,
       n.phone AS number_phone, m.direction, m.source, m.peer, m.chat_id, m.type,
       CASE WHEN left(m.text, 1) IN ('=', '+', '-', '@') THEN '''' || m.text ELSE m.text END AS text,
       m.status, m.wa_message_id, m.error`

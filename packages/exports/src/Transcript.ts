@@ -8,9 +8,9 @@ import type { HistoryRow } from "./HistoryRows.js"
 
 const ALMATY_OFFSET_MS = 5 * 3_600_000
 
-/** `2026-11-21 19:03:05` in Almaty time. @since 1.0.0 */
-export const almatyTime = (d: Date): string =>
-  new Date(d.getTime() + ALMATY_OFFSET_MS).toISOString().slice(0, 19).replace("T", " ")
+/** `2026-11-21 19:03:05` in Almaty time, of an ISO 8601 time. @since 1.0.0 */
+export const almatyTime = (iso: string): string =>
+  new Date(Date.parse(iso) + ALMATY_OFFSET_MS).toISOString().slice(0, 19).replace("T", " ")
 
 /** The first lines of a chat's transcript. @since 1.0.0 */
 export const heading = (chat: { readonly chatId: string; readonly numberPhone: string | null }): string =>

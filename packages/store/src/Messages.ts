@@ -35,6 +35,15 @@ export interface MessageFilter {
   readonly limit: number
 }
 
+/**
+ * A timestamptz column as the API writes it (ISO 8601 UTC with milliseconds), formatted by
+ * PostgreSQL: cheaper than parsing it into a Date and printing it again, on every row of a page.
+ *
+ * @since 1.0.0
+ */
+export const isoColumn = (column: string): string =>
+  `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+
 const COLUMNS = [
   "id",
   "number_id",
@@ -52,8 +61,8 @@ const COLUMNS = [
   "text",
   "status",
   "error",
-  "created_at",
-  "updated_at",
+  `${isoColumn("created_at")} AS created_at`,
+  `${isoColumn("updated_at")} AS updated_at`,
   "media",
   "media_skipped",
   "media_skip_reason",
@@ -82,8 +91,9 @@ export const MessageRow = Schema.Struct({
   text: Schema.String,
   status: oneOf(MessageStatus),
   error: NullOrString,
-  created_at: Instant,
-  updated_at: Instant,
+  /** ISO 8601 UTC, formatted by PostgreSQL (`isoColumn`). */
+  created_at: Schema.String,
+  updated_at: Schema.String,
   // Null first: most messages have no file, and a union tries its members in order.
   media: Schema.Union(Schema.Null, MessageMedia),
   media_skipped: Schema.Boolean,
@@ -132,8 +142,8 @@ export const toMessage = (r: MessageRow): Message => ({
   text: r.text,
   status: r.status,
   error: r.error,
-  created_at: iso(r.created_at),
-  updated_at: iso(r.updated_at),
+  created_at: r.created_at,
+  updated_at: r.updated_at,
   media: r.media,
   media_skipped: r.media_skipped,
   media_skip_reason: r.media_skip_reason,
