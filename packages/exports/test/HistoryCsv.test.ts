@@ -15,6 +15,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import { eventually } from "../../../test/support/Fixtures.js"
 import * as HistoryCsv from "../src/HistoryCsv.js"
 import * as HistoryFile from "../src/HistoryFile.js"
 import { BATCH_SIZE, type HistoryFilter, HistoryRows } from "../src/HistoryRows.js"
@@ -150,7 +151,7 @@ const suite = (kind: "postgres" | "embedded", database: Layer.Layer<Database.Dat
             SELECT pid FROM pg_stat_activity
             WHERE datname = current_database() AND state = 'active' AND query LIKE 'COPY (%'`
           const reading = yield* Effect.fork(csvOf({ accountId: account.id, numberId: null }))
-          yield* eventually(copies, (rows) => rows.length === 1)
+          yield* eventually(copies, (rows) => rows.length === 1, 20_000)
           yield* Fiber.interrupt(reading)
           // Gone while the lock is still held: cancelled, not left to finish.
           assert.deepStrictEqual(yield* copies, [])
@@ -163,17 +164,6 @@ const suite = (kind: "postgres" | "embedded", database: Layer.Layer<Database.Dat
           for (const csv of again) assert.strictEqual((parse(csv) as Array<Array<string>>).length, 2)
         }))
     }
-  })
-
-/** Polls `read` until `done` holds (20 s at most). */
-const eventually = <A, E, R>(read: Effect.Effect<A, E, R>, done: (a: A) => boolean) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 200; i++) {
-      const value = yield* read
-      if (done(value)) return value
-      yield* Effect.sleep("100 millis")
-    }
-    return yield* Effect.dieMessage("condition not met within 20 s")
   })
 
 suite("postgres", Database.layerTest)
