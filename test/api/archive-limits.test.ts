@@ -157,8 +157,13 @@ describe("archive export rules", () => {
       assert.strictEqual(after.body.status, "expired")
       assert.strictEqual(after.body.url, null)
       assert.strictEqual(after.body.size, done.body.size)
-      const [row] = yield* sql(gateway.database, (sql) =>
-        sql<{ status: string; blob_key: string | null }>`SELECT status, blob_key FROM exports WHERE id = ${created.body.id}`)
+      // The job marks the export expired just after it deletes the archive.
+      const [row] = yield* eventually(
+        sql(gateway.database, (sql) =>
+          sql<{ status: string; blob_key: string | null }>`SELECT status, blob_key FROM exports WHERE id = ${created.body.id}`),
+        (rows) => rows[0]?.status === "expired",
+        10_000
+      )
       assert.deepStrictEqual(row, { status: "expired", blob_key: null })
     }), { timeout: 120_000 })
 

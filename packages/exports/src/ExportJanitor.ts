@@ -73,12 +73,12 @@ export const sweep = Effect.gen(function*() {
     for (const row of expiring) {
       // The row changes only once the blob is gone, so a failed delete is tried again next pass.
       if (row.blob_key !== null) yield* blobs.delete(row.blob_key)
-      yield* records.markExpired(Number(row.id))
+      yield* records.markExpired(row.id)
     }
     if (expiring.length < 100) break
   }
   for (const row of yield* records.unfinished()) {
-    yield* client(row.id).Run({ exportId: Number(row.id) }, { discard: true }).pipe(
+    yield* client(String(row.id)).Run({ exportId: row.id }, { discard: true }).pipe(
       Effect.timeout("10 seconds"),
       Effect.catchAllCause((cause) => Effect.logWarning(`export ${row.id} could not be handed over`, cause))
     )

@@ -61,8 +61,8 @@ export const ExportLive = ExportEntity.toLayer(
       const key = archiveKey(row)
       const result = yield* ArchiveBuilder.build({
         filter: {
-          accountId: Number(row.account_id),
-          numberId: row.number_id === null ? null : Number(row.number_id),
+          accountId: row.account_id,
+          numberId: row.number_id,
           chatId: row.chat,
           since: row.since,
           until: row.until,

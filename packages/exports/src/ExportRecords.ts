@@ -6,10 +6,13 @@
  * @since 1.0.0
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Almaty from "@wagate/domain/Almaty"
-import type { ArchiveExport } from "@wagate/domain/ArchiveExport"
+import { type ArchiveExport, ExportStatus } from "@wagate/domain/ArchiveExport"
+import { Instant, Int8, NullOrInstant, NullOrInt, NullOrInt8, NullOrString, oneOf } from "@wagate/store/Columns"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 
 /** GET /export: at most this many downloads per account in `DOWNLOAD_WINDOW_MS`. @since 1.0.0 */
 export const DOWNLOADS_PER_WINDOW = 10
@@ -27,40 +30,50 @@ export const LIST_SIZE = 50
 // The two-key form of advisory locks: a key space apart from the cluster's single-key locks.
 const LOCK_SPACE = 0x77657870 // "wexp"
 
+/** A row of `exports`. @since 1.0.0 */
+export const ExportRow = Schema.Struct({
+  id: Int8,
+  account_id: Int8,
+  number_id: NullOrInt8,
+  key_number_id: NullOrInt8,
+  chat: NullOrString,
+  since: NullOrInstant,
+  until: NullOrInstant,
+  include_media: Schema.Boolean,
+  status: oneOf(ExportStatus),
+  progress: NullOrInt,
+  created_at: Instant,
+  started_at: NullOrInstant,
+  finished_at: NullOrInstant,
+  expires_at: NullOrInstant,
+  size: NullOrInt8,
+  files: NullOrInt,
+  messages: NullOrInt,
+  missing_files: NullOrInt,
+  blob_key: NullOrString,
+  error: NullOrString
+})
 /** @since 1.0.0 */
-export interface ExportRow {
-  readonly id: string
-  readonly account_id: string
-  readonly number_id: string | null
-  readonly chat: string | null
-  readonly since: Date | null
-  readonly until: Date | null
-  readonly include_media: boolean
-  readonly status: ArchiveExport["status"]
-  readonly progress: number | null
-  readonly created_at: Date
-  readonly started_at: Date | null
-  readonly finished_at: Date | null
-  readonly expires_at: Date | null
-  readonly size: string | null
-  readonly files: number | null
-  readonly messages: number | null
-  readonly missing_files: number | null
-  readonly blob_key: string | null
-  readonly error: string | null
-}
+export interface ExportRow extends Schema.Schema.Type<typeof ExportRow> {}
+
+const Count = Schema.Struct({ in_progress: Int8, today: Int8 })
+const Taken = Schema.Struct({ at: Instant })
+const Expiring = Schema.Struct({ id: Int8, blob_key: NullOrString })
+const RunState = ExportRow.pipe(Schema.pick("status", "started_at"))
 
 /** What POST /exports asks for, resolved and validated. @since 1.0.0 */
-export interface NewExport {
-  readonly accountId: number
-  readonly numberId: number | null
+export const NewExport = Schema.Struct({
+  accountId: Schema.Number,
+  numberId: Schema.NullOr(Schema.Number),
   /** The number of the key that asked, when it was a number key. */
-  readonly keyNumberId: number | null
-  readonly chat: string | null
-  readonly since: Date | null
-  readonly until: Date | null
-  readonly includeMedia: boolean
-}
+  keyNumberId: Schema.NullOr(Schema.Number),
+  chat: Schema.NullOr(Schema.String),
+  since: Schema.NullOr(Schema.DateFromSelf),
+  until: Schema.NullOr(Schema.DateFromSelf),
+  includeMedia: Schema.Boolean
+})
+/** @since 1.0.0 */
+export interface NewExport extends Schema.Schema.Type<typeof NewExport> {}
 
 /** Why an export was refused. @since 1.0.0 */
 export type Refusal =
@@ -78,9 +91,9 @@ export const isExpired = (row: ExportRow, now: number) =>
  * @since 1.0.0
  */
 export const toArchiveExport = (row: ExportRow, now: number, url: string | null): ArchiveExport => ({
-  id: Number(row.id),
+  id: row.id,
   status: isExpired(row, now) ? "expired" : row.status,
-  from: row.number_id === null ? null : Number(row.number_id),
+  from: row.number_id,
   chat: row.chat,
   since: row.since?.toISOString() ?? null,
   until: row.until?.toISOString() ?? null,
@@ -88,7 +101,7 @@ export const toArchiveExport = (row: ExportRow, now: number, url: string | null)
   created_at: row.created_at.toISOString(),
   finished_at: row.finished_at?.toISOString() ?? null,
   expires_at: row.expires_at?.toISOString() ?? null,
-  size: row.size === null ? null : Number(row.size),
+  size: row.size,
   files: row.files,
   messages: row.messages,
   missing_files: row.missing_files,
@@ -104,6 +117,78 @@ export class ExportRecords extends Effect.Service<ExportRecords>()("@wagate/expo
     const lockAccount = (accountId: number) =>
       sql`SELECT pg_advisory_xact_lock(${LOCK_SPACE}, ${accountId % 2_147_483_647}::int)`
 
+    const findTaken = SqlSchema.findAll({
+      Request: Schema.Number,
+      Result: Taken,
+      execute: (accountId) => sql`SELECT at FROM history_downloads WHERE account_id = ${accountId} ORDER BY at`
+    })
+    const countExports = SqlSchema.single({
+      Request: Schema.Struct({ accountId: Schema.Number, dayStart: Schema.DateFromSelf }),
+      Result: Count,
+      execute: ({ accountId, dayStart }) =>
+        sql`
+          SELECT count(*) FILTER (WHERE status IN ('queued', 'running')) AS in_progress,
+                 count(*) FILTER (WHERE created_at >= ${dayStart}) AS today
+          FROM exports WHERE account_id = ${accountId}`
+    })
+    const insertExport = SqlSchema.single({
+      Request: Schema.Struct({ request: NewExport, at: Schema.DateFromSelf }),
+      Result: ExportRow,
+      execute: ({ at, request }) =>
+        sql`
+          INSERT INTO exports (account_id, number_id, key_number_id, chat, since, until, include_media, status, created_at)
+          VALUES (${request.accountId}, ${request.numberId}, ${request.keyNumberId}, ${request.chat}, ${request.since},
+                  ${request.until}, ${request.includeMedia}, 'queued', ${at})
+          RETURNING *`
+    })
+    const OfAccount = Schema.Struct({ accountId: Schema.Number, numberId: Schema.NullOr(Schema.Number) })
+    const findList = SqlSchema.findAll({
+      Request: OfAccount,
+      Result: ExportRow,
+      execute: ({ accountId, numberId }) =>
+        sql`
+          SELECT * FROM exports
+          WHERE account_id = ${accountId} ${numberId === null ? sql`` : sql`AND number_id = ${numberId}`}
+          ORDER BY id DESC LIMIT ${LIST_SIZE}`
+    })
+    const findExport = SqlSchema.findOne({
+      Request: Schema.Struct({ ...OfAccount.fields, id: Schema.Number }),
+      Result: ExportRow,
+      execute: ({ accountId, id, numberId }) =>
+        sql`
+          SELECT * FROM exports
+          WHERE id = ${id} AND account_id = ${accountId}
+            ${numberId === null ? sql`` : sql`AND number_id = ${numberId}`}`
+    })
+    const startExport = SqlSchema.findOne({
+      Request: Schema.Struct({ id: Schema.Number, at: Schema.DateFromSelf }),
+      Result: ExportRow,
+      execute: ({ at, id }) =>
+        sql`
+          UPDATE exports SET status = 'running', started_at = ${at}, progress = 0
+          WHERE id = ${id} AND status IN ('queued', 'running')
+          RETURNING *`
+    })
+    const findUnfinished = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: Schema.Struct({ id: Int8 }),
+      execute: () => sql`SELECT id FROM exports WHERE status IN ('queued', 'running') ORDER BY id`
+    })
+    const findExpiring = SqlSchema.findAll({
+      Request: Schema.DateFromSelf,
+      Result: Expiring,
+      execute: (now) =>
+        sql`
+          SELECT id, blob_key FROM exports
+          WHERE status = 'done' AND expires_at <= ${now}
+          ORDER BY expires_at LIMIT 100`
+    })
+    const findRunState = SqlSchema.findOne({
+      Request: Schema.Number,
+      Result: RunState,
+      execute: (id) => sql`SELECT status, started_at FROM exports WHERE id = ${id}`
+    })
+
     /**
      * Takes one of the account's history downloads at `now`, or answers in how many seconds the
      * oldest download in the window leaves it.
@@ -113,8 +198,7 @@ export class ExportRecords extends Effect.Service<ExportRecords>()("@wagate/expo
         yield* lockAccount(accountId)
         const windowStart = new Date(now - DOWNLOAD_WINDOW_MS)
         yield* sql`DELETE FROM history_downloads WHERE account_id = ${accountId} AND at <= ${windowStart}`
-        const taken = yield* sql<{ at: Date }>`
-          SELECT at FROM history_downloads WHERE account_id = ${accountId} ORDER BY at`
+        const taken = yield* findTaken(accountId)
         if (taken.length >= DOWNLOADS_PER_WINDOW) {
           const frees = taken[taken.length - DOWNLOADS_PER_WINDOW].at.getTime() + DOWNLOAD_WINDOW_MS
           return Option.some(Math.max(1, Math.ceil((frees - now) / 1000)))
@@ -129,40 +213,26 @@ export class ExportRecords extends Effect.Service<ExportRecords>()("@wagate/expo
       return yield* Effect.gen(function*() {
         yield* lockAccount(request.accountId)
         const dayStart = new Date(Almaty.startOfDay(now))
-        const [counts] = yield* sql<{ in_progress: string; today: string }>`
-          SELECT count(*) FILTER (WHERE status IN ('queued', 'running')) AS in_progress,
-                 count(*) FILTER (WHERE created_at >= ${dayStart}) AS today
-          FROM exports WHERE account_id = ${request.accountId}`
-        if (Number(counts.today) >= MAX_PER_DAY) {
+        const counts = yield* countExports({ accountId: request.accountId, dayStart })
+        if (counts.today >= MAX_PER_DAY) {
           return { _tag: "Refused", refusal: { _tag: "DailyLimit", retryAfter: Almaty.secondsToMidnight(now) } } as const
         }
-        if (Number(counts.in_progress) >= MAX_IN_PROGRESS) {
+        if (counts.in_progress >= MAX_IN_PROGRESS) {
           return { _tag: "Refused", refusal: { _tag: "Busy" } } as const
         }
-        const [row] = yield* sql<ExportRow>`
-          INSERT INTO exports (account_id, number_id, key_number_id, chat, since, until, include_media, status, created_at)
-          VALUES (${request.accountId}, ${request.numberId}, ${request.keyNumberId}, ${request.chat}, ${request.since},
-                  ${request.until}, ${request.includeMedia}, 'queued', ${new Date(now)})
-          RETURNING *`
+        const row = yield* insertExport({ request, at: new Date(now) })
         return { _tag: "Created", row } as const
       }).pipe(sql.withTransaction)
     }, Effect.orDie)
 
     /** The last exports of the account (a number key: of its number), newest first. */
     const list = Effect.fn("ExportRecords.list")(function*(accountId: number, numberId: number | null) {
-      return yield* sql<ExportRow>`
-        SELECT * FROM exports
-        WHERE account_id = ${accountId} ${numberId === null ? sql`` : sql`AND number_id = ${numberId}`}
-        ORDER BY id DESC LIMIT ${LIST_SIZE}`
+      return yield* findList({ accountId, numberId })
     }, Effect.orDie)
 
     /** One export of the account (a number key: of its number). */
     const find = Effect.fn("ExportRecords.find")(function*(accountId: number, numberId: number | null, id: number) {
-      const rows = yield* sql<ExportRow>`
-        SELECT * FROM exports
-        WHERE id = ${id} AND account_id = ${accountId}
-          ${numberId === null ? sql`` : sql`AND number_id = ${numberId}`}`
-      return Option.fromNullable(rows[0])
+      return yield* findExport({ accountId, numberId, id })
     }, Effect.orDie)
 
     /**
@@ -170,11 +240,7 @@ export class ExportRecords extends Effect.Service<ExportRecords>()("@wagate/expo
      * has already ended.
      */
     const start = Effect.fn("ExportRecords.start")(function*(id: number, now: number) {
-      const rows = yield* sql<ExportRow>`
-        UPDATE exports SET status = 'running', started_at = ${new Date(now)}, progress = 0
-        WHERE id = ${id} AND status IN ('queued', 'running')
-        RETURNING *`
-      return Option.fromNullable(rows[0])
+      return yield* startExport({ id, at: new Date(now) })
     }, Effect.orDie)
 
     const progress = Effect.fn("ExportRecords.progress")(function*(id: number, percent: number) {
@@ -183,15 +249,12 @@ export class ExportRecords extends Effect.Service<ExportRecords>()("@wagate/expo
 
     /** Exports still to be carried out: queued or running. */
     const unfinished = Effect.fn("ExportRecords.unfinished")(function*() {
-      return yield* sql<{ id: string }>`SELECT id FROM exports WHERE status IN ('queued', 'running') ORDER BY id`
+      return yield* findUnfinished()
     }, Effect.orDie)
 
     /** Done exports whose archive expired at `now`, a batch at a time. */
     const expiring = Effect.fn("ExportRecords.expiring")(function*(now: number) {
-      return yield* sql<{ id: string; blob_key: string | null }>`
-        SELECT id, blob_key FROM exports
-        WHERE status = 'done' AND expires_at <= ${new Date(now)}
-        ORDER BY expires_at LIMIT 100`
+      return yield* findExpiring(new Date(now))
     }, Effect.orDie)
 
     const markExpired = Effect.fn("ExportRecords.markExpired")(function*(id: number) {
@@ -200,9 +263,7 @@ export class ExportRecords extends Effect.Service<ExportRecords>()("@wagate/expo
 
     /** Whether an export is running and since when (its current run); none for an unknown id. */
     const runState = Effect.fn("ExportRecords.runState")(function*(id: number) {
-      const rows = yield* sql<{ status: ExportRow["status"]; started_at: Date | null }>`
-        SELECT status, started_at FROM exports WHERE id = ${id}`
-      return Option.fromNullable(rows[0])
+      return yield* findRunState(id)
     }, Effect.orDie)
 
     return { takeDownload, create, list, find, start, progress, unfinished, expiring, markExpired, runState } as const

@@ -120,7 +120,7 @@ export const makeArchiveExports = Effect.gen(function*() {
       const row = created.row
       // Stored before this answers; if the cluster cannot take it now, the export stays
       // queued and the exports' background job hands it over on its next pass.
-      yield* exportClient(row.id).Run({ exportId: Number(row.id) }, { discard: true }).pipe(
+      yield* exportClient(String(row.id)).Run({ exportId: row.id }, { discard: true }).pipe(
         Effect.timeout("5 seconds"),
         Effect.catchAllCause((cause) => Effect.logWarning(`export ${row.id} left for the background job`, cause))
       )
