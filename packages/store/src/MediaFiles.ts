@@ -16,8 +16,14 @@ import * as StoragePricing from "@wagate/domain/StoragePricing"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { Int8, NullOrInstant, NullOrInt, NullOrInt8 } from "./Columns.js"
-import { int } from "./Time.js"
+import { Instant, Int8, NullOrInstant, NullOrInt, NullOrInt8, NullOrString, oneOf } from "./Columns.js"
+
+/**
+ * The rows of a statement built for one call, decoded through `Result` (a failed decode is a
+ * defect: the store's own columns are not what the code expects).
+ */
+const rowsOf = <A, I, R>(Result: Schema.Schema<A, I, R>, statement: Statement.Statement<unknown>) =>
+  SqlSchema.findAll({ Request: Schema.Void, Result, execute: () => statement })(undefined)
 
 /** How long a deleted file's backup copy is kept. @since 1.0.0 */
 export const BACKUP_DAYS = 30
@@ -115,9 +121,11 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
 
     /** Totals of the live files of an account, per number and kind (a few rows). */
     const usage = Effect.fn("MediaFiles.usage")(function*(accountId: number) {
-      const rows = yield* sql<{ number_id: string; kind: MediaKind; bytes: string; files: string }>`
-        SELECT number_id, kind, bytes, files FROM media_usage WHERE account_id = ${accountId} AND files > 0`
-      return rows.map((r) => ({ numberId: int(r.number_id), kind: r.kind, bytes: int(r.bytes), files: int(r.files) }))
+      const rows = yield* rowsOf(
+        Schema.Struct({ number_id: Int8, kind: oneOf(MediaKind), bytes: Int8, files: Int8 }),
+        sql`SELECT number_id, kind, bytes, files FROM media_usage WHERE account_id = ${accountId} AND files > 0`
+      )
+      return rows.map((r) => ({ numberId: r.number_id, kind: r.kind, bytes: r.bytes, files: r.files }))
     }, Effect.orDie)
 
     const usedBytes = (accountId: number) =>
@@ -134,19 +142,25 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
 
     /** Incoming files still being downloaded. */
     const pendingFiles = Effect.fn("MediaFiles.pendingFiles")(function*(accountId: number) {
-      const [row] = yield* sql<{ n: string }>`
-        SELECT count(*) AS n FROM messages
-        WHERE media_pending AND account_id = ${accountId}
-          AND number_id IN (SELECT id FROM numbers WHERE account_id = ${accountId})`
-      return int(row?.n ?? 0)
+      const [row] = yield* rowsOf(
+        Schema.Struct({ n: Int8 }),
+        sql`
+          SELECT count(*) AS n FROM messages
+          WHERE media_pending AND account_id = ${accountId}
+            AND number_id IN (SELECT id FROM numbers WHERE account_id = ${accountId})`
+      )
+      return row?.n ?? 0
     }, Effect.orDie)
 
     /** The message time of the account's oldest kept file, if any. */
     const oldestFileAt = Effect.fn("MediaFiles.oldestFileAt")(function*(accountId: number) {
-      const [row] = yield* sql<{ created_at: Date }>`
-        SELECT created_at FROM media_files WHERE account_id = ${accountId} AND deleted_at IS NULL
-        ORDER BY created_at, id LIMIT 1`
-      return Option.map(Option.fromNullable(row), (r) => new Date(r.created_at))
+      const [row] = yield* rowsOf(
+        Schema.Struct({ created_at: Instant }),
+        sql`
+          SELECT created_at FROM media_files WHERE account_id = ${accountId} AND deleted_at IS NULL
+          ORDER BY created_at, id LIMIT 1`
+      )
+      return Option.map(Option.fromNullable(row), (r) => r.created_at)
     }, Effect.orDie)
 
     const findPolicy = SqlSchema.findOne({
@@ -210,17 +224,22 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
 
     /** Accounts whose policy deletes files after some days. */
     const retentionPolicies = Effect.fn("MediaFiles.retentionPolicies")(function*() {
-      const rows = yield* sql<{ account_id: string; retention_days: number }>`
-        SELECT account_id, retention_days FROM storage_policies WHERE retention_days IS NOT NULL`
-      return rows.map((r) => ({ accountId: int(r.account_id), retentionDays: r.retention_days }))
+      const rows = yield* rowsOf(
+        Schema.Struct({ account_id: Int8, retention_days: Schema.Number }),
+        sql`SELECT account_id, retention_days FROM storage_policies WHERE retention_days IS NOT NULL`
+      )
+      return rows.map((r) => ({ accountId: r.account_id, retentionDays: r.retention_days }))
     }, Effect.orDie)
 
     /** Bytes of files kept for one chat of a number since `since` (the per-chat daily allowance). */
     const chatBytesSince = Effect.fn("MediaFiles.chatBytesSince")(function*(numberId: number, chatId: string, since: Date) {
-      const [row] = yield* sql<{ bytes: string }>`
-        SELECT coalesce(sum(size), 0) AS bytes FROM media_files
-        WHERE number_id = ${numberId} AND chat_id = ${chatId} AND created_at >= ${since} AND deleted_at IS NULL`
-      return int(row?.bytes ?? 0)
+      const [row] = yield* rowsOf(
+        Schema.Struct({ bytes: Int8 }),
+        sql`
+          SELECT coalesce(sum(size), 0) AS bytes FROM media_files
+          WHERE number_id = ${numberId} AND chat_id = ${chatId} AND created_at >= ${since} AND deleted_at IS NULL`
+      )
+      return row?.bytes ?? 0
     }, Effect.orDie)
 
     /**
@@ -229,7 +248,15 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
      * the account's usage.
      */
     const keepFacts = Effect.fn("MediaFiles.keepFacts")(function*(accountId: number, messageId: number, dayStart: Date) {
-      const [row] = yield* sql<{ is_group: boolean; direction: string; known: boolean | null; chat_bytes: string; used: string }>`
+      const [row] = yield* rowsOf(
+        Schema.Struct({
+          is_group: Schema.Boolean,
+          direction: Schema.Literal("in", "out"),
+          known: Schema.NullOr(Schema.Boolean),
+          chat_bytes: Int8,
+          used: Int8
+        }),
+        sql`
         SELECT m.is_group, m.direction,
                (SELECT c.first_out_at IS NOT NULL FROM contacts c WHERE c.number_id = m.number_id AND c.phone = m.peer) AS known,
                (SELECT coalesce(sum(f.size), 0) FROM media_files f
@@ -237,24 +264,28 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
                   AND f.deleted_at IS NULL) AS chat_bytes,
                (SELECT coalesce(sum(u.bytes), 0) FROM media_usage u WHERE u.account_id = ${accountId}) AS used
         FROM messages m WHERE m.id = ${messageId}`
+      )
       return {
         isGroup: row?.is_group ?? false,
-        direction: (row?.direction ?? "in") as "in" | "out",
+        direction: row?.direction ?? "in",
         knownSender: row?.known === true || row?.direction === "out",
-        chatBytesToday: int(row?.chat_bytes ?? 0),
-        usedBytes: int(row?.used ?? 0)
+        chatBytesToday: row?.chat_bytes ?? 0,
+        usedBytes: row?.used ?? 0
       }
     }, Effect.orDie)
 
     /** Counts a stored file (the usage moves with the insert). False when the message has one already. */
     const add = Effect.fn("MediaFiles.add")(function*(f: NewFile) {
-      const rows = yield* sql<{ id: string }>`
+      const rows = yield* rowsOf(
+        Schema.Struct({ id: Int8 }),
+        sql`
         INSERT INTO media_files (message_id, account_id, number_id, chat_id, kind, mime_type, filename, size, blob_key,
                                  created_at)
         VALUES (${f.messageId}, ${f.accountId}, ${f.numberId}, ${f.chatId}, ${f.kind}, ${f.mimeType}, ${f.filename},
                 ${f.size}, ${f.blobKey}, ${f.at})
         ON CONFLICT (message_id) DO NOTHING
         RETURNING id`
+      )
       return rows.length > 0
     }, Effect.orDie)
 
@@ -267,25 +298,28 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
 
     /** The live file of message `messageId`, within an account and, for a number key, its number. */
     const find = Effect.fn("MediaFiles.find")(function*(accountId: number, numberId: number | null, messageId: number) {
-      const [row] = yield* sql<{
-        message_id: string
-        number_id: string
-        kind: MediaKind
-        mime_type: string
-        filename: string | null
-        size: string
-        blob_key: string
-      }>`
-        SELECT message_id, number_id, kind, mime_type, filename, size, blob_key FROM media_files
-        WHERE message_id = ${messageId} AND account_id = ${accountId} AND deleted_at IS NULL
-          ${numberId === null ? sql`` : sql`AND number_id = ${numberId}`}`
+      const [row] = yield* rowsOf(
+        Schema.Struct({
+          message_id: Int8,
+          number_id: Int8,
+          kind: oneOf(MediaKind),
+          mime_type: Schema.String,
+          filename: NullOrString,
+          size: Int8,
+          blob_key: Schema.String
+        }),
+        sql`
+          SELECT message_id, number_id, kind, mime_type, filename, size, blob_key FROM media_files
+          WHERE message_id = ${messageId} AND account_id = ${accountId} AND deleted_at IS NULL
+            ${numberId === null ? sql`` : sql`AND number_id = ${numberId}`}`
+      )
       return Option.map(Option.fromNullable(row), (r): FileRow => ({
-        messageId: int(r.message_id),
-        numberId: int(r.number_id),
+        messageId: r.message_id,
+        numberId: r.number_id,
         kind: r.kind,
         mimeType: r.mime_type,
         filename: r.filename,
-        size: int(r.size),
+        size: r.size,
         blobKey: r.blob_key
       }))
     }, Effect.orDie)
@@ -296,7 +330,9 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
      */
     const deletePicked = (picked: Statement.Statement<unknown>, now: Date) =>
       Effect.map(
-        sql<{ n: string; bytes: string }>`
+        rowsOf(
+          Schema.Struct({ n: Int8, bytes: Int8 }),
+          sql`
           WITH picked AS (${picked}), gone AS (
             UPDATE media_files f SET deleted_at = ${now}, purge_after = ${new Date(now.getTime() + BACKUP_DAYS * DAY_MS)}
             FROM picked WHERE f.id = picked.id AND f.deleted_at IS NULL
@@ -305,8 +341,9 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
             UPDATE messages m SET media = jsonb_set(m.media, '{deleted}', 'true'::jsonb), updated_at = ${now}
             FROM gone WHERE m.id = gone.message_id AND m.media IS NOT NULL
           )
-          SELECT count(*) AS n, coalesce(sum(size), 0) AS bytes FROM gone`,
-        ([row]) => ({ deleted: int(row?.n ?? 0), freedBytes: int(row?.bytes ?? 0) }) satisfies Deleted
+          SELECT count(*) AS n, coalesce(sum(size), 0) AS bytes FROM gone`
+        ),
+        ([row]) => ({ deleted: row?.n ?? 0, freedBytes: row?.bytes ?? 0 }) satisfies Deleted
       )
 
     /** Deletes the file of one message; nothing deleted when there is none the key may see. */
@@ -357,12 +394,15 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
      * blob could not be deleted, to be tried again later.
      */
     const claimPurge = Effect.fn("MediaFiles.claimPurge")(function*(now: Date, limit: number) {
-      const rows = yield* sql<{ id: string; blob_key: string }>`
-        UPDATE media_files f SET purge_after = NULL, purged_at = ${now}
-        WHERE f.id IN (SELECT id FROM media_files WHERE purge_after <= ${now} ORDER BY purge_after LIMIT ${limit}
-                       FOR UPDATE SKIP LOCKED)
-        RETURNING f.id, f.blob_key`
-      return rows.map((r) => ({ id: int(r.id), blobKey: r.blob_key }))
+      const rows = yield* rowsOf(
+        Schema.Struct({ id: Int8, blob_key: Schema.String }),
+        sql`
+          UPDATE media_files f SET purge_after = NULL, purged_at = ${now}
+          WHERE f.id IN (SELECT id FROM media_files WHERE purge_after <= ${now} ORDER BY purge_after LIMIT ${limit}
+                         FOR UPDATE SKIP LOCKED)
+          RETURNING f.id, f.blob_key`
+      )
+      return rows.map((r) => ({ id: r.id, blobKey: r.blob_key }))
     }, Effect.orDie)
 
     const releasePurge = Effect.fn("MediaFiles.releasePurge")(function*(ids: ReadonlyArray<number>, retryAt: Date) {
