@@ -17,13 +17,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Instant, Int8, NullOrInstant, NullOrInt, NullOrInt8, NullOrString, oneOf } from "./Columns.js"
-
-/**
- * The rows of a statement built for one call, decoded through `Result` (a failed decode is a
- * defect: the store's own columns are not what the code expects).
- */
-const rowsOf = <A, I, R>(Result: Schema.Schema<A, I, R>, statement: Statement.Statement<unknown>) =>
-  SqlSchema.findAll({ Request: Schema.Void, Result, execute: () => statement })(undefined)
+import { decoded as rowsOf } from "./Rows.js"
 
 /** How long a deleted file's backup copy is kept. @since 1.0.0 */
 export const BACKUP_DAYS = 30

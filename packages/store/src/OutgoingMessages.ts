@@ -7,15 +7,17 @@
  */
 import type { SqlError } from "@effect/sql/SqlError"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import type { MessageMedia, MessageSource, MessageType } from "@wagate/domain/Message"
+import { MessageMedia, type MessageSource, type MessageType } from "@wagate/domain/Message"
 import * as Traced from "@wagate/domain/Traced"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as Batched from "./Batched.js"
 import { chatConflict, upsertChat } from "./ChatSql.js"
+import { Int8 } from "./Columns.js"
 import * as Outbox from "./Outbox.js"
-import { int } from "./Time.js"
+import { decoded } from "./Rows.js"
 
 /** A recipient known only by its LID: `<lid>@lid`. @since 1.0.0 */
 export const isLid = (to: string): boolean => to.endsWith("@lid")
@@ -68,6 +70,25 @@ const rounds = (
   return result
 }
 
+const Id = Schema.Struct({ id: Int8 })
+const Recorded = Schema.Struct({ id: Int8, number_id: Int8, wa_message_id: Schema.String })
+const Answer = Schema.Struct({
+  request_hash: Schema.String,
+  status: Schema.NullOr(Schema.Number),
+  response: Schema.Unknown
+})
+/** A message recorded but not yet taken by the network. */
+const Pending = Schema.Struct({
+  id: Int8,
+  peer: Schema.String,
+  chat_id: Schema.String,
+  wa_message_id: Schema.String,
+  type: Schema.String,
+  text: Schema.String,
+  media: Schema.NullOr(MessageMedia),
+  send_attempts: Schema.Number
+})
+
 /** @since 1.0.0 */
 export const make = Effect.gen(function*() {
   const sql = yield* PgClient.PgClient
@@ -77,17 +98,22 @@ export const make = Effect.gen(function*() {
    * its LID), and whether the person wrote first.
    */
   const contact = Effect.fn("Conversations.contact")(function*(numberId: number, to: string) {
-    const [row] = yield* sql<{ wrote_first: boolean }>`
-      SELECT wrote_first FROM contacts
-      WHERE number_id = ${numberId} AND ${isLid(to) ? sql`lid = ${to}` : sql`phone = ${to}`}
-      ORDER BY phone NULLS LAST LIMIT 1`
+    const [row] = yield* decoded(
+      Schema.Struct({ wrote_first: Schema.Boolean }),
+      sql`
+        SELECT wrote_first FROM contacts
+        WHERE number_id = ${numberId} AND ${isLid(to) ? sql`lid = ${to}` : sql`phone = ${to}`}
+        ORDER BY phone NULLS LAST LIMIT 1`
+    )
     return Option.map(Option.fromNullable(row), (r) => ({ wroteFirst: r.wrote_first }))
   })
 
   /** The phone of a LID (`<lid>@lid`), once the number learned it (its chats were merged then). */
   const phoneOfLid = Effect.fn("Conversations.phoneOfLid")(function*(numberId: number, lid: string) {
-    const [row] = yield* sql<{ phone: string }>`
-      SELECT phone FROM contacts WHERE number_id = ${numberId} AND lid = ${lid} AND phone IS NOT NULL LIMIT 1`
+    const [row] = yield* decoded(
+      Schema.Struct({ phone: Schema.String }),
+      sql`SELECT phone FROM contacts WHERE number_id = ${numberId} AND lid = ${lid} AND phone IS NOT NULL LIMIT 1`
+    )
     return Option.map(Option.fromNullable(row), (r) => r.phone)
   })
 
@@ -101,7 +127,7 @@ export const make = Effect.gen(function*() {
     const peer = lid ? "" : r.to
     // One statement: the message, its Idempotency-Key, chat, contact and day's usage commit
     // together (a used key aborts it all with a unique violation).
-    const rows = yield* sql<{ id: string }>`
+    const rows = yield* decoded(Id, sql`
       WITH msg AS (
         INSERT INTO messages (account_id, number_id, direction, source, chat_id, peer, peer_lid, wa_message_id, type,
                               text, status, media, first_contact, text_hash, created_at, updated_at)
@@ -142,13 +168,13 @@ export const make = Effect.gen(function*() {
           messages = daily_usage.messages + 1,
           new_contacts = daily_usage.new_contacts + EXCLUDED.new_contacts
       )
-      SELECT id FROM msg`.pipe(
+      SELECT id FROM msg`).pipe(
       Effect.catchIf(
         (e) => (e.cause as { constraint?: string } | undefined)?.constraint === "idempotency_keys_pkey",
         () => new IdempotencyConflict({ key: r.idempotency?.key ?? "" })
       )
     )
-    return int(rows[0].id)
+    return rows[0].id
   })
 
   /**
@@ -156,7 +182,7 @@ export const make = Effect.gen(function*() {
    * is changed twice in it); their ids, in order. The same rows as `recordOne` writes for each.
    */
   const recordRound = (batch: ReadonlyArray<OutgoingRecord>) =>
-    sql<{ id: string; number_id: string; wa_message_id: string }>`
+    decoded(Recorded, sql`
       WITH input AS (
         SELECT * FROM unnest(
           ${batch.map((r) => r.accountId)}::bigint[], ${batch.map((r) => r.numberId)}::bigint[],
@@ -205,9 +231,9 @@ export const make = Effect.gen(function*() {
           messages = daily_usage.messages + 1,
           new_contacts = daily_usage.new_contacts + EXCLUDED.new_contacts
       )
-      SELECT id, number_id, wa_message_id FROM msg`.pipe(
+      SELECT id, number_id, wa_message_id FROM msg`).pipe(
       Effect.map((rows) => {
-        const ids = new Map(rows.map((row) => [`${row.number_id}/${row.wa_message_id}`, int(row.id)]))
+        const ids = new Map(rows.map((row) => [`${row.number_id}/${row.wa_message_id}`, row.id]))
         return batch.map((r) => ids.get(`${r.numberId}/${r.waMessageId}`)!)
       })
     )
@@ -293,7 +319,7 @@ export const make = Effect.gen(function*() {
    * from its message.
    */
   const findAnswer = Effect.fn("Conversations.findAnswer")(function*(accountId: number, key: string, since: Date) {
-    const [row] = yield* sql<{ request_hash: string; status: number | null; response: unknown }>`
+    const [row] = yield* decoded(Answer, sql`
       SELECT k.request_hash,
              coalesce(k.status, CASE WHEN m.status = 'failed' THEN 502 WHEN m.id IS NOT NULL THEN 200 END) AS status,
              coalesce(k.response, CASE
@@ -306,7 +332,7 @@ export const make = Effect.gen(function*() {
       FROM idempotency_keys k
       LEFT JOIN messages m ON m.id = k.message_id
       LEFT JOIN numbers n ON n.id = m.number_id
-      WHERE k.account_id = ${accountId} AND k.key = ${key} AND k.created_at > ${since}`
+      WHERE k.account_id = ${accountId} AND k.key = ${key} AND k.created_at > ${since}`)
     return Option.map(Option.fromNullable(row), (r) => ({
       requestHash: r.request_hash,
       answer: r.status === null ? null : ({ status: r.status, body: r.response } satisfies StoredAnswer)
@@ -315,11 +341,14 @@ export const make = Effect.gen(function*() {
 
   /** Forgets Idempotency-Keys created at or before `before`, at most `limit` of them; returns how many. */
   const expireKeys = Effect.fn("Conversations.expireKeys")(function*(before: Date, limit: number) {
-    const rows = yield* sql<{ key: string }>`
-      DELETE FROM idempotency_keys WHERE ctid IN (
-        SELECT ctid FROM idempotency_keys WHERE created_at <= ${before} LIMIT ${limit}
-      )
-      RETURNING key`
+    const rows = yield* decoded(
+      Schema.Struct({ key: Schema.String }),
+      sql`
+        DELETE FROM idempotency_keys WHERE ctid IN (
+          SELECT ctid FROM idempotency_keys WHERE created_at <= ${before} LIMIT ${limit}
+        )
+        RETURNING key`
+    )
     return rows.length
   })
 
@@ -328,25 +357,20 @@ export const make = Effect.gen(function*() {
    * connection was down), with how often they were handed to it.
    */
   const pending = Effect.fn("Conversations.pending")(function*(numberId: number) {
-    const rows = yield* sql<{
-      id: string
-      peer: string
-      chat_id: string
-      wa_message_id: string
-      type: string
-      text: string
-      media: MessageMedia | null
-      send_attempts: number
-    }>`
-      SELECT id, peer, chat_id, wa_message_id, type, text, media, send_attempts FROM messages
-      WHERE number_id = ${numberId} AND status = 'pending' ORDER BY id`
-    return rows.map((r) => ({ ...r, id: int(r.id) }))
+    return yield* decoded(
+      Pending,
+      sql`
+        SELECT id, peer, chat_id, wa_message_id, type, text, media, send_attempts FROM messages
+        WHERE number_id = ${numberId} AND status = 'pending' ORDER BY id`
+    )
   }, Effect.orDie)
 
   /** One more hand-over of an outgoing message to the network; returns the count. */
   const countAttempt = Effect.fn("Conversations.countAttempt")(function*(messageId: number) {
-    const [row] = yield* sql<{ send_attempts: number }>`
-      UPDATE messages SET send_attempts = send_attempts + 1 WHERE id = ${messageId} RETURNING send_attempts`
+    const [row] = yield* decoded(
+      Schema.Struct({ send_attempts: Schema.Number }),
+      sql`UPDATE messages SET send_attempts = send_attempts + 1 WHERE id = ${messageId} RETURNING send_attempts`
+    )
     return row?.send_attempts ?? 0
   })
 
