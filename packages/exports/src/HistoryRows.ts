@@ -7,9 +7,10 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Message } from "@wagate/domain/Message"
-import { NullOrString } from "@wagate/store/Columns"
+import { Int8, NullOrInt8, NullOrString } from "@wagate/store/Columns"
 import { DatabasePool } from "@wagate/store/Database"
 import { isoColumn, MessageRow, toMessage } from "@wagate/store/Messages"
+import { decoded } from "@wagate/store/Rows"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
@@ -202,12 +203,14 @@ export class HistoryRows extends Effect.Service<HistoryRows>()("@wagate/exports/
           if (left <= 0) return done
           const limit = Math.min(BATCH_SIZE, left)
           const where = [...conditions(filter), sql`m.id > ${after}`]
-          const [bound] = yield* sql<{ last: string | null; n: string }>`
-            SELECT max(b.id) AS last, count(*) AS n
-            FROM (SELECT m.id FROM messages m WHERE ${sql.and(where)} ORDER BY m.id LIMIT ${limit}) b`
-          const n = Number(bound.n)
-          if (n === 0 || bound.last === null) return done
-          const last = Number(bound.last)
+          const [bound] = yield* decoded(
+            Schema.Struct({ last: NullOrInt8, n: Int8 }),
+            sql`
+              SELECT max(b.id) AS last, count(*) AS n
+              FROM (SELECT m.id FROM messages m WHERE ${sql.and(where)} ORDER BY m.id LIMIT ${limit}) b`
+          )
+          const { last, n } = bound
+          if (n === 0 || last === null) return done
           const batch = yield* copyOut(`COPY (${
             inline(sql`
               SELECT ${csvColumns}
@@ -225,26 +228,31 @@ export class HistoryRows extends Effect.Service<HistoryRows>()("@wagate/exports/
 
     /** How many messages the filter covers. */
     const count = Effect.fn("HistoryRows.count")(function*(filter: HistoryFilter) {
-      const [row] = yield* sql<{ n: string }>`
-        SELECT count(*) AS n FROM messages m WHERE ${sql.and(conditions(filter))}`
-      return Number(row.n)
+      const [row] = yield* decoded(
+        Schema.Struct({ n: Int8 }),
+        sql`SELECT count(*) AS n FROM messages m WHERE ${sql.and(conditions(filter))}`
+      )
+      return row.n
     }, Effect.orDie)
 
     /** The chats the filter covers, in the order of their first message. */
     const chats = Effect.fn("HistoryRows.chats")(function*(filter: HistoryFilter) {
-      const rows = yield* sql<{ number_id: string; chat_id: string; number_phone: string | null }>`
-        SELECT m.number_id, m.chat_id, min(n.phone) AS number_phone
-        FROM messages m LEFT JOIN numbers n ON n.id = m.number_id
-        WHERE ${sql.and(conditions(filter))}
-        GROUP BY m.number_id, m.chat_id
-        ORDER BY min(m.id)`
-      return rows.map((r) => ({ numberId: Number(r.number_id), chatId: r.chat_id, numberPhone: r.number_phone }))
+      const rows = yield* decoded(
+        Schema.Struct({ number_id: Int8, chat_id: Schema.String, number_phone: NullOrString }),
+        sql`
+          SELECT m.number_id, m.chat_id, min(n.phone) AS number_phone
+          FROM messages m LEFT JOIN numbers n ON n.id = m.number_id
+          WHERE ${sql.and(conditions(filter))}
+          GROUP BY m.number_id, m.chat_id
+          ORDER BY min(m.id)`
+      )
+      return rows.map((r) => ({ numberId: r.number_id, chatId: r.chat_id, numberPhone: r.number_phone }))
     }, Effect.orDie)
 
     /** The stored files of the filter's messages (live ones; deleted files are not exported). */
     const files = (filter: HistoryFilter): Stream.Stream<MediaFileRow> =>
       Stream.paginateChunkEffect(0, (after) =>
-        sql<MediaFileRow>`
+        decoded(MediaFileRow, sql`
           SELECT f.id, f.message_id, f.kind, f.mime_type, f.filename, f.size, f.blob_key, m.chat_id,
                  n.phone AS number_phone
           FROM media_files f
@@ -252,23 +260,26 @@ export class HistoryRows extends Effect.Service<HistoryRows>()("@wagate/exports/
           LEFT JOIN numbers n ON n.id = m.number_id
           WHERE ${sql.and([...conditions(filter), sql`f.deleted_at IS NULL`, sql`f.id > ${after}`])}
           ORDER BY f.id
-          LIMIT ${BATCH_SIZE}`.pipe(
+          LIMIT ${BATCH_SIZE}`).pipe(
           Effect.orDie,
           Effect.map((rows) =>
             [
               Chunk.unsafeFromArray(rows),
-              rows.length === BATCH_SIZE ? Option.some(Number(rows[rows.length - 1].id)) : Option.none()
+              rows.length === BATCH_SIZE ? Option.some(rows[rows.length - 1].id) : Option.none()
             ] as const
           )
         ))
 
     /** How many live files the filter covers and their bytes. */
     const fileTotals = Effect.fn("HistoryRows.fileTotals")(function*(filter: HistoryFilter) {
-      const [row] = yield* sql<{ n: string; bytes: string | null }>`
-        SELECT count(*) AS n, sum(f.size) AS bytes
-        FROM media_files f JOIN messages m ON m.id = f.message_id
-        WHERE ${sql.and([...conditions(filter), sql`f.deleted_at IS NULL`])}`
-      return { files: Number(row.n), bytes: Number(row.bytes ?? 0) }
+      const [row] = yield* decoded(
+        Schema.Struct({ n: Int8, bytes: NullOrInt8 }),
+        sql`
+          SELECT count(*) AS n, sum(f.size) AS bytes
+          FROM media_files f JOIN messages m ON m.id = f.message_id
+          WHERE ${sql.and([...conditions(filter), sql`f.deleted_at IS NULL`])}`
+      )
+      return { files: row.n, bytes: row.bytes ?? 0 }
     }, Effect.orDie)
 
     return { stream, csv, count, chats, files, fileTotals } as const
@@ -276,14 +287,16 @@ export class HistoryRows extends Effect.Service<HistoryRows>()("@wagate/exports/
 }) {}
 
 /** A stored file of an exported message. @since 1.0.0 */
-export interface MediaFileRow {
-  readonly id: string
-  readonly message_id: string
-  readonly kind: string
-  readonly mime_type: string
-  readonly filename: string | null
-  readonly size: string
-  readonly blob_key: string
-  readonly chat_id: string
-  readonly number_phone: string | null
-}
+export const MediaFileRow = Schema.Struct({
+  id: Int8,
+  message_id: Int8,
+  kind: Schema.String,
+  mime_type: Schema.String,
+  filename: NullOrString,
+  size: Int8,
+  blob_key: Schema.String,
+  chat_id: Schema.String,
+  number_phone: NullOrString
+})
+/** @since 1.0.0 */
+export interface MediaFileRow extends Schema.Schema.Type<typeof MediaFileRow> {}
