@@ -19,8 +19,7 @@ import {
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { Instant, Int8, NullOrInstant, NullOrInt8, nullOrOneOf, NullOrString, oneOf } from "./Columns.js"
-import { iso, isoOrNull } from "./Time.js"
+import { Int8, NullOrInt8, nullOrOneOf, NullOrString, oneOf } from "./Columns.js"
 
 /** What GET /messages asks for, already resolved and validated. @since 1.0.0 */
 export interface MessageFilter {
@@ -111,17 +110,18 @@ const ChatRow = Schema.Struct({
   name: NullOrString,
   is_group: Schema.Boolean,
   group_subject: NullOrString,
-  last_message_at: NullOrInstant,
+  // Times as ISO 8601 UTC, formatted by PostgreSQL (`isoColumn`).
+  last_message_at: NullOrString,
   message_count: Schema.Number,
   incoming_count: Schema.Number,
   outgoing_count: Schema.Number,
-  created_at: Instant,
+  created_at: Schema.String,
   lm_id: NullOrInt8,
   lm_direction: nullOrOneOf(Direction),
   lm_type: nullOrOneOf(MessageType),
   lm_text: NullOrString,
   lm_status: nullOrOneOf(MessageStatus),
-  lm_created_at: NullOrInstant
+  lm_created_at: NullOrString
 })
 
 /** @since 1.0.0 */
@@ -168,13 +168,13 @@ const toChat = (r: typeof ChatRow.Type): Chat => ({
       type: r.lm_type,
       text: r.lm_text,
       status: r.lm_status,
-      created_at: iso(r.lm_created_at)
+      created_at: r.lm_created_at
     },
-  last_message_at: isoOrNull(r.last_message_at),
+  last_message_at: r.last_message_at,
   message_count: r.message_count,
   incoming_count: r.incoming_count,
   outgoing_count: r.outgoing_count,
-  created_at: iso(r.created_at)
+  created_at: r.created_at
 })
 
 const PageRequest = Schema.Struct({
@@ -256,10 +256,11 @@ export class Messages extends Effect.Service<Messages>()("@wagate/store/Messages
       Result: ChatRow,
       execute: ({ accountId, limit, numberId }) =>
         sql`
-          SELECT c.chat_id, c.number_id, c.peer, c.peer_lid, c.name, c.is_group, c.group_subject, c.last_message_at,
-                 c.message_count, c.incoming_count, c.outgoing_count, c.created_at,
+          SELECT c.chat_id, c.number_id, c.peer, c.peer_lid, c.name, c.is_group, c.group_subject,
+                 ${sql.literal(isoColumn("c.last_message_at"))} AS last_message_at,
+                 c.message_count, c.incoming_count, c.outgoing_count, ${sql.literal(isoColumn("c.created_at"))} AS created_at,
                  m.id AS lm_id, m.direction AS lm_direction, m.type AS lm_type, m.text AS lm_text,
-                 m.status AS lm_status, m.created_at AS lm_created_at
+                 m.status AS lm_status, ${sql.literal(isoColumn("m.created_at"))} AS lm_created_at
           FROM chats c
           LEFT JOIN messages m ON m.id = c.last_message_id
           WHERE c.account_id = ${accountId}

@@ -9,6 +9,3 @@ export const iso = (d: Date): string => d.toISOString()
 
 /** @since 1.0.0 */
 export const isoOrNull = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null)
-
-/** bigint columns arrive as strings; ids stay far below 2^53. @since 1.0.0 */
-export const int = (v: string | number | bigint): number => Number(v)
