@@ -41,21 +41,41 @@ const TRANSPORT_JITTER_MS = 250
  * What the machine's CPU did (busy seconds, from /proc/stat) and what this test's own processes
  * used of it: this process, the given cluster processes, PostgreSQL and Redis.
  */
-const cpuSnapshot = (pids: ReadonlyArray<number>) => {
+/** Seconds of CPU the whole machine has spent busy since boot. */
+const machineBusy = () => {
   const [, ...fields] = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/)
   const ticks = fields.slice(0, 8).map(Number)
-  const busy = (ticks.reduce((a, b) => a + b, 0) - ticks[3] - ticks[4]) / 100
-  const ours = new Map(
-    [process.pid, ...pids, ...pidsNamed("postgres"), ...pidsNamed("redis-server")].map((pid) => [pid, cpuSeconds(pid)])
-  )
-  return { busy, ours }
+  return (ticks.reduce((a, b) => a + b, 0) - ticks[3] - ticks[4]) / 100
 }
 
-/** Cores used on average between two snapshots by processes that are not this test's. */
-const otherCores = (before: ReturnType<typeof cpuSnapshot>, after: ReturnType<typeof cpuSnapshot>, seconds: number) => {
-  let ours = 0
-  for (const [pid, used] of after.ours) ours += used - (before.ours.get(pid) ?? 0)
-  return (after.busy - before.busy - ours) / seconds
+/**
+ * Watches how many cores processes other than this test's own (`pids()`, which may change as
+ * runners stop and start; PostgreSQL, Redis and this process) use from now on. Sampled twice a
+ * second, so a process that exits meanwhile counts with what it used until its last sample, and
+ * one that starts meanwhile with all it used.
+ */
+const watchOtherCores = (pids: () => ReadonlyArray<number>) => {
+  const started = Date.now()
+  const busyAtStart = machineBusy()
+  const first = new Map<number, number>()
+  const last = new Map<number, number>()
+  const sample = (initial: boolean) => {
+    for (const pid of [process.pid, ...pids(), ...pidsNamed("postgres"), ...pidsNamed("redis-server")]) {
+      const used = cpuSeconds(pid)
+      if (used === 0) continue
+      if (!first.has(pid)) first.set(pid, initial ? used : 0)
+      last.set(pid, used)
+    }
+  }
+  sample(true)
+  const timer = setInterval(() => sample(false), 500).unref()
+  return () => {
+    sample(false)
+    clearInterval(timer)
+    let ours = 0
+    for (const [pid, from] of first) ours += (last.get(pid) ?? from) - from
+    return (machineBusy() - busyAtStart - ours) / ((Date.now() - started) / 1000)
+  }
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -216,7 +236,7 @@ describe.skipIf(process.env.WAGATE_CLUSTER_TEST === "0")("cluster of separate pr
       yield* Effect.promise(() => sleep(8_000))
       const victim = cluster.runners[1]!
       const survivors = () => [cluster.simulator, cluster.api, ...cluster.runners].flatMap((c) => c && c !== victim ? [c.pid] : [])
-      const cpuBefore = cpuSnapshot(survivors())
+      const otherCores = watchOtherCores(survivors)
       const killedAt = Date.now()
       yield* ClusterProcesses.kill(victim)
       log(`kill -9 of runner 1 (pid ${victim.pid}) at ${new Date(killedAt).toISOString()}`)
@@ -232,7 +252,7 @@ describe.skipIf(process.env.WAGATE_CLUSTER_TEST === "0")("cluster of separate pr
         yield* Effect.sleep("200 millis")
       }
       const failoverMs = recoveredAt === 0 ? Infinity : recoveredAt - killedAt
-      const others = otherCores(cpuBefore, cpuSnapshot(survivors()), (Date.now() - killedAt) / 1000)
+      const others = otherCores()
       log(`kill -9: ${NUMBERS - lowest} numbers went down, all WORKING again after ${failoverMs} ms`)
       yield* Effect.promise(() => sleep(5_000))
       yield* Effect.promise(load.stop)
@@ -271,9 +291,9 @@ describe.skipIf(process.env.WAGATE_CLUSTER_TEST === "0")("cluster of separate pr
 
       // --- rolling restart under load ---
       const rolling = yield* scopedLoad(cluster, numbers, "roll", 0)
-      const clusterPids = () => [cluster.simulator, cluster.api, ...cluster.runners].flatMap((c) => c ? [c.pid] : [])
-      const rollingCpu = cpuSnapshot(clusterPids())
-      const rollingStarted = Date.now()
+      const rollingOtherCores = watchOtherCores(() =>
+        [cluster.simulator, cluster.api, ...cluster.runners].flatMap((c) => c ? [c.pid] : [])
+      )
       yield* Effect.promise(() => sleep(3_000))
       // As a rolling upgrade does (docs/operations.md): the next runner stops only once the one
       // before is back and every number is WORKING again, so no number moves twice at once.
@@ -293,8 +313,7 @@ describe.skipIf(process.env.WAGATE_CLUSTER_TEST === "0")("cluster of separate pr
       }
       yield* Effect.promise(rolling.stop)
       log(`sends during the rolling restart: ${summary(rolling.sends)}`)
-      // (A runner stopped meanwhile is counted as another process for its last seconds.)
-      const rollingOthers = otherCores(rollingCpu, cpuSnapshot(clusterPids()), (Date.now() - rollingStarted) / 1000)
+      const rollingOthers = rollingOtherCores()
       // A request answered 503 and then accepted on its retry still failed once.
       const failed = rolling.sends.filter((o) => o.status !== 200 || o.retried.length > 0)
       // On a machine shared with other work a number can take longer to reconnect than a send
