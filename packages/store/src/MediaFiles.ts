@@ -17,7 +17,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Instant, Int8, NullOrInstant, NullOrInt, NullOrInt8, NullOrString, oneOf } from "./Columns.js"
-import { decoded as rowsOf } from "./Rows.js"
+import { decoded } from "./Rows.js"
 
 /** How long a deleted file's backup copy is kept. @since 1.0.0 */
 export const BACKUP_DAYS = 30
@@ -115,7 +115,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
 
     /** Totals of the live files of an account, per number and kind (a few rows). */
     const usage = Effect.fn("MediaFiles.usage")(function*(accountId: number) {
-      const rows = yield* rowsOf(
+      const rows = yield* decoded(
         Schema.Struct({ number_id: Int8, kind: oneOf(MediaKind), bytes: Int8, files: Int8 }),
         sql`SELECT number_id, kind, bytes, files FROM media_usage WHERE account_id = ${accountId} AND files > 0`
       )
@@ -136,7 +136,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
 
     /** Incoming files still being downloaded. */
     const pendingFiles = Effect.fn("MediaFiles.pendingFiles")(function*(accountId: number) {
-      const [row] = yield* rowsOf(
+      const [row] = yield* decoded(
         Schema.Struct({ n: Int8 }),
         sql`
           SELECT count(*) AS n FROM messages
@@ -148,7 +148,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
 
     /** The message time of the account's oldest kept file, if any. */
     const oldestFileAt = Effect.fn("MediaFiles.oldestFileAt")(function*(accountId: number) {
-      const [row] = yield* rowsOf(
+      const [row] = yield* decoded(
         Schema.Struct({ created_at: Instant }),
         sql`
           SELECT created_at FROM media_files WHERE account_id = ${accountId} AND deleted_at IS NULL
@@ -218,7 +218,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
 
     /** Accounts whose policy deletes files after some days. */
     const retentionPolicies = Effect.fn("MediaFiles.retentionPolicies")(function*() {
-      const rows = yield* rowsOf(
+      const rows = yield* decoded(
         Schema.Struct({ account_id: Int8, retention_days: Schema.Number }),
         sql`SELECT account_id, retention_days FROM storage_policies WHERE retention_days IS NOT NULL`
       )
@@ -227,7 +227,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
 
     /** Bytes of files kept for one chat of a number since `since` (the per-chat daily allowance). */
     const chatBytesSince = Effect.fn("MediaFiles.chatBytesSince")(function*(numberId: number, chatId: string, since: Date) {
-      const [row] = yield* rowsOf(
+      const [row] = yield* decoded(
         Schema.Struct({ bytes: Int8 }),
         sql`
           SELECT coalesce(sum(size), 0) AS bytes FROM media_files
@@ -242,7 +242,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
      * the account's usage.
      */
     const keepFacts = Effect.fn("MediaFiles.keepFacts")(function*(accountId: number, messageId: number, dayStart: Date) {
-      const [row] = yield* rowsOf(
+      const [row] = yield* decoded(
         Schema.Struct({
           is_group: Schema.Boolean,
           direction: Schema.Literal("in", "out"),
@@ -270,7 +270,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
 
     /** Counts a stored file (the usage moves with the insert). False when the message has one already. */
     const add = Effect.fn("MediaFiles.add")(function*(f: NewFile) {
-      const rows = yield* rowsOf(
+      const rows = yield* decoded(
         Schema.Struct({ id: Int8 }),
         sql`
         INSERT INTO media_files (message_id, account_id, number_id, chat_id, kind, mime_type, filename, size, blob_key,
@@ -292,7 +292,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
 
     /** The live file of message `messageId`, within an account and, for a number key, its number. */
     const find = Effect.fn("MediaFiles.find")(function*(accountId: number, numberId: number | null, messageId: number) {
-      const [row] = yield* rowsOf(
+      const [row] = yield* decoded(
         Schema.Struct({
           message_id: Int8,
           number_id: Int8,
@@ -324,7 +324,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
      */
     const deletePicked = (picked: Statement.Statement<unknown>, now: Date) =>
       Effect.map(
-        rowsOf(
+        decoded(
           Schema.Struct({ n: Int8, bytes: Int8 }),
           sql`
           WITH picked AS (${picked}), gone AS (
@@ -388,7 +388,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
      * blob could not be deleted, to be tried again later.
      */
     const claimPurge = Effect.fn("MediaFiles.claimPurge")(function*(now: Date, limit: number) {
-      const rows = yield* rowsOf(
+      const rows = yield* decoded(
         Schema.Struct({ id: Int8, blob_key: Schema.String }),
         sql`
           UPDATE media_files f SET purge_after = NULL, purged_at = ${now}
