@@ -57,8 +57,20 @@ export const Sent = Schema.Struct({
 /** @since 1.0.0 */
 export type Sent = typeof Sent.Type
 
-/** Why a send can be refused, each with its HTTP status and code. @since 1.0.0 */
+/**
+ * Not an answer for the client: the number's shard moved to another runner while the request
+ * waited for the number to connect, and nothing was done. The caller asks again and the cluster
+ * takes the request to the new owner (see the api's `EntityCalls.bounded`). Without it, a request
+ * waiting here holds up the shard's hand-over, since a runner lets its entities finish what they
+ * are doing before it gives their shard up.
+ *
+ * @since 1.0.0
+ */
+export class NumberMoved extends Schema.TaggedError<NumberMoved>()("NumberMoved", {}) {}
+
+/** Why a send can be refused, each with its HTTP status and code (and {@link NumberMoved}). @since 1.0.0 */
 export const SendError = Schema.Union(
+  NumberMoved,
   E.NumberNotFound,
   E.NumberPaused,
   E.NotConnected,
@@ -108,7 +120,7 @@ export const NumberEntity = Entity.make("Number", [
   Rpc.make("Check", {
     payload: { phone: Schema.String },
     success: Checked,
-    error: Schema.Union(E.NumberPaused, E.NotConnected, E.RateLimited, E.DailyLimit, StateError)
+    error: Schema.Union(NumberMoved, E.NumberPaused, E.NotConnected, E.RateLimited, E.DailyLimit, StateError)
   }),
   Rpc.make("Connection", { success: ConnectionState }),
   Rpc.make("Link", {

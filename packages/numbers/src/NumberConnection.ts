@@ -15,6 +15,7 @@ import { MediaFiles } from "@wagate/store/MediaFiles"
 import { NumberStates } from "@wagate/store/NumberStates"
 import { type DriverEvent, type IncomingMessage, type Session, WhatsAppDriver } from "@wagate/whatsapp/WhatsAppDriver"
 import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import * as Metric from "effect/Metric"
 import * as Schedule from "effect/Schedule"
 import * as Deferred from "effect/Deferred"
@@ -188,10 +189,9 @@ export const open = (ctx: NumberContext) =>
       }
     }).pipe(Effect.catchAllCause((cause) => Effect.logError("retrying kept incoming messages failed", cause)))
 
-    const movedAway = Effect.map(
-      Effect.zip(Sharding, Entity.CurrentAddress),
-      ([sharding, address]) => !sharding.hasShardId(address.shardId)
-    )
+    const sharding = Context.get(entityContext, Sharding)
+    const address = Context.get(entityContext, Entity.CurrentAddress)
+    const movedAway = Effect.sync(() => !sharding.hasShardId(address.shardId))
 
     const onEvent = (event: DriverEvent): Effect.Effect<void> =>
       // An ack changes nothing the number decides by, so it does not wait for the number's
@@ -316,6 +316,8 @@ export const open = (ctx: NumberContext) =>
     return {
       session,
       /** Waits for the next change of the connection. */
-      nextChange: Effect.suspend(() => Deferred.await(changed))
+      nextChange: Effect.suspend(() => Deferred.await(changed)),
+      /** Whether the number's shard has moved to another runner (this entity is on its way out). */
+      movedAway
     }
   })

@@ -9,7 +9,7 @@
  */
 import * as Entity from "@effect/cluster/Entity"
 import { Capacity, NotConnected, NumberNotFound } from "@wagate/domain/ApiError"
-import { type ConnectionState, NumberEntity } from "@wagate/entities/NumberEntity"
+import { type ConnectionState, NumberEntity, NumberMoved } from "@wagate/entities/NumberEntity"
 import { Conversations } from "@wagate/store/Conversations"
 import { NumberStates } from "@wagate/store/NumberStates"
 import * as Effect from "effect/Effect"
@@ -28,10 +28,15 @@ export { newWaMessageId } from "./NumberSend.js"
  * How long a send or check waits for a linked number that is still connecting: a number that has
  * just moved to this runner (a failover, a runner stopping or joining in a rolling restart)
  * reconnects within a few seconds on a busy runner, and a send made meanwhile should wait for it
- * rather than be refused. Below the api's entity timeout (15 s), so the answer is still 409
- * `not_connected` for a number that cannot connect, not a 503.
+ * rather than be refused. Below the api's entity timeout (15 s). A number still connecting after
+ * it is temporarily unavailable, not disconnected: 503 `capacity` with Retry-After, so the client
+ * tries again (409 `not_connected` is for a number that needs someone to act: not linked, logged
+ * out, failed).
  */
 export const STARTING_GRACE = "10 seconds"
+
+/** How often a request waiting for the number to connect looks whether its shard has moved on. */
+const MOVE_CHECK_INTERVAL = "200 millis"
 
 export const NumberLive = NumberEntity.toLayer(
   Effect.gen(function*() {
@@ -84,14 +89,27 @@ export const NumberLive = NumberEntity.toLayer(
     const check = NumberCheck.make(ctx, connection.session, states)
 
     // A linked number that has just started (moved to this runner, or woken) connects within
-    // moments: a send or check arriving meanwhile waits for it rather than being refused.
+    // moments: a send or check arriving meanwhile waits for it rather than being refused. If the
+    // number's shard moves on meanwhile (a runner joining in a rolling restart), the wait ends at
+    // once with NumberMoved, so the request goes to the new owner and the hand-over, which waits
+    // for this request, is not held up.
     // (Checked first: a timeout forks a fiber and a timer, and nearly every send finds it connected.)
     const starting = () => number.linked && ctx.connection.current.status === "STARTING"
-    const waitConnected = Effect.whileLoop({
-      while: starting,
-      body: () => connection.nextChange,
-      step: () => {}
-    }).pipe(Effect.timeout(STARTING_GRACE), Effect.ignore)
+    const waitConnected = Effect.gen(function*() {
+      while (starting()) {
+        if (yield* connection.movedAway) return yield* new NumberMoved()
+        yield* Effect.raceFirst(connection.nextChange, Effect.sleep(MOVE_CHECK_INTERVAL))
+      }
+    }).pipe(
+      Effect.timeout(STARTING_GRACE),
+      Effect.catchTag("TimeoutException", () =>
+        Effect.zipRight(
+          Effect.logWarning(
+            `number ${numberId}: still connecting after ${STARTING_GRACE} (${ctx.connection.current.reason ?? "no reason given"}); the request is refused`
+          ),
+          Effect.fail(new Capacity({ error: "The number is still connecting; try again", retryAfter: 5 }))
+        ))
+    )
     const connected = Effect.suspend(() => starting() ? waitConnected : Effect.void)
 
     /** One request: storage errors and defects fail it alone, typed; the entity stays up. */

@@ -4,6 +4,8 @@
  * PostgreSQL for its state, and the simulated network. The cluster and the database keep real
  * time: a connection pool does not survive the clock jumping days.
  */
+import { Sharding } from "@effect/cluster/Sharding"
+import type { ShardId } from "@effect/cluster/ShardId"
 import * as TestRunner from "@effect/cluster/TestRunner"
 import { assert, describe, it } from "@effect/vitest"
 import * as Almaty from "@wagate/domain/Almaty"
@@ -15,6 +17,7 @@ import { Conversations } from "@wagate/store/Conversations"
 import { MediaFiles } from "@wagate/store/MediaFiles"
 import * as Database from "@wagate/store/Database"
 import { NumberStates } from "@wagate/store/NumberStates"
+import type { SimConfig } from "@wagate/whatsapp/sim/SimConfig"
 import { SimNetwork } from "@wagate/whatsapp/sim/SimNetwork"
 import * as SimulatorDriver from "@wagate/whatsapp/sim/SimulatorDriver"
 import * as Effect from "effect/Effect"
@@ -38,15 +41,25 @@ const clock = {
   currentTimeMillis: Effect.sync(() => time.now())
 }
 
-const Env = Layer.mergeAll(NumberLive, AccountLive).pipe(
-  Layer.provide(MediaFetcher.layer()),
-  Layer.provide(BlobStore.layerMemory({ publicBaseUrl: "http://127.0.0.1", signingSecret: Redacted.make("s".repeat(32)) })),
-  Layer.provide(Layer.succeed(DomainClock, time.clock)),
-  Layer.provideMerge(SimulatorDriver.layerTest({ scanDelayMs: 0, deliveredDelayMs: 10, readDelayMs: null })),
-  Layer.provideMerge(TestRunner.layer),
-  Layer.provideMerge(Layer.mergeAll(Accounts.Default, Conversations.Default, NumberStates.Default, MediaFiles.Default)),
-  Layer.provideMerge(Database.layerTest)
+/** Whether the entities' runner has lost their shards (a runner joining took them over). */
+let shardsMoved = false
+const MovableShards = Layer.effect(
+  Sharding,
+  Effect.map(Sharding, (sharding) => ({ ...sharding, hasShardId: (id: ShardId) => !shardsMoved && sharding.hasShardId(id) }))
 )
+
+const makeEnv = (sim: Partial<SimConfig> = {}) =>
+  Layer.mergeAll(NumberLive, AccountLive).pipe(
+    Layer.provide(MediaFetcher.layer()),
+    Layer.provide(BlobStore.layerMemory({ publicBaseUrl: "http://127.0.0.1", signingSecret: Redacted.make("s".repeat(32)) })),
+    Layer.provide(Layer.succeed(DomainClock, time.clock)),
+    Layer.provide(MovableShards),
+    Layer.provideMerge(SimulatorDriver.layerTest({ scanDelayMs: 0, deliveredDelayMs: 10, readDelayMs: null, ...sim })),
+    Layer.provideMerge(TestRunner.layer),
+    Layer.provideMerge(Layer.mergeAll(Accounts.Default, Conversations.Default, NumberStates.Default, MediaFiles.Default)),
+    Layer.provideMerge(Database.layerTest)
+  )
+const Env = makeEnv()
 
 /** A linked number at NOON, with its entity client. */
 const linkedNumber = Effect.gen(function*() {
@@ -146,4 +159,37 @@ describe("number entity", () => {
       yield* clock.setTime(Almaty.nextMidnight(yield* clock.currentTimeMillis))
       assert.strictEqual(yield* check, "sent")
     }).pipe(Effect.provide(Env)), { timeout: 60_000 })
+
+  it.scopedLive("a send waiting for the number to reconnect ends at once when the number's shard moves away", () =>
+    Effect.gen(function*() {
+      const { client } = yield* linkedNumber
+      yield* customer("77770000010")
+      // The connection drops and stays down (the network reconnects it only after a minute).
+      yield* (yield* SimNetwork).disconnect(PHONE, "connection_lost")
+      yield* eventually(client.Connection(), (c) => c.status === "STARTING")
+      shardsMoved = true
+      yield* Effect.addFinalizer(() => Effect.sync(() => void (shardsMoved = false)))
+      // Not not_connected after the 10 s grace: the caller is told to ask again, and the cluster
+      // takes the request to the number's new owner (EntityCalls.bounded).
+      const send = client.Send({ to: "77770000010", content: { _tag: "text", text: "hi" }, source: "api" })
+      assert.strictEqual(yield* refusal(send), "NumberMoved")
+      const check = client.Check({ phone: "77770000010" })
+      assert.strictEqual(yield* refusal(check), "NumberMoved")
+      // Nothing was recorded.
+      assert.strictEqual((yield* client.Limits()).used.messages, 0)
+    }).pipe(Effect.provide(makeEnv({ reconnectDelayMs: 60_000 }))), { timeout: 60_000 })
+
+  it.scopedLive("a number still connecting after the 10 s grace is temporarily unavailable (capacity), not not_connected", () =>
+    Effect.gen(function*() {
+      const { client } = yield* linkedNumber
+      yield* customer("77770000011")
+      yield* (yield* SimNetwork).disconnect(PHONE, "connection_lost")
+      yield* eventually(client.Connection(), (c) => c.status === "STARTING")
+      const [send, check] = yield* Effect.all([
+        refusal(client.Send({ to: "77770000011", content: { _tag: "text", text: "hi" }, source: "api" })),
+        refusal(client.Check({ phone: "77770000011" }))
+      ], { concurrency: 2 })
+      assert.deepStrictEqual([send, check], ["capacity", "capacity"])
+      assert.strictEqual((yield* client.Limits()).used.messages, 0)
+    }).pipe(Effect.provide(makeEnv({ reconnectDelayMs: 60_000 }))), { timeout: 60_000 })
 })

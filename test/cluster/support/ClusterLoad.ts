@@ -111,14 +111,18 @@ export interface SendOutcome {
   /** The final answer's status (200: accepted); 0 when none came. */
   readonly status: number
   readonly code: string | null
-  /** Answers that were not the final one (retried), by status. */
-  readonly retried: ReadonlyArray<number>
+  /** When the send was first made, and how long it took to its final answer. */
+  readonly startedAt: Date
+  readonly tookMs: number
+  /** Answers that were not the final one (retried): status, code and error ("503 capacity: ...", "0" for none). */
+  readonly retried: ReadonlyArray<string>
 }
 
 /** One send, retried under its Idempotency-Key while the answer is 503 or nothing, up to `patienceMs`. */
 export const send = async (apiUrl: string, n: NumberRef, text: string, patienceMs = 45_000): Promise<SendOutcome> => {
-  const deadline = Date.now() + patienceMs
-  const retried: Array<number> = []
+  const startedAt = Date.now()
+  const deadline = startedAt + patienceMs
+  const retried: Array<string> = []
   const key = `cluster-${text}`
   for (;;) {
     const { body, status } = await call(`${apiUrl}/api/v1/messages/send`, {
@@ -128,9 +132,9 @@ export const send = async (apiUrl: string, n: NumberRef, text: string, patienceM
     }).catch(() => ({ status: 0, body: null }))
     const retry = status === 0 || status === 503
     if (!retry || Date.now() > deadline) {
-      return { text, from: n.phone, status, code: body?.code ?? null, retried }
+      return { text, from: n.phone, status, code: body?.code ?? null, retried, startedAt: new Date(startedAt), tookMs: Date.now() - startedAt }
     }
-    retried.push(status)
+    retried.push(body?.code ? `${status} ${body.code}: ${body.error}` : String(status))
     await new Promise((resolve) => setTimeout(resolve, 500))
   }
 }

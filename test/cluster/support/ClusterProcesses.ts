@@ -44,6 +44,8 @@ export interface Cluster {
   readonly simulator: Child
   readonly api: Child
   readonly sql: SqlClient.SqlClient
+  /** The name of the cluster's database (its PostgreSQL backends say it in their process titles). */
+  readonly database: string
   /** The runners now running, by slot. */
   readonly runners: Array<Child | null>
   /** Starts (again) the runner of `slot`, on the slot's runner port. */
@@ -148,7 +150,8 @@ export const start = <A>(
     for (let slot = 0; slot < initialRunners; slot++) yield* startRunner(slot)
     yield* untilTrue(Effect.map(healthyRunners, (n) => n === initialRunners), 120_000, "runners registered")
     console.log(`[cluster] ${initialRunners} runners registered in ${Date.now() - started} ms`)
-    return { simUrl, apiUrl, simulator: sim, api, sql, runners, startRunner, healthyRunners, prepared, logs }
+    const database = new URL(url).pathname.slice(1)
+    return { simUrl, apiUrl, simulator: sim, api, sql, database, runners, startRunner, healthyRunners, prepared, logs }
   })
 
 /** Polls until `check` is true, dying with `what` after `timeoutMs`. */

@@ -1,12 +1,16 @@
 /**
  * Calling a number's or an account's entity from an HTTP handler: never waiting forever (a
  * shard without a runner would retry for ever), and answering 503 `capacity` when the entity
- * cannot take the call: timed out, mailbox full, or storage trouble. A request the entity
+ * cannot take the call: timed out, mailbox full, or storage trouble. A request that met its
+ * number on the way out of a runner (`NumberMoved`: the shard moved while the request waited for
+ * the number to connect, and nothing was done) is asked again, and the cluster takes it to the
+ * number's new owner, within the same time bound. A request the entity
  * dropped after dying on it twice (`internal_error`) answers 500 with the entity's message; the
  * endpoints do not declare it, since it is never the client's doing.
  */
 import type { AlreadyProcessingMessage, MailboxFull, PersistenceError } from "@effect/cluster/ClusterError"
 import { Capacity, type InternalError } from "@wagate/domain/ApiError"
+import type { NumberMoved } from "@wagate/entities/NumberEntity"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -19,9 +23,21 @@ const isClusterFailure = (e: unknown): e is ClusterFailure =>
   Predicate.isTagged(e, "MailboxFull") || Predicate.isTagged(e, "AlreadyProcessingMessage") ||
   Predicate.isTagged(e, "PersistenceError") || Predicate.isTagged(e, "InternalError")
 
+/** How soon a request that met its number moving is asked again (the new owner takes a moment). */
+const MOVED_RETRY_DELAY = "100 millis"
+
+const isMoved = (e: unknown): e is NumberMoved => Predicate.isTagged(e, "NumberMoved")
+
+/** Asks again, for as long as the caller waits, while the answer is that the number moved. */
+const followMoves = <A, E, R>(call: Effect.Effect<A, E | NumberMoved, R>): Effect.Effect<A, E, R> =>
+  Effect.catchAll(call, (e) => isMoved(e) ? Effect.delay(followMoves(call), MOVED_RETRY_DELAY) : Effect.fail(e))
+
 export const bounded = (timeout: Duration.DurationInput) =>
-<A, E, R>(call: Effect.Effect<A, E | ClusterFailure, R>): Effect.Effect<A, Exclude<E, ClusterFailure> | Capacity, R> =>
+<A, E, R>(
+  call: Effect.Effect<A, E | ClusterFailure | NumberMoved, R>
+): Effect.Effect<A, Exclude<E, ClusterFailure> | Capacity, R> =>
   call.pipe(
+    followMoves,
     (counted) =>
       Effect.acquireUseRelease(Effect.sync(Prometheus.callStarted), () => counted, () => Effect.sync(Prometheus.callEnded)),
     Effect.timeoutFail({

@@ -1,0 +1,48 @@
+import { assert, describe, it } from "@effect/vitest"
+import { NotConnected } from "@wagate/domain/ApiError"
+import { NumberMoved } from "@wagate/entities/NumberEntity"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
+import * as TestClock from "effect/TestClock"
+import { bounded } from "../src/http/EntityCalls.js"
+
+/** An entity call that answers NumberMoved `moves` times (its number moving between runners), then `last`. */
+const movingCall = (moves: number, last: Effect.Effect<string, NotConnected>) => {
+  let calls = 0
+  const call = Effect.suspend((): Effect.Effect<string, NotConnected | NumberMoved> =>
+    ++calls <= moves ? Effect.fail(new NumberMoved()) : last
+  )
+  return { call, calls: () => calls }
+}
+
+describe("bounded entity calls", () => {
+  it.effect("a call that met its number moving is asked again until the new owner answers", () =>
+    Effect.gen(function*() {
+      const { call, calls } = movingCall(3, Effect.succeed("sent"))
+      const fiber = yield* Effect.fork(bounded("15 seconds")(call))
+      yield* TestClock.adjust("1 second")
+      assert.strictEqual(yield* Fiber.join(fiber), "sent")
+      assert.strictEqual(calls(), 4)
+    }))
+
+  it.effect("the new owner's refusal is the answer", () =>
+    Effect.gen(function*() {
+      const { call } = movingCall(1, Effect.fail(new NotConnected()))
+      const fiber = yield* Effect.fork(Effect.either(bounded("15 seconds")(call)))
+      yield* TestClock.adjust("1 second")
+      const answer = yield* Fiber.join(fiber)
+      assert.isTrue(Either.isLeft(answer))
+      if (Either.isLeft(answer)) assert.strictEqual(answer.left.code, "not_connected")
+    }))
+
+  it.effect("a number that keeps moving past the time bound answers 503 capacity", () =>
+    Effect.gen(function*() {
+      const { call } = movingCall(Infinity, Effect.succeed("sent"))
+      const fiber = yield* Effect.fork(Effect.either(bounded("15 seconds")(call)))
+      yield* TestClock.adjust("15 seconds")
+      const answer = yield* Fiber.join(fiber)
+      assert.isTrue(Either.isLeft(answer))
+      if (Either.isLeft(answer)) assert.deepStrictEqual([answer.left.code, answer.left.status], ["capacity", 503])
+    }))
+})
