@@ -83,6 +83,19 @@ const customer = (phone: string) =>
     yield* eventually(conversations.contact(numberId, phone), (c) => c._tag === "Some" && c.value.wroteFirst)
   })
 
+/**
+ * A linked number, with `peer` a customer of it, whose connection then drops and stays down: the
+ * environment's network (`reconnectDelayMs` of a minute) brings it back only after a minute.
+ */
+const reconnecting = (peer: string) =>
+  Effect.gen(function*() {
+    const { client } = yield* linkedNumber
+    yield* customer(peer)
+    yield* (yield* SimNetwork).disconnect(PHONE, "connection_lost")
+    yield* eventually(client.Connection(), (c) => c.status === "STARTING")
+    return client
+  })
+
 const refusal = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.map(Effect.either(effect), (r) => (Either.isLeft(r) ? String((r.left as any).code ?? (r.left as any)._tag) : "sent"))
 
@@ -162,11 +175,7 @@ describe("number entity", () => {
 
   it.scopedLive("a send waiting for the number to reconnect ends at once when the number's shard moves away", () =>
     Effect.gen(function*() {
-      const { client } = yield* linkedNumber
-      yield* customer("77770000010")
-      // The connection drops and stays down (the network reconnects it only after a minute).
-      yield* (yield* SimNetwork).disconnect(PHONE, "connection_lost")
-      yield* eventually(client.Connection(), (c) => c.status === "STARTING")
+      const client = yield* reconnecting("77770000010")
       shardsMoved = true
       yield* Effect.addFinalizer(() => Effect.sync(() => void (shardsMoved = false)))
       // Not not_connected after the 10 s grace: the caller is told to ask again, and the cluster
@@ -181,10 +190,7 @@ describe("number entity", () => {
 
   it.scopedLive("a number still connecting after the 10 s grace is temporarily unavailable (capacity), not not_connected", () =>
     Effect.gen(function*() {
-      const { client } = yield* linkedNumber
-      yield* customer("77770000011")
-      yield* (yield* SimNetwork).disconnect(PHONE, "connection_lost")
-      yield* eventually(client.Connection(), (c) => c.status === "STARTING")
+      const client = yield* reconnecting("77770000011")
       const [send, check] = yield* Effect.all([
         refusal(client.Send({ to: "77770000011", content: { _tag: "text", text: "hi" }, source: "api" })),
         refusal(client.Check({ phone: "77770000011" }))
