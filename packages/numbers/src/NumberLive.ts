@@ -105,7 +105,8 @@ export const NumberLive = NumberEntity.toLayer(
       Effect.catchTag("TimeoutException", () =>
         Effect.zipRight(
           Effect.logWarning(
-            `number ${numberId}: still connecting after ${STARTING_GRACE} (${ctx.connection.current.reason ?? "no reason given"}); the request is refused`
+            `number ${numberId}: still connecting after ${STARTING_GRACE} ` +
+              `(${ctx.connection.current.reason ?? "no reason given"}); the request is refused`
           ),
           Effect.fail(new Capacity({ error: "The number is still connecting; try again", retryAfter: 5 }))
         ))
