@@ -146,7 +146,13 @@ describe("a runner killed during an archive export", () => {
           30_000
         )
         assert.deepStrictEqual(leftovers, [])
-        assert.include(survivor.output(), `removed an unfinished upload of export ${id}'s archive`)
+        // The line follows the removal: read once the process has written it.
+        const logged = yield* eventually(
+          Effect.sync(() => survivor.output()),
+          (o) => o.includes(`removed an unfinished upload of export ${id}'s archive`),
+          30_000
+        )
+        assert.include(logged, `removed an unfinished upload of export ${id}'s archive`)
         // One blob under the account's exports: the complete archive.
         assert.deepStrictEqual(readdirSync(join(dataDir, "blobs", "objects", "exports", String(acme.accountId))), [`${id}.zip`])
       } else {
