@@ -18,6 +18,8 @@ import * as SimServer from "@wagate/whatsapp/sim/SimServer"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
 import { createServer } from "node:http"
 import { OperatorToken } from "./auth/OperatorToken.js"
 import { Settings } from "./Config.js"
@@ -31,6 +33,9 @@ const listen = Config.all({
     Config.withDescription("Port of the standalone simulator (runners reach it at WA_SIM_URL)")
   )
 })
+
+/** The lowest level logged; `debug` shows every session opened and closed, with its runner. */
+const logLevel = Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info))
 
 const Routes = Layer.mergeAll(
   HttpLayerRouter.addHttpApi(SimHttpApi).pipe(
@@ -54,7 +59,8 @@ const Main = Layer.unwrapEffect(Effect.gen(function*() {
 })).pipe(
   Layer.provide(SimNetwork.layer()),
   Layer.provide(Settings.layer),
-  Layer.provide(NodeContext.layer)
+  Layer.provide(NodeContext.layer),
+  Layer.provide(Layer.unwrapEffect(Effect.map(logLevel, Logger.minimumLogLevel)))
 )
 
 NodeRuntime.runMain(Layer.launch(Main).pipe(Effect.withTracerEnabled(false)))

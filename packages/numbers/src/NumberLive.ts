@@ -98,6 +98,7 @@ export const NumberLive = NumberEntity.toLayer(
     const waitConnected = Effect.gen(function*() {
       while (starting()) {
         if (yield* connection.movedAway) return yield* new NumberMoved()
+        yield* connection.reclaim
         yield* Effect.raceFirst(connection.nextChange, Effect.sleep(MOVE_CHECK_INTERVAL))
       }
     }).pipe(

@@ -19,6 +19,7 @@ import * as Database from "@wagate/store/Database"
 import { NumberStates } from "@wagate/store/NumberStates"
 import type { SimConfig } from "@wagate/whatsapp/sim/SimConfig"
 import { SimNetwork } from "@wagate/whatsapp/sim/SimNetwork"
+import { REPLACED } from "@wagate/whatsapp/sim/SimSession"
 import * as SimulatorDriver from "@wagate/whatsapp/sim/SimulatorDriver"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -198,4 +199,51 @@ describe("number entity", () => {
       assert.deepStrictEqual([send, check], ["capacity", "capacity"])
       assert.strictEqual((yield* client.Limits()).used.messages, 0)
     }).pipe(Effect.provide(makeEnv({ reconnectDelayMs: 60_000 }))), { timeout: 60_000 })
+})
+
+describe("number entity whose shard moves while it starts", () => {
+  it.scopedLive("gives the number back to the new owner's session, and takes it again when the shard comes back", () =>
+    Effect.gen(function*() {
+      const accounts = yield* Accounts
+      const states = yield* NumberStates
+      const sim = yield* SimNetwork
+      yield* clock.setTime(NOON)
+      const account = yield* accounts.create({ email: "moved@example.kz", company: "Moved" })
+      const number = yield* accounts.addNumber(account.id, PHONE)
+      // Linked before: the gateway's record says so.
+      yield* states.setStatus({
+        numberId: number.id,
+        accountId: account.id,
+        phone: PHONE,
+        previous: "STOPPED",
+        status: "WORKING",
+        reason: null,
+        at: new Date(NOON)
+      })
+      // The number's new owner, another runner, holds its session on the network.
+      const owner: Array<string> = []
+      yield* sim.connect({ phone: PHONE, linked: true }, (event) =>
+        Effect.sync(() => {
+          if (event._tag === "Connection") owner.push(event.reason ? `${event.status} (${event.reason})` : event.status)
+        }))
+      yield* eventually(Effect.sync(() => owner.at(-1)), (last) => last === "WORKING")
+
+      // This runner's entity of the number starts after its shard moved away (the cluster does
+      // not stop an entity it is still starting): its session replaces the owner's, for a moment.
+      shardsMoved = true
+      yield* Effect.addFinalizer(() => Effect.sync(() => void (shardsMoved = false)))
+      const client = (yield* NumberEntity.client)(String(number.id))
+      yield* client.Connection()
+      const replaced = `STARTING (${REPLACED})`
+      yield* eventually(Effect.sync(() => [...owner]), (events) => events.includes(replaced) && events.at(-1) === "WORKING")
+      assert.strictEqual((yield* sim.number(PHONE)).status, "WORKING")
+
+      // The shard comes back: a send reconnects the entity, and goes out.
+      shardsMoved = false
+      const sent = yield* refusal(client.Send({ to: "77770000012", content: { _tag: "text", text: "back" }, source: "api" }))
+      assert.strictEqual(sent, "sent")
+      assert.strictEqual(owner.at(-1), replaced)
+      const received = yield* sim.sent({ from: PHONE })
+      assert.deepStrictEqual(received.map((m) => m.to), ["77770000012"])
+    }).pipe(Effect.provide(Env)), { timeout: 60_000 })
 })

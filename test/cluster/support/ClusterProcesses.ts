@@ -99,7 +99,8 @@ export const start = <A>(
     const logs = mkdtempSync(join(tmpdir(), "wagate-cluster-logs-"))
     console.log(`[cluster] process logs in ${logs}`)
     const sim = spawn("simulator", SIMULATOR, {
-      env: { SIM_HOST: "127.0.0.1", SIM_PORT: String(simPort), OPERATOR_TOKEN },
+      // Debug: every session opened and closed, with the runner's connection, for a failed run's reader.
+      env: { SIM_HOST: "127.0.0.1", SIM_PORT: String(simPort), OPERATOR_TOKEN, LOG_LEVEL: "debug" },
       logFile: join(logs, "simulator.log")
     })
     yield* stopped(sim)
@@ -128,6 +129,7 @@ export const start = <A>(
           env: {
             ...common,
             WAGATE_ROLE: "runner",
+            LOG_LEVEL: "debug",
             HTTP_HOST: "127.0.0.1",
             HTTP_PORT: String(yield* freePort),
             RUNNER_HOST: "127.0.0.1",

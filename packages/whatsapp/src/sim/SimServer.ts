@@ -94,7 +94,7 @@ export const layerHandlers = SimRpcs.toLayer(Effect.gen(function*() {
     Number: ({ phone }) => Effect.mapError(network.number(phone), unknownNumber),
     SentLog: (filter) => network.sent(filter),
     Reset: () => network.reset,
-    Connect: ({ linked, phone }) =>
+    Connect: ({ linked, phone }, { clientId }) =>
       Effect.gen(function*() {
         const mailbox = yield* Mailbox.make<typeof SimProtocol.SessionItem.Type>()
         // The session's scope is the stream's: it closes when the runner ends the call or goes away.
@@ -120,7 +120,12 @@ export const layerHandlers = SimRpcs.toLayer(Effect.gen(function*() {
             })
         ).pipe(Scope.extend(scope))
         sessions.set(id, opened)
-        yield* Scope.addFinalizer(scope, Effect.sync(() => sessions.delete(id)))
+        // Which runner (connection) holds which session, for the reader of a number's history.
+        yield* Effect.logDebug(`${phone}: session ${id} opened by client ${clientId}`)
+        yield* Scope.addFinalizer(
+          scope,
+          Effect.zipRight(Effect.sync(() => sessions.delete(id)), Effect.logDebug(`${phone}: session ${id} closed`))
+        )
         return mailbox
       }),
     Link: ({ method, session: id }) =>
