@@ -1,8 +1,8 @@
 /**
  * A number's session with the network and the events it reports: connection changes (persisted
  * before they are published), restrictions, acks and incoming messages, each applied in the
- * number's serialized section; and the messages recorded before a crash that still have to go
- * out once the connection is back.
+ * number's serialized section; the messages recorded before a crash that still have to go out
+ * once the connection is back; and giving the number up to the runner that owns its shard now.
  */
 import * as Entity from "@effect/cluster/Entity"
 import { Sharding } from "@effect/cluster/Sharding"
@@ -344,14 +344,16 @@ export const open = (ctx: NumberContext) =>
     const giveUp = switching.withPermits(1)(
       Effect.suspend(() =>
         held === null ? Effect.void : Effect.zipRight(
-          Effect.logInfo(`number ${numberId}: its shard has moved to another runner; its session here is closed`),
+          Effect.logDebug(`number ${numberId}: its shard has moved to another runner; its session here is closed`),
           close
         )
       ).pipe(Effect.whenEffect(movedAway))
     ).pipe(Effect.forkIn(entityScope), Effect.asVoid)
     /** A number given up whose shard has come back to this runner connects again. */
-    const reclaim = switching.withPermits(1)(
-      Effect.suspend(() => held !== null ? Effect.void : Effect.asVoid(Effect.unlessEffect(connect, movedAway)))
+    const reclaim = Effect.suspend(() =>
+      held !== null ? Effect.void : switching.withPermits(1)(
+        Effect.suspend(() => held !== null ? Effect.void : Effect.asVoid(Effect.unlessEffect(connect, movedAway)))
+      )
     )
     /** The current session, opened again if the number was given up and has come back here. */
     const current: Effect.Effect<Session, DriverUnavailable> = Effect.suspend(() =>
@@ -401,7 +403,10 @@ export const open = (ctx: NumberContext) =>
       nextChange: Effect.suspend(() => Deferred.await(changed)),
       /** Whether the number's shard has moved to another runner (this entity is on its way out). */
       movedAway,
-      /** Connects again if the number was given up (its shard moved away) and has come back. */
+      /**
+       * Connects again if the number was given up (its shard moved away) and has come back: the
+       * entity that gave it up may still be running when its runner gets the shard back.
+       */
       reclaim
     }
   })

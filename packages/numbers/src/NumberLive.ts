@@ -139,7 +139,9 @@ export const NumberLive = NumberEntity.toLayer(
           Effect.catchTag("InvalidParam", (e) => new Capacity({ error: e.error, retryAfter: 5 }))
         ),
       Check: ({ payload }) => guarded(Effect.zipRight(connected, serialized(check(payload.phone)))),
-      Connection: () => Effect.sync(() => ctx.connection.current),
+      // Asked by the runner taking the number's shard over (Wake) and by anyone reading the status:
+      // an entity that gave its number up and has its shard back connects again first.
+      Connection: () => Effect.zipRight(connection.reclaim, Effect.sync(() => ctx.connection.current)),
       Link: ({ payload }) =>
         Effect.gen(function*() {
           yield* connection.session.link({ kind: payload.method }).pipe(
@@ -169,7 +171,7 @@ export const NumberLive = NumberEntity.toLayer(
           number.paused = Option.isSome(now) && now.value.paused
           return number.paused
         })).pipe(guarded),
-      Wake: () => Effect.sync(() => ctx.connection.current)
+      Wake: () => Effect.zipRight(connection.reclaim, Effect.sync(() => ctx.connection.current))
     })
   }),
   { concurrency: "unbounded", maxIdleTime: "5 minutes" }
