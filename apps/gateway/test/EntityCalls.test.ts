@@ -1,9 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import { NotConnected } from "@wagate/domain/ApiError"
 import { NumberMoved } from "@wagate/entities/NumberEntity"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as TestClock from "effect/TestClock"
 import { bounded } from "../src/http/EntityCalls.js"
 
@@ -44,5 +46,16 @@ describe("bounded entity calls", () => {
       const answer = yield* Fiber.join(fiber)
       assert.isTrue(Either.isLeft(answer))
       if (Either.isLeft(answer)) assert.deepStrictEqual([answer.left.code, answer.left.status], ["capacity", 503])
+    }))
+
+  it.effect("a call interrupted on the entity's runner (it stopped) answers 503 capacity, to try again", () =>
+    Effect.gen(function*() {
+      const stopped = Effect.failCause(Cause.interrupt(FiberId.make(7, 0)))
+      const answer = yield* Effect.either(bounded("15 seconds")(stopped))
+      assert.isTrue(Either.isLeft(answer))
+      if (Either.isLeft(answer)) {
+        assert.strictEqual(answer.left.code, "capacity")
+        assert.strictEqual(answer.left.retryAfter, 1)
+      }
     }))
 })

@@ -4,13 +4,15 @@
  * cannot take the call: timed out, mailbox full, or storage trouble. A request that met its
  * number on the way out of a runner (`NumberMoved`: the shard moved while the request waited for
  * the number to connect, and nothing was done) is asked again, and the cluster takes it to the
- * number's new owner, within the same time bound. A request the entity
+ * number's new owner, within the same time bound. A call interrupted there (its runner stopping)
+ * answers 503 `capacity` too. A request the entity
  * dropped after dying on it twice (`internal_error`) answers 500 with the entity's message; the
  * endpoints do not declare it, since it is never the client's doing.
  */
 import type { AlreadyProcessingMessage, MailboxFull, PersistenceError } from "@effect/cluster/ClusterError"
 import { Capacity, type InternalError } from "@wagate/domain/ApiError"
 import type { NumberMoved } from "@wagate/entities/NumberEntity"
+import * as Cause from "effect/Cause"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -44,6 +46,14 @@ export const bounded = (timeout: Duration.DurationInput) =>
       duration: timeout,
       onTimeout: () => new Capacity({ error: "The number did not answer in time; try again", retryAfter: 5 })
     }),
+    // The entity's runner stopped while the call ran there (a stop interrupts what outlasts its
+    // grace): whether it was done is unknown, so the answer is "try again" (with the same
+    // Idempotency-Key), not an interruption, which HTTP would answer 503 with no body.
+    Effect.catchAllCause((cause) =>
+      Cause.isInterruptedOnly(cause)
+        ? Effect.fail(new Capacity({ error: "The number's runner stopped while handling the request; try again", retryAfter: 1 }))
+        : Effect.failCause(cause)
+    ),
     // The runner went away while the call was on its socket (kill -9, a crashed host): whether
     // it got there is unknown, so the answer is "try again" (with the same Idempotency-Key).
     Effect.catchSomeDefect((defect) =>
