@@ -13,13 +13,7 @@ import { Accounts } from "@wagate/store/Accounts"
 import { Conversations } from "@wagate/store/Conversations"
 import { MediaFiles } from "@wagate/store/MediaFiles"
 import { NumberStates } from "@wagate/store/NumberStates"
-import {
-  type DriverEvent,
-  DriverUnavailable,
-  type IncomingMessage,
-  type Session,
-  WhatsAppDriver
-} from "@wagate/whatsapp/WhatsAppDriver"
+import { type DriverEvent, type IncomingMessage, WhatsAppDriver } from "@wagate/whatsapp/WhatsAppDriver"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Metric from "effect/Metric"
@@ -27,10 +21,9 @@ import * as Schedule from "effect/Schedule"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
-import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import * as DomainClock from "@wagate/domain/DomainClock"
+import * as HeldSession from "./HeldSession.js"
 import * as IncomingFailures from "./IncomingFailures.js"
 import * as IncomingMedia from "./IncomingMedia.js"
 import * as IncomingText from "./IncomingText.js"
@@ -70,15 +63,16 @@ export const open = (ctx: NumberContext) =>
 
     /** Callers of Link waiting for the connection to change. */
     let changed = yield* Deferred.make<void>()
-    /**
-     * The number's session, in a scope of its own within the entity's, so that the entity can give
-     * the number up (close it) and take it again (open another); `null` while given up.
-     */
-    let held: { readonly session: Session; readonly scope: Scope.CloseableScope } | null = null
-    /** Which session's events are the number's: those of a session closed since are not. */
-    let generation = 0
-    /** One opening or closing of the session at a time. */
-    const switching = yield* Effect.makeSemaphore(1)
+    /** The number's session: given up while its shard is elsewhere, and taken again (see HeldSession). */
+    const held = yield* HeldSession.make({
+      numberId,
+      shard: String(address.shardId),
+      open: (onEvent) => driver.open({ id: numberId, phone: number.phone, linked: number.linked }, onEvent),
+      onEvent: (event) => onEvent(event),
+      movedAway,
+      scope: Context.get(entityContext, Scope.Scope)
+    })
+    const { reclaim, session } = held
     /**
      * The status PostgreSQL holds. A number that moved to this runner (a failover, a rolling
      * restart) starts as STARTING here but WORKING there: reconnected, it is what it was, and
@@ -209,7 +203,6 @@ export const open = (ctx: NumberContext) =>
       }
     }).pipe(Effect.catchAllCause((cause) => Effect.logError("retrying kept incoming messages failed", cause)))
 
-
     const onEvent = (event: DriverEvent): Effect.Effect<void> =>
       // An ack changes nothing the number decides by, so it does not wait for the number's
       // section (nor does a send wait for it): the session hands events over one at a time, and
@@ -234,7 +227,7 @@ export const open = (ctx: NumberContext) =>
             // replaced by the new owner's is not news about the number, whose status the new
             // owner writes. If this session is the network's newest (it opened after the new
             // owner's), it gives the number back.
-            if (yield* movedAway) return yield* giveUp
+            if (yield* movedAway) return yield* held.giveUp
             return yield* setConnection({
               status: event.status,
               qr: event.qr ?? null,
@@ -313,69 +306,7 @@ export const open = (ctx: NumberContext) =>
       }
     })).pipe(Effect.catchAllCause((cause) => Effect.logError("re-sending pending messages failed", cause)))
 
-    const entityScope = Context.get(entityContext, Scope.Scope)
-    const close = Effect.suspend(() => {
-      if (held === null) return Effect.void
-      const { scope } = held
-      held = null
-      generation++
-      return Scope.close(scope, Exit.void)
-    })
-    /** Opens a session (closing the one before, if any); call it holding `switching`. */
-    const connect = Effect.gen(function*() {
-      yield* close
-      const mine = ++generation
-      const scope = yield* Scope.fork(entityScope, ExecutionStrategy.sequential)
-      const session = yield* driver.open(
-        { id: numberId, phone: number.phone, linked: number.linked },
-        (event) => mine === generation ? onEvent(event) : Effect.void
-      ).pipe(Scope.extend(scope), Effect.onInterrupt(() => Scope.close(scope, Exit.void)))
-      held = { session, scope }
-      yield* Scope.addFinalizer(scope, Effect.logDebug(`number ${numberId}: session closed`))
-      yield* Effect.logDebug(`number ${numberId}: session opened (shard ${address.shardId}, held here: ${!(yield* movedAway)})`)
-    })
-    /**
-     * Gives the number up. The cluster does not stop an entity it is still starting when the
-     * entity's shard moves to another runner (a rolling restart, a runner joining): such an entity
-     * opens its session after the new owner did, so the network's newest session is its own and
-     * the owner's, replaced, stays connecting for as long as this entity lives. Closed, it lets the
-     * owner's session take the device back. Forked: the session asking for it may be closed by it.
-     */
-    const giveUp = switching.withPermits(1)(
-      Effect.suspend(() =>
-        held === null ? Effect.void : Effect.zipRight(
-          Effect.logDebug(`number ${numberId}: its shard has moved to another runner; its session here is closed`),
-          close
-        )
-      ).pipe(Effect.whenEffect(movedAway))
-    ).pipe(Effect.forkIn(entityScope), Effect.asVoid)
-    /** A number given up whose shard has come back to this runner connects again. */
-    const reclaim = Effect.suspend(() =>
-      held !== null ? Effect.void : switching.withPermits(1)(
-        Effect.suspend(() => held !== null ? Effect.void : Effect.asVoid(Effect.unlessEffect(connect, movedAway)))
-      )
-    )
-    /** The current session, opened again if the number was given up and has come back here. */
-    const current: Effect.Effect<Session, DriverUnavailable> = Effect.suspend(() =>
-      held !== null ? Effect.succeed(held.session) : Effect.zipRight(
-        reclaim,
-        Effect.suspend(() =>
-          held !== null
-            ? Effect.succeed(held.session)
-            : Effect.fail(new DriverUnavailable({ reason: "the number is served by another runner" }))
-        )
-      )
-    )
-    /** The number's session whichever it is now (for sends, checks and linking). */
-    const session: Session = {
-      link: (method) => Effect.flatMap(current, (s) => s.link(method)),
-      send: (message) => Effect.flatMap(current, (s) => s.send(message)),
-      exists: (phone) => Effect.flatMap(current, (s) => s.exists(phone)),
-      logout: Effect.flatMap(Effect.option(current), Option.match({ onNone: () => Effect.void, onSome: (s) => s.logout }))
-    }
-
-    yield* switching.withPermits(1)(connect)
-    if (yield* movedAway) yield* giveUp
+    yield* held.start
     if (number.linked) yield* keepAlive(true)
     // Also sends what is still pending: a send that met a session the network had already
     // replaced (another runner's, in a failover) was recorded and answered, and waits here
