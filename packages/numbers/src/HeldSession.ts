@@ -58,9 +58,8 @@ export const make = (options: {
       return Scope.close(scope, Exit.void)
     })
 
-    /** Opens a session, closing the one before; run it holding `switching`. */
+    /** Opens a session while none is held (at start, or given up); run it holding `switching`. */
     const connect = Effect.gen(function*() {
-      yield* close
       const mine = ++generation
       const scope = yield* Scope.fork(options.scope, ExecutionStrategy.sequential)
       const session = yield* options.open((event) => mine === generation ? options.onEvent(event) : Effect.void).pipe(
