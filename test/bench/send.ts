@@ -128,8 +128,8 @@ if (process.argv[2] === "--load") {
       await new Promise((r) => setTimeout(r, Math.max(0, periodMs - elapsed)))
     }
   }))
-  process.send!({ accepted, refused, latencies, seconds })
-  process.exit(0)
+  // Exits once the result is written: a large one would otherwise be cut off by the exit.
+  process.send!({ accepted, refused, latencies, seconds }, () => process.exit(0))
 }
 
 const ops = async (url: string, method: string, path: string, body?: unknown): Promise<any> => {
@@ -231,7 +231,17 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
     let rss = 0
     const cpu = () => [cpuSeconds(gateway.pid), postgresCpuSeconds()] as const
     // Sample CPU over the measured window only (after the load's 3 s warm-up).
-    const next = () => new Promise<unknown>((resolve) => loadProcess.once("message", resolve))
+    // A load that dies (its output says why) fails the run instead of leaving it waiting.
+    const next = () =>
+      new Promise<unknown>((resolve, reject) => {
+        const died = (code: number | null, signal: string | null) =>
+          reject(new Error(`the load process exited (code ${code}, signal ${signal}) before reporting:\n${load!.output()}`))
+        loadProcess.once("exit", died)
+        loadProcess.once("message", (message) => {
+          loadProcess.off("exit", died)
+          resolve(message)
+        })
+      })
     await next() // started
     // Transactions the benchmark's database committed (each statement outside a transaction is one).
     const commits = async () =>
