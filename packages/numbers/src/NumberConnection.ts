@@ -50,9 +50,12 @@ export const open = (ctx: NumberContext) =>
     if (abandoned > 0) yield* Effect.logWarning(`${abandoned} incoming files of number ${numberId} were not stored`)
 
     // Event handling runs in the session's fibers: give it the entity's scope and address.
-    const entityContext = yield* Effect.context<
-      Sharding | Entity.CurrentAddress | Scope.Scope | BlobStore | Conversations | Accounts | MediaFiles
-    >()
+    type EntityServices = Sharding | Entity.CurrentAddress | Scope.Scope | BlobStore | Conversations | Accounts | MediaFiles
+    const entityContext = yield* Effect.context<EntityServices>()
+    // The entity's whole context in place of the session fiber's, as it is: providing it instead
+    // would copy both into a new one for every event (two acks a send).
+    const inEntity = <A, E>(effect: Effect.Effect<A, E, EntityServices>): Effect.Effect<A, E> =>
+      Effect.mapInputContext(effect, (_: Context.Context<never>) => entityContext)
 
     const sharding = Context.get(entityContext, Sharding)
     const address = Context.get(entityContext, Entity.CurrentAddress)
@@ -218,7 +221,7 @@ export const open = (ctx: NumberContext) =>
             at: new Date(now)
           }))).pipe(
             Effect.catchAllCause((cause) => Effect.logError("number event failed", cause)),
-            Effect.provide(entityContext)
+            inEntity
           )
         : serialized(Effect.gen(function*() {
         switch (event._tag) {
@@ -255,7 +258,7 @@ export const open = (ctx: NumberContext) =>
         }
       })).pipe(
         Effect.catchAllCause((cause) => Effect.logError("number event failed", cause)),
-        Effect.provide(entityContext)
+        inEntity
       )
 
     /**

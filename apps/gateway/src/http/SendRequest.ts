@@ -35,13 +35,6 @@ export interface ValidSend {
 
 const length = (s: string) => [...s].length
 
-/** The body as JSON, or invalid_json. */
-export const parseJson = (text: string) =>
-  Effect.try({
-    try: () => JSON.parse(text) as unknown,
-    catch: () => new InvalidJson()
-  })
-
 const decodeBody = Schema.decodeUnknownEither(SendMessageRequest, { errors: "all", onExcessProperty: "ignore" })
 
 /**

@@ -5,7 +5,7 @@
  */
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import { Capacity, InvalidParam, NumberNotFound } from "@wagate/domain/ApiError"
+import { Capacity, InvalidJson, InvalidParam, NumberNotFound } from "@wagate/domain/ApiError"
 import { CurrentKey, type Principal } from "@wagate/domain/Auth"
 import type { MessageSource } from "@wagate/domain/Message"
 import { NumberEntity, type Sent } from "@wagate/entities/NumberEntity"
@@ -26,7 +26,7 @@ import * as Prometheus from "../../infra/Prometheus.js"
 import { bounded } from "../EntityCalls.js"
 import { NumberScope } from "../NumberScope.js"
 import { parseNumberRef } from "../Params.js"
-import { parseJson, validateSend } from "../SendRequest.js"
+import { validateSend } from "../SendRequest.js"
 
 /** What a send comes to: the message handed to the network, or the first answer to its Idempotency-Key. */
 export type SendAnswer =
@@ -114,7 +114,9 @@ export const makeSend = Effect.gen(function*() {
   return ({ request }: { readonly request: HttpServerRequest.HttpServerRequest }) =>
     Effect.gen(function*() {
       const principal = yield* CurrentKey
-      const body = yield* Effect.flatMap(Effect.orElseSucceed(request.text, () => ""), parseJson)
+      // The body was read, parsed and checked once for every endpoint (RequestBody); an empty
+      // one is no JSON object either.
+      const body = yield* Effect.orElseFail(request.json, () => new InvalidJson())
       const answer = yield* sendMessage(principal, body, request.headers["idempotency-key"], "api")
       if (answer._tag === "Replayed") {
         return HttpServerResponse.unsafeJson(answer.body, { status: answer.status, headers: { "idempotent-replayed": "true" } })
