@@ -15,10 +15,11 @@ import { MediaFiles } from "@wagate/store/MediaFiles"
 import { NumberStates } from "@wagate/store/NumberStates"
 import { type DriverEvent, type IncomingMessage, WhatsAppDriver } from "@wagate/whatsapp/WhatsAppDriver"
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Metric from "effect/Metric"
-import * as Schedule from "effect/Schedule"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
@@ -29,6 +30,21 @@ import * as IncomingMedia from "./IncomingMedia.js"
 import * as IncomingText from "./IncomingText.js"
 import * as NumberMetrics from "./NumberMetrics.js"
 import type { NumberContext } from "./NumberContext.js"
+
+/**
+ * How many instants of each sweep interval the numbers' sweeps are spread over: numbers sweeping
+ * at the same instant share one statement (every 30 s by default: one a second, not one a number),
+ * and no instant wakes more than a share of the runner's numbers at once.
+ */
+export const SWEEP_INSTANTS = 30
+
+/** The number's sweep instant, as an offset into each interval. */
+export const sweepInstant = (numberId: number, intervalMs: number): number =>
+  Math.floor(((numberId % SWEEP_INSTANTS) * intervalMs) / SWEEP_INSTANTS)
+
+/** From `now` to the next time at `instant` into an interval (a whole interval when it is now). */
+export const untilInstant = (now: number, instant: number, intervalMs: number): number =>
+  intervalMs - ((((now - instant) % intervalMs) + intervalMs) % intervalMs)
 
 /** A pending message the network did not take after this many hand-overs fails. */
 export const MAX_SEND_ATTEMPTS = 5
@@ -326,8 +342,13 @@ export const open = (ctx: NumberContext) =>
       Effect.unlessEffect(movedAway),
       Effect.catchAllCause((cause) => Effect.logError("sweeping the number failed", cause))
     )
+    // Then at the number's instant of every interval: numbers sharing an instant (one in
+    // SWEEP_INSTANTS) share the statement that asks what they have to do.
+    const interval = Math.max(1, Duration.toMillis(retrySettings.sweepInterval))
+    const instant = sweepInstant(numberId, interval)
     yield* sweep.pipe(
-      Effect.repeat(Schedule.spaced(retrySettings.sweepInterval)),
+      Effect.zipRight(Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sleep(untilInstant(now, instant, interval)))),
+      Effect.forever,
       Effect.forkScoped
     )
 

@@ -8,13 +8,14 @@ import type { MessageMedia, MessageType } from "@wagate/domain/Message"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Batched from "./Batched.js"
 import { queueEvents, upsertChat } from "./ChatSql.js"
 import { Int8, NullOrInt8 } from "./Columns.js"
 import * as Outbox from "./Outbox.js"
 
 /** The new message's id; null when its network id was stored before. */
 const decodeStored = Schema.decodeUnknown(Schema.Array(Schema.Struct({ id: NullOrInt8 })))
-const decodeSweep = Schema.decodeUnknown(Schema.Tuple(Schema.Struct({ pending: Schema.Boolean, incoming: Schema.Boolean })))
+const decodeSweep = Schema.decodeUnknown(Schema.Array(Schema.Struct({ pending: Schema.Boolean, incoming: Schema.Boolean })))
 const decodeFailures = Schema.decodeUnknown(
   Schema.Array(Schema.Struct({ id: Int8, event: Schema.String, attempts: Schema.Number }))
 )
@@ -180,16 +181,18 @@ export const make = Effect.gen(function*() {
 
   /**
    * What a number's periodic sweep has to do at `now`: outgoing messages still pending, kept
-   * incoming events due for a retry. One round trip, since most sweeps of most numbers find
-   * nothing.
+   * incoming events due for a retry. The sweeps of all numbers go through one writer, and the
+   * numbers sweep at the same instants (NumberConnection), so thousands of numbers cost one
+   * statement a sweep interval rather than one each; most sweeps of most numbers find nothing.
    */
-  const sweepDue = Effect.fn("Conversations.sweepDue")(function*(numberId: number, now: Date) {
-    const [due] = yield* sql`
-      SELECT EXISTS (SELECT 1 FROM messages WHERE number_id = ${numberId} AND status = 'pending') AS pending,
-             EXISTS (SELECT 1 FROM incoming_failures WHERE number_id = ${numberId} AND next_attempt_at <= ${now}) AS incoming`
-      .pipe(Effect.flatMap((rows) => Effect.orDie(decodeSweep(rows))))
-    return due
-  })
+  const sweepDue = yield* Batched.withResults((batch: ReadonlyArray<{ readonly numberId: number; readonly now: Date }>) =>
+    sql`
+      SELECT EXISTS (SELECT 1 FROM messages m WHERE m.number_id = d.number_id AND m.status = 'pending') AS pending,
+             EXISTS (SELECT 1 FROM incoming_failures f WHERE f.number_id = d.number_id AND f.next_attempt_at <= d.at) AS incoming
+      FROM unnest(${batch.map((d) => d.numberId)}::bigint[], ${batch.map((d) => d.now)}::timestamptz[])
+        WITH ORDINALITY AS d(number_id, at, i)
+      ORDER BY d.i`.pipe(Effect.flatMap((rows) => Effect.orDie(decodeSweep(rows))))
+  )
 
   /** A kept incoming event was stored: it is no longer kept. */
   const forgetFailedIncoming = Effect.fn("Conversations.forgetFailedIncoming")(function*(id: number) {
@@ -212,7 +215,8 @@ export const make = Effect.gen(function*() {
     abandonPendingMedia,
     keepFailedIncoming,
     dueFailedIncoming,
-    sweepDue,
+    /** What the number's sweep has to do at `now`: `{ pending, incoming }`. */
+    sweepDue: (numberId: number, now: Date) => sweepDue({ numberId, now }),
     forgetFailedIncoming,
     retryFailedIncomingLater
   } as const

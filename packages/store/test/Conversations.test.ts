@@ -172,3 +172,32 @@ layer(Env, { excludeTestServices: true, timeout: 60_000 })("conversations", (it)
 
   it.effect("of messages recorded at once, a used Idempotency-Key fails only its own message", () => recordAtOnce("reuse", true))
 })
+
+layer(Env, { excludeTestServices: true, timeout: 60_000 })("sweeps", (it) => {
+  it.effect("the sweeps of many numbers asked at once each get their own number's answer", () =>
+    Effect.gen(function*() {
+      const conversations = yield* Conversations
+      // Four kinds of number, three of each: nothing to do, a pending send, a kept incoming event
+      // due now, and one due only later.
+      const numbers = yield* Effect.forEach(Array.from({ length: 12 }, (_, i) => i), (i) =>
+        setup(`sweep${i}@example.kz`, `770104000${String(i).padStart(2, "0")}`))
+      const kind = (i: number) => i % 4
+      yield* Effect.forEach(numbers, (n, i) =>
+        kind(i) === 1
+          ? conversations.recordOutgoing({
+            accountId: n.accountId, numberId: n.numberId, to: "77770000009", type: "text", text: "x", media: null,
+            waMessageId: `SW${i}`, source: "api", phone: "77010000000", firstContact: false, textHash: "h",
+            day: "2026-11-21", at
+          })
+          : kind(i) === 2
+          ? conversations.keepFailedIncoming(n.numberId, "{}", "store down", new Date(at.getTime() - 1000))
+          : kind(i) === 3
+          ? conversations.keepFailedIncoming(n.numberId, "{}", "store down", new Date(at.getTime() + 60_000))
+          : Effect.void)
+      const answers = yield* Effect.forEach(numbers, (n) => conversations.sweepDue(n.numberId, at), { concurrency: "unbounded" })
+      assert.deepStrictEqual(
+        answers,
+        numbers.map((_, i) => ({ pending: kind(i) === 1, incoming: kind(i) === 2 }))
+      )
+    }))
+})
