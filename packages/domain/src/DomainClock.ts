@@ -15,8 +15,9 @@ export class DomainClock extends Context.Reference<DomainClock>()("@wagate/domai
   defaultValue: (): Clock.Clock | null => null
 }) {}
 
+/** Milliseconds since the epoch by `clock`, a value of the DomainClock reference. @since 1.0.0 */
+export const nowBy = (clock: DomainClock["Type"]): Effect.Effect<number> =>
+  clock === null ? Clock.currentTimeMillis : clock.currentTimeMillis
+
 /** Milliseconds since the epoch by the domain clock. @since 1.0.0 */
-export const now: Effect.Effect<number> = Effect.flatMap(
-  DomainClock,
-  (clock) => (clock === null ? Clock.currentTimeMillis : clock.currentTimeMillis)
-)
+export const now: Effect.Effect<number> = Effect.flatMap(DomainClock, nowBy)

@@ -72,6 +72,8 @@ export const open = (ctx: NumberContext) =>
     // would copy both into a new one for every event (two acks a send).
     const inEntity = <A, E>(effect: Effect.Effect<A, E, EntityServices>): Effect.Effect<A, E> =>
       Effect.mapInputContext(effect, (_: Context.Context<never>) => entityContext)
+    // An ack needs nothing of that context but the entity's clock, taken here once.
+    const ackTime = DomainClock.nowBy(yield* DomainClock.DomainClock)
 
     const sharding = Context.get(entityContext, Sharding)
     const address = Context.get(entityContext, Entity.CurrentAddress)
@@ -228,17 +230,14 @@ export const open = (ctx: NumberContext) =>
       // the ack writer keeps each message's acks in order. A `sent` for a message a send is
       // handing over right now is recorded by that send.
       event._tag === "Ack"
-        ? event.ack === "sent" && ctx.inFlight.has(event.waMessageId) ? Effect.void : Effect.flatMap(DomainClock.now, (now) =>
+        ? event.ack === "sent" && ctx.inFlight.has(event.waMessageId) ? Effect.void : Effect.flatMap(ackTime, (now) =>
           Effect.zipRight(Metric.increment(NumberMetrics.ackCounter(event.ack)), conversations.applyAck({
             numberId,
             waMessageId: event.waMessageId,
             ack: event.ack,
             error: event.error,
             at: new Date(now)
-          }))).pipe(
-            Effect.catchAllCause((cause) => Effect.logError("number event failed", cause)),
-            inEntity
-          )
+          }))).pipe(Effect.catchAllCause((cause) => Effect.logError("number event failed", cause)))
         : serialized(Effect.gen(function*() {
         switch (event._tag) {
           case "Connection":
