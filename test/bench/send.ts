@@ -32,7 +32,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
 import pg from "pg"
-import { type Child, cpuSeconds, freePort as freePortEffect, pidsNamed, rssMiB, spawnTs, stop } from "./support/Processes.js"
+import { type Child, cpuSeconds, freePort as freePortEffect, nextMessage, pidsNamed, rssMiB, spawnTs, stop } from "./support/Processes.js"
 import * as Verdict from "./support/Verdict.js"
 
 // Set by main from its arguments (the load process gets what it needs over IPC).
@@ -225,23 +225,13 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
     const idleEndUs = monotonicUs()
     console.error(`idle: the gateway used ${(100 * idleCpu).toFixed(1)}% of a core with ${NUMBERS} numbers linked`)
     console.error(`sending for ${SECONDS} s...`)
-    load = spawnTs("load", import.meta.filename, { args: ["--load"], ipc: true, reportExit: false })
-    const loadProcess = load.process
-    loadProcess.send({ numbers, url: base, seconds: SECONDS, periodMs: PERIOD_MS })
+    const started = spawnTs("load", import.meta.filename, { args: ["--load"], ipc: true, reportExit: false })
+    load = started
+    started.process.send({ numbers, url: base, seconds: SECONDS, periodMs: PERIOD_MS })
     let rss = 0
     const cpu = () => [cpuSeconds(gateway.pid), postgresCpuSeconds()] as const
     // Sample CPU over the measured window only (after the load's 3 s warm-up).
-    // A load that dies (its output says why) fails the run instead of leaving it waiting.
-    const next = () =>
-      new Promise<unknown>((resolve, reject) => {
-        const died = (code: number | null, signal: string | null) =>
-          reject(new Error(`the load process exited (code ${code}, signal ${signal}) before reporting:\n${load!.output()}`))
-        loadProcess.once("exit", died)
-        loadProcess.once("message", (message) => {
-          loadProcess.off("exit", died)
-          resolve(message)
-        })
-      })
+    const next = () => nextMessage(started)
     await next() // started
     // Transactions the benchmark's database committed (each statement outside a transaction is one).
     const commits = async () =>

@@ -90,6 +90,21 @@ export const spawnTs = (
   } = {}
 ): Child => spawnNode(name, [...(options.nodeArgs ?? []), "--import", "tsx", entry, ...(options.args ?? [])], options)
 
+/**
+ * The next message of a child started with `ipc`; a child that exits first (its output says why)
+ * fails it, so a benchmark never waits for ever on a load that died.
+ */
+export const nextMessage = (child: Child): Promise<unknown> =>
+  new Promise((resolve, reject) => {
+    const died = (code: number | null, signal: string | null) =>
+      reject(new Error(`${child.name} exited (code ${code}, signal ${signal}) before reporting:\n${child.output()}`))
+    child.process.once("exit", died)
+    child.process.once("message", (message) => {
+      child.process.off("exit", died)
+      resolve(message)
+    })
+  })
+
 /** Ends a child (SIGTERM, then SIGKILL after `graceMs`) and waits for its exit. */
 export const stop = (child: Child, graceMs = 5000) =>
   Effect.promise(() =>

@@ -10,7 +10,7 @@
 import * as Effect from "effect/Effect"
 import { fileURLToPath } from "node:url"
 import { resolve } from "node:path"
-import { type Child, spawnTs, stop } from "./Processes.js"
+import { type Child, nextMessage, spawnTs, stop } from "./Processes.js"
 
 export interface Sender {
   readonly key: string
@@ -53,7 +53,7 @@ export const runSendLoad = <A>(spec: SendLoadSpec, onMeasuring: (load: Child) =>
     Effect.sync(() => spawnTs("send-load", SELF, { ipc: true, reportExit: false })),
     (load: Child) =>
       Effect.promise(async () => {
-        const next = () => new Promise<unknown>((resolve) => load.process.once("message", resolve))
+        const next = () => nextMessage(load)
         load.process.send(spec)
         await next() // started
         await new Promise((r) => setTimeout(r, spec.warmupSeconds * 1000))
