@@ -85,6 +85,11 @@ export const NumberLive = NumberEntity.toLayer(
     const { serialized } = ctx
 
     const connection = yield* NumberConnection.open(ctx)
+    // The trust index is computed as the number starts, beside its connection, rather than by its
+    // first send: after a restart every number's first send would otherwise wait for it (two
+    // queries and a write), all of them at once. A send arriving meanwhile waits for it in the
+    // number's section; if it fails, the first send computes it.
+    yield* Effect.forkScoped(Effect.ignore(serialized(counters.refreshTrust(start))))
     const send = yield* NumberSend.make(ctx, connection.session)
     const check = NumberCheck.make(ctx, connection.session, states)
 

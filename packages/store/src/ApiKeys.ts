@@ -12,7 +12,11 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { createHash, randomInt } from "node:crypto"
+import * as Batched from "./Batched.js"
 import { Int8, NullOrInt8 } from "./Columns.js"
+import { decoded } from "./Rows.js"
+
+const LiveKey = Schema.Struct({ hash: Schema.Uint8ArrayFromSelf, id: Int8, account_id: Int8, number_id: NullOrInt8 })
 
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 const SECRET_LENGTH = 32 // 32 * log2(62) ≈ 190 bits
@@ -42,7 +46,7 @@ export interface IssuedKey {
 /** @since 1.0.0 */
 export class ApiKeys extends Effect.Service<ApiKeys>()("@wagate/store/ApiKeys", {
   accessors: true,
-  effect: Effect.gen(function*() {
+  scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const insertKey = SqlSchema.single({
@@ -99,31 +103,43 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("@wagate/store/ApiKeys", 
       return Option.some({ issued, revokedHash: old.hash })
     }, sql.withTransaction, Effect.orDie)
 
-    /** The principal of a live key, by the hash of the key. */
-    const liveKey = SqlSchema.findOne({
-      Request: Schema.Uint8ArrayFromSelf,
-      Result: Schema.Struct({ id: Int8, account_id: Int8, number_id: NullOrInt8 }),
-      execute: (keyHash) =>
-        sql`
-          SELECT k.id, k.account_id, k.number_id
-          FROM api_keys k
-          LEFT JOIN numbers n ON n.id = k.number_id
-          WHERE k.hash = ${keyHash} AND k.revoked_at IS NULL
-            AND (k.number_id IS NULL OR n.deleted_at IS NULL)`
-    })
+    /**
+     * The principals of live keys, by the hashes of the keys (None for a hash of none). The
+     * lookups of all requests go through one writer: many callers' first requests at once (after
+     * a restart) cost one statement, not one each.
+     */
+    const liveKeys = yield* Batched.withResults((hashes: ReadonlyArray<Buffer>) =>
+      decoded(LiveKey, sql`
+        SELECT k.hash, k.id, k.account_id, k.number_id
+        FROM api_keys k
+        LEFT JOIN numbers n ON n.id = k.number_id
+        WHERE k.hash IN ${sql.in(hashes)} AND k.revoked_at IS NULL
+          AND (k.number_id IS NULL OR n.deleted_at IS NULL)`).pipe(
+        Effect.map((rows) => {
+          const byHash = new Map(rows.map((row) => [Buffer.from(row.hash).toString("hex"), row]))
+          return hashes.map((h) => Option.fromNullable(byHash.get(h.toString("hex"))))
+        })
+      )
+    )
 
     const findByHash = Effect.fn("ApiKeys.findByHash")(function*(keyHash: Buffer) {
-      return Option.map(yield* liveKey(keyHash), (row): Principal => ({
+      return Option.map(yield* liveKeys(keyHash), (row): Principal => ({
         keyId: ApiKeyId.make(row.id),
         accountId: AccountId.make(row.account_id),
         numberId: row.number_id === null ? null : NumberId.make(row.number_id)
       }))
     }, Effect.orDie)
 
-    /** Records that the key was used now (the cabinet shows when each key was last used). */
-    const touch = Effect.fn("ApiKeys.touch")(function*(keyId: ApiKeyId, at: Date) {
-      yield* sql`UPDATE api_keys SET last_used_at = ${at} WHERE id = ${keyId}`
-    }, Effect.orDie)
+    /**
+     * Records that the key was used at `at` (the cabinet shows when each key was last used). The
+     * keys of all requests go through one writer, one statement for whatever queued up meanwhile.
+     */
+    const touch = yield* Batched.make((used: ReadonlyArray<{ readonly keyId: ApiKeyId; readonly at: Date }>) =>
+      sql`
+        UPDATE api_keys k SET last_used_at = greatest(k.last_used_at, u.at)
+        FROM unnest(${used.map((u) => u.keyId)}::bigint[], ${used.map((u) => u.at)}::timestamptz[]) AS u(id, at)
+        WHERE k.id = u.id`.pipe(Effect.asVoid, Effect.orDie)
+    )
 
     return { issue, reissue, findByHash, touch } as const
   })

@@ -93,16 +93,36 @@ const Pending = Schema.Struct({
 export const make = Effect.gen(function*() {
   const sql = yield* PgClient.PgClient
 
+  /** Whether the person wrote first, for each (number, phone) that is a contact; in one statement. */
+  const phoneContacts = yield* Batched.withResults((asked: ReadonlyArray<{ readonly numberId: number; readonly phone: string }>) =>
+    Effect.map(
+      decoded(
+        Schema.Struct({ wrote_first: Schema.NullOr(Schema.Boolean) }),
+        sql`
+          SELECT c.wrote_first
+          FROM unnest(${asked.map((a) => a.numberId)}::bigint[], ${asked.map((a) => a.phone)}::text[])
+            WITH ORDINALITY AS d(number_id, phone, i)
+          LEFT JOIN LATERAL (
+            SELECT wrote_first FROM contacts WHERE number_id = d.number_id AND phone = d.phone LIMIT 1
+          ) c ON true
+          ORDER BY d.i`
+      ),
+      (rows) => rows.map((r) => Option.map(Option.fromNullable(r.wrote_first), (wroteFirst) => ({ wroteFirst })))
+    )
+  )
+
   /**
    * Whether this number talked with the person before (a phone, or a `<lid>@lid` known only by
-   * its LID), and whether the person wrote first.
+   * its LID), and whether the person wrote first. The lookups of phones by all numbers go
+   * through one writer: after a restart every number's first send asks at once.
    */
   const contact = Effect.fn("Conversations.contact")(function*(numberId: number, to: string) {
+    if (!isLid(to)) return yield* phoneContacts({ numberId, phone: to })
     const [row] = yield* decoded(
       Schema.Struct({ wrote_first: Schema.Boolean }),
       sql`
         SELECT wrote_first FROM contacts
-        WHERE number_id = ${numberId} AND ${isLid(to) ? sql`lid = ${to}` : sql`phone = ${to}`}
+        WHERE number_id = ${numberId} AND lid = ${to}
         ORDER BY phone NULLS LAST LIMIT 1`
     )
     return Option.map(Option.fromNullable(row), (r) => ({ wroteFirst: r.wrote_first }))

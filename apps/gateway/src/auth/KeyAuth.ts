@@ -36,6 +36,7 @@ export class KeyAuth extends Effect.Service<KeyAuth>()("@wagate/gateway/KeyAuth"
     const keys = yield* ApiKeys.ApiKeys
     const counter = yield* RequestCounter
     const revocations = yield* KeyRevocations
+    const scope = yield* Effect.scope
     const cache = new Map<string, { readonly principal: Principal; readonly until: number }>()
     // When each key's last use was last written: written at most once a minute per key.
     const touched = new Map<number, number>()
@@ -71,7 +72,11 @@ export class KeyAuth extends Effect.Service<KeyAuth>()("@wagate/gateway/KeyAuth"
       if ((touched.get(keyId) ?? 0) <= now - MINUTE) {
         if (touched.size > 100_000) touched.clear()
         touched.set(keyId, now)
-        yield* keys.touch(keyId, new Date(now))
+        // Not waited for: the request does not need it, and a failure only leaves it older.
+        yield* keys.touch({ keyId, at: new Date(now) }).pipe(
+          Effect.catchAllCause((cause) => Effect.logWarning("recording a key's last use failed", cause)),
+          Effect.forkIn(scope)
+        )
       }
       return principal.value
     }, Traced.span("KeyAuth.authenticate"))
