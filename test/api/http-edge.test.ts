@@ -3,11 +3,13 @@
  * (U+0000, unpaired surrogates) is refused with 400 invalid_param on every API, deep nesting and
  * multipart labels never reach a handler, bodies over the limit get 413 JSON even when chunked,
  * error descriptions stay short, Node's own refusals (malformed requests, oversized headers,
- * slow requests) answer JSON `{error, code}`, and a slow body times out in seconds.
+ * slow requests) answer JSON `{error, code}`, a slow body times out in seconds, and idle
+ * keep-alive connections are kept 65 s.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Effect from "effect/Effect"
+import { Agent, get } from "node:http"
 import { connect } from "node:net"
 import { OPERATOR_TOKEN } from "../support/TestGateway.js"
 import { provision, uniquePhone } from "../support/Fixtures.js"
@@ -249,6 +251,19 @@ layer(TestGateway.layer(), { excludeTestServices: true })("the HTTP edge", (it) 
         const answer = yield* raw(url, [request])
         assert.deepStrictEqual([answer.status, answer.json?.code], [400, "bad_request"], JSON.stringify(request))
       }
+    }))
+
+  it.effect("idle keep-alive connections stay open 65 s, longer than load balancers keep theirs", () =>
+    Effect.gen(function*() {
+      const { url } = yield* TestGateway
+      const agent = new Agent({ keepAlive: true })
+      const header = yield* Effect.async<unknown>((resume) => {
+        get(`${url}/api/status`, { agent }, (response) => {
+          response.resume()
+          response.on("end", () => resume(Effect.succeed(response.headers["keep-alive"])))
+        }).on("error", (error) => resume(Effect.die(error)))
+      }).pipe(Effect.ensuring(Effect.sync(() => agent.destroy())))
+      assert.strictEqual(header, "timeout=65")
     }))
 })
 

@@ -52,12 +52,23 @@ const onClientError = (error: NodeJS.ErrnoException, socket: Duplex) => {
  * health check, a CLI started at once). So it holds such requests and hands them to the
  * gateway's handler as soon as that is attached.
  */
+/**
+ * How long an idle keep-alive connection stays open (Node's default: 5 s). Clients close theirs a
+ * little before the server's announced timeout, so with 5 s a client sending every few seconds
+ * opened a new connection for most requests; a busy Node process accepts one connection per turn
+ * of its event loop, and new connections then waited seconds to be accepted. Longer than the
+ * 60 s idle timeout of common load balancers, so they never send on a connection the gateway is
+ * closing.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000
+
 export const make = (options: Options) => (): Server => {
   const server = createServer({
     requestTimeout: options.requestTimeoutMs,
     headersTimeout: Math.min(options.headersTimeoutMs, options.requestTimeoutMs),
     // Node looks for requests past their time this often (30 s by default).
-    connectionsCheckingInterval: Math.min(1000, options.requestTimeoutMs)
+    connectionsCheckingInterval: Math.min(1000, options.requestTimeoutMs),
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS
   })
   server.on("clientError", onClientError)
   const held: Array<readonly [IncomingMessage, ServerResponse]> = []
