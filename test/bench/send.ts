@@ -27,6 +27,7 @@ import { WhatsAppDriver } from "@wagate/whatsapp/WhatsAppDriver"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Effect from "effect/Effect"
 import { randomBytes } from "node:crypto"
+import * as diagnostics from "node:diagnostics_channel"
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -40,6 +41,8 @@ let NUMBERS = 2000
 let SECONDS = 30
 /** A number's period at its limit of one message a second, with a margin for jitter. */
 const LIMIT_PERIOD_MS = 1030
+/** The load's HTTP connections to the gateway. */
+const LOAD_CONNECTIONS = 256
 /** How often each number sends, in ms: at its limit, or less often for `--rate`. */
 let PERIOD_MS = LIMIT_PERIOD_MS
 /** DATABASE_POOL_SIZE of the gateway; undefined: its default. */
@@ -89,12 +92,23 @@ if (process.argv[2] === "--load") {
     periodMs: number
   }>((resolve) => process.once("message", (m) => resolve(m as any)))
   const { Agent, request } = await import("undici")
-  const agent = new Agent({ connections: 256, pipelining: 1 })
+  let connected = 0
+  diagnostics.subscribe("undici:client:connected", () => void connected++)
+  const agent = new Agent({ connections: LOAD_CONNECTIONS, pipelining: 1 })
+  // The connections are opened before the first send, as a client that has been running holds
+  // them. Opened all at once by the first sends instead, they wait to be accepted: a busy Node
+  // process accepts one connection per turn of its event loop (docs/performance.md).
+  await Promise.all(Array.from({ length: LOAD_CONNECTIONS }, () =>
+    request(`${url}/api/status`, { dispatcher: agent }).then((response) => response.body.dump())
+  ))
+  const loadStart = Date.now()
+  const warmupUntil = loadStart + 3000
+  const endAt = warmupUntil + seconds * 1000
+  /** Every answer: the second of the load it came in, its latency and status. */
+  const timeline: Array<readonly [number, number, number]> = []
   const latencies: Array<number> = []
   const refused: Record<string, number> = {}
   let accepted = 0
-  const warmupUntil = Date.now() + 3000
-  const endAt = warmupUntil + seconds * 1000
   process.send!({ started: true })
   await Promise.all(numbers.map(async (n, i) => {
     await new Promise((r) => setTimeout(r, (i * periodMs) / numbers.length))
@@ -116,6 +130,7 @@ if (process.argv[2] === "--load") {
         body = { code: `${response.statusCode} (not JSON: ${JSON.stringify(text.slice(0, 40))})` }
       }
       const elapsed = performance.now() - started
+      timeline.push([Math.floor((Date.now() - loadStart) / 1000), elapsed, response.statusCode])
       if (Date.now() > warmupUntil) {
         if (response.statusCode === 200) {
           accepted++
@@ -128,6 +143,17 @@ if (process.argv[2] === "--load") {
       await new Promise((r) => setTimeout(r, Math.max(0, periodMs - elapsed)))
     }
   }))
+  // For exploration: latency by second of the load (warm-up included), and connections opened.
+  if (process.env.BENCH_TIMELINE) {
+    const lines = [`connections opened: ${connected}`, "second\tanswers\trefused\tp50 ms\tp99 ms\tmax ms"]
+    for (let second = 0; second <= (timeline.at(-1)?.[0] ?? -1); second++) {
+      const answers = timeline.filter(([s]) => s === second)
+      const ok = answers.filter(([, , status]) => status === 200).map(([, ms]) => ms).sort((a, b) => a - b)
+      const at = (p: number) => (ok[Math.min(ok.length - 1, Math.floor(p * ok.length))] ?? 0).toFixed(0)
+      lines.push([second, answers.length, answers.length - ok.length, at(0.5), at(0.99), at(1)].join("\t"))
+    }
+    writeFileSync(process.env.BENCH_TIMELINE, lines.join("\n") + "\n")
+  }
   // Exits once the result is written: a large one would otherwise be cut off by the exit.
   process.send!({ accepted, refused, latencies, seconds }, () => process.exit(0))
 }
