@@ -91,6 +91,31 @@ layer(Env, { excludeTestServices: true, timeout: 60_000 })("conversations", (it)
       assert.strictEqual(Number(events.n), 0)
     }))
 
+  it.effect("acks arriving together, repeats included, move the status in order and notify each step once", () =>
+    Effect.gen(function*() {
+      const { accountId, numberId } = yield* setup("acks-together@example.kz", "77010000104")
+      const conversations = yield* Conversations
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`INSERT INTO webhook_endpoints (account_id, url, secret) VALUES (${accountId}, 'http://x', 'enc:v1:sealed')`
+      const id = yield* conversations.recordOutgoing({
+        accountId, numberId, to: "77770000004", type: "text", text: "x", media: null, waMessageId: "TOGETHER1",
+        source: "api", phone: "77010000000", firstContact: true, textHash: "h", day: "2026-11-21", at
+      })
+      // The send's own `sent` and the network's, then the rest, all queued before the writer runs.
+      yield* Effect.all(
+        (["sent", "sent", "delivered", "delivered", "read"] as const).map((ack) =>
+          conversations.applyAck({ numberId, waMessageId: "TOGETHER1", ack, at })
+        ),
+        { concurrency: "unbounded", discard: true }
+      )
+      const [row] = yield* sql<{ status: string }>`SELECT status FROM messages WHERE id = ${id}`
+      assert.strictEqual(row.status, "read")
+      const events = yield* sql<{ ack: string }>`
+        SELECT payload->'data'->>'ack' AS ack FROM webhook_outbox
+        WHERE account_id = ${accountId} AND payload->>'event' = 'message.ack' ORDER BY id`
+      assert.deepStrictEqual(events.map((e) => e.ack), ["sent", "delivered", "read"])
+    }))
+
   it.effect("an Idempotency-Key is claimed once; the second claim rolls its message back", () =>
     Effect.gen(function*() {
       const { accountId, numberId } = yield* setup("idem@example.kz", "77010000103")
