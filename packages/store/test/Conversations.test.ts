@@ -62,6 +62,12 @@ layer(Env, { excludeTestServices: true, timeout: 60_000 })("conversations", (it)
       assert.deepStrictEqual([Number(counts.messages), Number(counts.events), counts.chat_count], [1, 1, 1])
       const contact = yield* conversations.contact(numberId, "77770000001")
       assert.deepStrictEqual(Option.getOrThrow(contact), { wroteFirst: true })
+      // Asked at once (one statement), each question gets its own answer.
+      const together = yield* Effect.all(
+        ["77770000009", "77770000001", "77770000008"].map((phone) => conversations.contact(numberId, phone)),
+        { concurrency: "unbounded" }
+      )
+      assert.deepStrictEqual(together.map(Option.getOrNull), [null, { wroteFirst: true }, null])
     }))
 
   it.effect("statuses only move forward; failed only before delivery", () =>

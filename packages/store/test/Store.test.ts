@@ -76,6 +76,28 @@ const suite = (name: string, database: Layer.Layer<Database.Database, unknown>, 
         assert.isTrue(Option.isNone(yield* keys.findByHash(ApiKeys.hash(issued.key))))
         assert.isTrue(Option.isSome(yield* keys.findByHash(ApiKeys.hash(reissued.issued.key))))
         assert.isTrue(Option.isNone(yield* keys.reissue(issued.id)))
+        // Looked up at once (one statement), each hash gets its own answer.
+        const other = yield* keys.issue(account.id, null)
+        const unknown = `wag_acc_${"x".repeat(32)}`
+        const together = yield* Effect.all(
+          [reissued.issued.key, unknown, other.key, issued.key].map((key) => keys.findByHash(ApiKeys.hash(key))),
+          { concurrency: "unbounded" }
+        )
+        assert.deepStrictEqual(together.map((p) => Option.getOrNull(Option.map(p, (k) => k.keyId))), [reissued.issued.id, null, other.id, null])
+        // Last uses written at once, each on its key; an older one never replaces a newer one.
+        const later = new Date("2026-11-24T10:00:00.000Z")
+        const earlier = new Date("2026-11-24T09:00:00.000Z")
+        yield* Effect.all([
+          keys.touch({ keyId: other.id, at: later }),
+          keys.touch({ keyId: reissued.issued.id, at: earlier })
+        ], { concurrency: "unbounded", discard: true })
+        yield* keys.touch({ keyId: other.id, at: earlier })
+        const used = yield* sql<{ id: string; last_used_at: Date | string | null }>`
+          SELECT id, last_used_at FROM api_keys WHERE id IN (${other.id}, ${reissued.issued.id}) ORDER BY id`
+        assert.deepStrictEqual(
+          used.map((u) => u.last_used_at === null ? null : new Date(u.last_used_at).toISOString()),
+          [reissued.issued.id, other.id].sort((a, b) => a - b).map((id) => (id === other.id ? later : earlier).toISOString())
+        )
       }))
 
     it.effect("messages page by keyset, newest first", () =>

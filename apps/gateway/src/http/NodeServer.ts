@@ -47,12 +47,6 @@ const onClientError = (error: NodeJS.ErrnoException, socket: Duplex) => {
 }
 
 /**
- * A server factory for `NodeHttpServer.layer`. The server listens before the API's routes are
- * built; a request arriving in between would get no answer at all (a load balancer's first
- * health check, a CLI started at once). So it holds such requests and hands them to the
- * gateway's handler as soon as that is attached.
- */
-/**
  * How long an idle keep-alive connection stays open (Node's default: 5 s). Clients close theirs a
  * little before the server's announced timeout, so with 5 s a client sending every few seconds
  * opened a new connection for most requests; a busy Node process accepts one connection per turn
@@ -62,6 +56,12 @@ const onClientError = (error: NodeJS.ErrnoException, socket: Duplex) => {
  */
 export const KEEP_ALIVE_TIMEOUT_MS = 65_000
 
+/**
+ * A server factory for `NodeHttpServer.layer`. The server listens before the API's routes are
+ * built; a request arriving in between would get no answer at all (a load balancer's first
+ * health check, a CLI started at once). So it holds such requests and hands them to the
+ * gateway's handler as soon as that is attached.
+ */
 export const make = (options: Options) => (): Server => {
   const server = createServer({
     requestTimeout: options.requestTimeoutMs,
