@@ -33,7 +33,17 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
 import pg from "pg"
-import { type Child, cpuSeconds, freePort as freePortEffect, nextMessage, pidsNamed, rssMiB, spawnTs, stop } from "./support/Processes.js"
+import {
+  type Child,
+  cpuSeconds,
+  freePort as freePortEffect,
+  GATEWAY_NODE_ARGS,
+  nextMessage,
+  pidsNamed,
+  rssMiB,
+  spawnTs,
+  stop
+} from "./support/Processes.js"
 import * as Verdict from "./support/Verdict.js"
 
 // Set by main from its arguments (the load process gets what it needs over IPC).
@@ -199,6 +209,7 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
   if (process.env.BENCH_CPU_PROF) mkdirSync(process.env.BENCH_CPU_PROF, { recursive: true })
   const gateway = spawnTs("gateway", "apps/gateway/src/main.ts", {
     nodeArgs: [
+      ...GATEWAY_NODE_ARGS,
       ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_CPU_PROF] : []),
       // For exploration, e.g. BENCH_NODE_ARGS=--trace-gc BENCH_GATEWAY_LOG=/tmp/gateway.log
       ...(process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((a) => a !== "")

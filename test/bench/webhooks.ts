@@ -32,7 +32,7 @@ import { createServer } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
-import { cpuSeconds, freePort, machine, REPO, rssMiB, scopedTs, waitReady } from "./support/Processes.js"
+import { cpuSeconds, freePort, GATEWAY_NODE_ARGS, machine, REPO, rssMiB, scopedTs, waitReady } from "./support/Processes.js"
 import * as Verdict from "./support/Verdict.js"
 
 const OPERATOR_TOKEN = "wag_op_bench_operator_token"
@@ -128,7 +128,7 @@ const runOnce = (name: string, env: Record<string, string>, opts: ReturnType<typ
         WA_DRIVER: "simulator",
         ...env
       },
-      nodeArgs: opts.profile ? ["--cpu-prof", `--cpu-prof-dir=${opts.profile}`] : []
+      nodeArgs: [...GATEWAY_NODE_ARGS, ...(opts.profile ? ["--cpu-prof", `--cpu-prof-dir=${opts.profile}`] : [])]
     })
     const url = `http://127.0.0.1:${port}`
     yield* waitReady(gateway, `${url}/api/status`)

@@ -1,13 +1,15 @@
 /**
  * The benchmarks' child processes (test/bench/support/Processes.ts) never outlive their run:
  * stopped when their scope closes on success, failure or a timeout, and killed when the
- * benchmark process itself exits while they still run.
+ * benchmark process itself exits while they still run. The gateways they start run with the
+ * node flags of `npm start`.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { execFile } from "node:child_process"
 import { fileURLToPath } from "node:url"
-import { scopedNode, spawnNode } from "../bench/support/Processes.js"
+import { readFileSync } from "node:fs"
+import { GATEWAY_NODE_ARGS, scopedNode, spawnNode } from "../bench/support/Processes.js"
 
 const PROCESSES = fileURLToPath(new URL("../bench/support/Processes.ts", import.meta.url))
 /** A child that runs until it is stopped. */
@@ -69,5 +71,13 @@ describe("benchmark child processes", () => {
     const child = spawnNode("echo", ["-e", "console.log('hello from the child')"], { reportExit: false })
     await new Promise((resolve) => child.process.once("exit", resolve))
     assert.include(child.output(), "hello from the child")
+  })
+})
+
+describe("the benchmarks' gateways", () => {
+  it("run with the node flags `npm start` gives the gateway", () => {
+    const start: string = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).scripts.start
+    const flags = start.split(/\s+/).filter((word) => word.startsWith("--") && word !== "--import")
+    assert.deepStrictEqual(flags, [...GATEWAY_NODE_ARGS])
   })
 })

@@ -9,7 +9,7 @@ import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { provision } from "../../support/Fixtures.js"
-import { type Child, freePort, REPO, scopedTs, waitReady } from "./Processes.js"
+import { type Child, freePort, GATEWAY_NODE_ARGS, REPO, scopedTs, waitReady } from "./Processes.js"
 
 const ENTRY = join(REPO, "test/bench/support/GatewayProcess.ts")
 const OPERATOR_TOKEN = "wag_op_bench_operator_token"
@@ -46,8 +46,8 @@ export const startGateway = (name: string, env: Record<string, string>, cpuProfD
         ...env
       },
       nodeArgs: cpuProfDir === undefined
-        ? []
-        : ["--cpu-prof", `--cpu-prof-dir=${join(cpuProfDir, name.replace(/\W+/g, "-").replace(/-$/, ""))}`]
+        ? GATEWAY_NODE_ARGS
+        : [...GATEWAY_NODE_ARGS, "--cpu-prof", `--cpu-prof-dir=${join(cpuProfDir, name.replace(/\W+/g, "-").replace(/-$/, ""))}`]
     })
     const url = `http://127.0.0.1:${port}`
     yield* waitReady(child, `${url}/api/status`)

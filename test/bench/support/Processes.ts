@@ -158,6 +158,12 @@ export const waitReady = (child: Child, url: string, timeoutMs = 60_000, headers
     throw new Error(`${child.name} did not become ready at ${url}:\n${child.output()}`)
   }).pipe(Effect.orDie)
 
+/**
+ * The node flags `npm start` runs the gateway with (package.json's `start`), so that benchmarks
+ * measure the gateway as it runs (test/infra/bench-processes.test.ts checks that they agree).
+ */
+export const GATEWAY_NODE_ARGS: ReadonlyArray<string> = ["--max-semi-space-size=64"]
+
 /** Resident memory of a process in MiB (0 once it is gone). */
 export const rssMiB = (pid: number): number => {
   try {
