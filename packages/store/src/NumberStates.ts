@@ -11,7 +11,9 @@ import { ConnectionStatus } from "@wagate/domain/Connection"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Batched from "./Batched.js"
 import * as Outbox from "./Outbox.js"
+import { decoded } from "./Rows.js"
 
 const DAY_MS = 86_400_000
 const ms = (d: Date | null) => (d === null ? null : d.getTime())
@@ -84,7 +86,7 @@ const sessionStatus = (previous: ConnectionStatus, next: ConnectionStatus) =>
 
 /** @since 1.0.0 */
 export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/NumberStates", {
-  effect: Effect.gen(function*() {
+  scoped: Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
 
     const findSnapshot = SqlSchema.findOne({
@@ -159,49 +161,54 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
       } satisfies SendHistory
     }, Effect.orDie)
 
-    const contactCounts = (request: { readonly numberId: number; readonly since: Date; readonly dayAgo: Date }) =>
-      SqlSchema.single({
-        Request: Schema.Void,
-        Result: ContactCounts,
-        execute: () =>
+    /**
+     * The counts behind the trust index of each number asked, over the 14 days before its `since`
+     * (and its first messages older than a day). The numbers that ask at once (all of them as
+     * they start after a restart) share one statement.
+     */
+    const trustCounts = yield* Batched.withResults(
+      (asked: ReadonlyArray<{ readonly numberId: number; readonly since: Date; readonly dayAgo: Date }>) =>
+        decoded(
+          Schema.Struct({ ...ContactCounts.fields, ...MessageCounts.fields }),
           sql`
-            SELECT count(*) AS dialogs,
-                   count(*) FILTER (WHERE wrote_first) AS started_by_customers,
-                   count(*) FILTER (WHERE NOT wrote_first) AS cold_all,
-                   count(*) FILTER (WHERE NOT wrote_first AND first_out_at < ${request.dayAgo}) AS cold,
-                   count(*) FILTER (WHERE NOT wrote_first AND first_out_at < ${request.dayAgo} AND first_in_at IS NOT NULL) AS answered
-            FROM contacts WHERE number_id = ${request.numberId} AND first_contact_at >= ${request.since}`
-      })(undefined).pipe(Effect.catchTags({ NoSuchElementException: Effect.die, ParseError: Effect.die }))
-
-    const messageCounts = (request: { readonly numberId: number; readonly since: Date }) =>
-      SqlSchema.single({
-        Request: Schema.Void,
-        Result: MessageCounts,
-        execute: () =>
-          sql`
-            SELECT count(*) FILTER (WHERE direction = 'in') AS incoming,
-                   count(*) FILTER (WHERE direction = 'out') AS outgoing,
-                   count(*) FILTER (WHERE direction = 'out' AND status = 'failed') AS failed
-            FROM messages WHERE number_id = ${request.numberId} AND created_at >= ${request.since}`
-      })(undefined).pipe(Effect.catchTags({ NoSuchElementException: Effect.die, ParseError: Effect.die }))
+            SELECT c.*, m.*
+            FROM unnest(${asked.map((a) => a.numberId)}::bigint[], ${asked.map((a) => a.since)}::timestamptz[],
+                        ${asked.map((a) => a.dayAgo)}::timestamptz[])
+              WITH ORDINALITY AS d(number_id, since, day_ago, i)
+            CROSS JOIN LATERAL (
+              SELECT count(*) AS dialogs,
+                     count(*) FILTER (WHERE wrote_first) AS started_by_customers,
+                     count(*) FILTER (WHERE NOT wrote_first) AS cold_all,
+                     count(*) FILTER (WHERE NOT wrote_first AND first_out_at < d.day_ago) AS cold,
+                     count(*) FILTER (WHERE NOT wrote_first AND first_out_at < d.day_ago AND first_in_at IS NOT NULL) AS answered
+              FROM contacts WHERE number_id = d.number_id AND first_contact_at >= d.since
+            ) c
+            CROSS JOIN LATERAL (
+              SELECT count(*) FILTER (WHERE direction = 'in') AS incoming,
+                     count(*) FILTER (WHERE direction = 'out') AS outgoing,
+                     count(*) FILTER (WHERE direction = 'out' AND status = 'failed') AS failed
+              FROM messages WHERE number_id = d.number_id AND created_at >= d.since
+            ) m
+            ORDER BY d.i`
+        )
+    )
 
     /** The six inputs of the trust index over the 14 days before `now`. */
     const trustInputs = Effect.fn("NumberStates.trustInputs")(
       function*(numberId: number, now: number, connectedAt: number | null) {
         const since = new Date(now - 14 * DAY_MS)
         const dayAgo = new Date(now - DAY_MS)
-        const contacts = yield* contactCounts({ numberId, since, dayAgo })
-        const messages = yield* messageCounts({ numberId, since })
+        const counts = yield* trustCounts({ numberId, since, dayAgo })
         const daysConnected = connectedAt === null ? 0 : Math.max(0, (now - connectedAt) / DAY_MS)
         return {
-          dialogs: contacts.dialogs,
-          dialogsStartedByCustomers: contacts.started_by_customers,
-          coldFirstMessages: contacts.cold,
-          coldAnswered: contacts.answered,
-          coldPerDay: contacts.cold_all / Math.max(1, Math.min(14, daysConnected)),
-          incoming: messages.incoming,
-          outgoing: messages.outgoing,
-          failed: messages.failed,
+          dialogs: counts.dialogs,
+          dialogsStartedByCustomers: counts.started_by_customers,
+          coldFirstMessages: counts.cold,
+          coldAnswered: counts.answered,
+          coldPerDay: counts.cold_all / Math.max(1, Math.min(14, daysConnected)),
+          incoming: counts.incoming,
+          outgoing: counts.outgoing,
+          failed: counts.failed,
           daysConnected
         }
       }
@@ -252,8 +259,15 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
         WHERE id = ${numberId}`
     }, Effect.orDie)
 
+    /** The trust ratings of numbers, those set at once in one statement. */
+    const writeRating = yield* Batched.make((ratings: ReadonlyArray<{ readonly numberId: number; readonly rating: number }>) =>
+      sql`
+        UPDATE numbers n SET trust_rating = r.rating
+        FROM unnest(${ratings.map((r) => r.numberId)}::bigint[], ${ratings.map((r) => r.rating)}::int[]) AS r(id, rating)
+        WHERE n.id = r.id`.pipe(Effect.asVoid)
+    )
     const setRating = Effect.fn("NumberStates.setRating")(function*(numberId: number, rating: number) {
-      yield* sql`UPDATE numbers SET trust_rating = ${rating} WHERE id = ${numberId}`
+      yield* writeRating({ numberId, rating })
     })
 
     /** Counts one contact check on the Almaty day of `now`. */

@@ -11,8 +11,9 @@ import * as Option from "effect/Option"
 import { Accounts } from "../src/Accounts.js"
 import { Conversations, type IncomingRecord } from "../src/Conversations.js"
 import * as Database from "../src/Database.js"
+import { NumberStates } from "../src/NumberStates.js"
 
-const Env = Layer.mergeAll(Accounts.Default, Conversations.Default).pipe(Layer.provideMerge(Database.layerTest))
+const Env = Layer.mergeAll(Accounts.Default, Conversations.Default, NumberStates.Default).pipe(Layer.provideMerge(Database.layerTest))
 const at = new Date("2026-11-21T10:00:00.000Z")
 
 const setup = (email: string, phone: string) =>
@@ -120,6 +121,27 @@ layer(Env, { excludeTestServices: true, timeout: 60_000 })("conversations", (it)
         SELECT payload->'data'->>'ack' AS ack FROM webhook_outbox
         WHERE account_id = ${accountId} AND payload->>'event' = 'message.ack' ORDER BY id`
       assert.deepStrictEqual(events.map((e) => e.ack), ["sent", "delivered", "read"])
+    }))
+
+  it.effect("trust inputs of numbers asked at once (one statement) are each number's own", () =>
+    Effect.gen(function*() {
+      const conversations = yield* Conversations
+      const states = yield* NumberStates
+      const wroteFirst = yield* setup("trust-a@example.kz", "77010000105")
+      const cold = yield* setup("trust-b@example.kz", "77010000106")
+      const quiet = yield* setup("trust-c@example.kz", "77010000107")
+      yield* conversations.recordIncoming(incoming(wroteFirst.accountId, wroteFirst.numberId, "TRUST-IN"))
+      yield* conversations.recordOutgoing({
+        accountId: cold.accountId, numberId: cold.numberId, to: "77770000005", type: "text", text: "x", media: null,
+        waMessageId: "TRUST-OUT", source: "api", phone: "77010000106", firstContact: true, textHash: "h", day: "2026-11-21", at
+      })
+      const now = at.getTime() + 60 * 60 * 1000
+      const [a, b, c] = yield* Effect.all(
+        [wroteFirst, cold, quiet].map((n) => states.trustInputs(n.numberId, now, null)),
+        { concurrency: "unbounded" }
+      )
+      const counts = (i: typeof a) => [i.dialogs, i.dialogsStartedByCustomers, i.incoming, i.outgoing]
+      assert.deepStrictEqual([counts(a), counts(b), counts(c)], [[1, 1, 1, 0], [1, 0, 0, 1], [0, 0, 0, 0]])
     }))
 
   it.effect("an Idempotency-Key is claimed once; the second claim rolls its message back", () =>
