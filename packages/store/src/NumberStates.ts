@@ -266,9 +266,7 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
         FROM unnest(${ratings.map((r) => r.numberId)}::bigint[], ${ratings.map((r) => r.rating)}::int[]) AS r(id, rating)
         WHERE n.id = r.id`.pipe(Effect.asVoid)
     )
-    const setRating = Effect.fn("NumberStates.setRating")(function*(numberId: number, rating: number) {
-      yield* writeRating({ numberId, rating })
-    })
+    const setRating = (numberId: number, rating: number) => writeRating({ numberId, rating })
 
     /** Counts one contact check on the Almaty day of `now`. */
     /** The number's entity dropped a request after failing on it twice: operators see why. */
