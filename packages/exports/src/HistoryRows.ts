@@ -38,6 +38,10 @@ export const HistoryRow = Schema.Struct({ ...MessageRow.fields, number_phone: Nu
 export interface HistoryRow extends Schema.Schema.Type<typeof HistoryRow> {}
 
 const decodeHistory = Schema.decodeUnknown(Schema.Array(HistoryRow))
+const BoundRow = Schema.Struct({ last: NullOrInt8, n: Int8 })
+const CountRow = Schema.Struct({ n: Int8 })
+const ChatRow = Schema.Struct({ number_id: Int8, chat_id: Schema.String, number_phone: NullOrString })
+const FileTotalsRow = Schema.Struct({ n: Int8, bytes: NullOrInt8 })
 
 /** Rows read per query: large enough that round trips cost little, small enough to stay flat. @since 1.0.0 */
 export const BATCH_SIZE = 5_000
@@ -204,7 +208,7 @@ export class HistoryRows extends Effect.Service<HistoryRows>()("@wagate/exports/
           const limit = Math.min(BATCH_SIZE, left)
           const where = [...conditions(filter), sql`m.id > ${after}`]
           const [bound] = yield* decoded(
-            Schema.Struct({ last: NullOrInt8, n: Int8 }),
+            BoundRow,
             sql`
               SELECT max(b.id) AS last, count(*) AS n
               FROM (SELECT m.id FROM messages m WHERE ${sql.and(where)} ORDER BY m.id LIMIT ${limit}) b`
@@ -229,7 +233,7 @@ export class HistoryRows extends Effect.Service<HistoryRows>()("@wagate/exports/
     /** How many messages the filter covers. */
     const count = Effect.fn("HistoryRows.count")(function*(filter: HistoryFilter) {
       const [row] = yield* decoded(
-        Schema.Struct({ n: Int8 }),
+        CountRow,
         sql`SELECT count(*) AS n FROM messages m WHERE ${sql.and(conditions(filter))}`
       )
       return row.n
@@ -238,7 +242,7 @@ export class HistoryRows extends Effect.Service<HistoryRows>()("@wagate/exports/
     /** The chats the filter covers, in the order of their first message. */
     const chats = Effect.fn("HistoryRows.chats")(function*(filter: HistoryFilter) {
       const rows = yield* decoded(
-        Schema.Struct({ number_id: Int8, chat_id: Schema.String, number_phone: NullOrString }),
+        ChatRow,
         sql`
           SELECT m.number_id, m.chat_id, min(n.phone) AS number_phone
           FROM messages m LEFT JOIN numbers n ON n.id = m.number_id
@@ -273,7 +277,7 @@ export class HistoryRows extends Effect.Service<HistoryRows>()("@wagate/exports/
     /** How many live files the filter covers and their bytes. */
     const fileTotals = Effect.fn("HistoryRows.fileTotals")(function*(filter: HistoryFilter) {
       const [row] = yield* decoded(
-        Schema.Struct({ n: Int8, bytes: NullOrInt8 }),
+        FileTotalsRow,
         sql`
           SELECT count(*) AS n, sum(f.size) AS bytes
           FROM media_files f JOIN messages m ON m.id = f.message_id

@@ -23,6 +23,31 @@ import { decoded } from "./Rows.js"
 export const BACKUP_DAYS = 30
 const DAY_MS = 86_400_000
 
+const UsageRow = Schema.Struct({ number_id: Int8, kind: oneOf(MediaKind), bytes: Int8, files: Int8 })
+const CountRow = Schema.Struct({ n: Int8 })
+const CreatedRow = Schema.Struct({ created_at: Instant })
+const RetentionRow = Schema.Struct({ account_id: Int8, retention_days: Schema.Number })
+const BytesRow = Schema.Struct({ bytes: Int8 })
+const KeepFactsRow = Schema.Struct({
+  is_group: Schema.Boolean,
+  direction: Schema.Literal("in", "out"),
+  known: Schema.NullOr(Schema.Boolean),
+  chat_bytes: Int8,
+  used: Int8
+})
+const IdRow = Schema.Struct({ id: Int8 })
+const FileRowColumns = Schema.Struct({
+  message_id: Int8,
+  number_id: Int8,
+  kind: oneOf(MediaKind),
+  mime_type: Schema.String,
+  filename: NullOrString,
+  size: Int8,
+  blob_key: Schema.String
+})
+const DeletedRow = Schema.Struct({ n: Int8, bytes: Int8 })
+const PurgeRow = Schema.Struct({ id: Int8, blob_key: Schema.String })
+
 /** What an account chose to keep; every field optional in the store, defaults below. @since 1.0.0 */
 export interface Policy {
   readonly skip_groups: boolean
@@ -116,7 +141,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
     /** Totals of the live files of an account, per number and kind (a few rows). */
     const usage = Effect.fn("MediaFiles.usage")(function*(accountId: number) {
       const rows = yield* decoded(
-        Schema.Struct({ number_id: Int8, kind: oneOf(MediaKind), bytes: Int8, files: Int8 }),
+        UsageRow,
         sql`SELECT number_id, kind, bytes, files FROM media_usage WHERE account_id = ${accountId} AND files > 0`
       )
       return rows.map((r) => ({ numberId: r.number_id, kind: r.kind, bytes: r.bytes, files: r.files }))
@@ -137,7 +162,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
     /** Incoming files still being downloaded. */
     const pendingFiles = Effect.fn("MediaFiles.pendingFiles")(function*(accountId: number) {
       const [row] = yield* decoded(
-        Schema.Struct({ n: Int8 }),
+        CountRow,
         sql`
           SELECT count(*) AS n FROM messages
           WHERE media_pending AND account_id = ${accountId}
@@ -149,7 +174,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
     /** The message time of the account's oldest kept file, if any. */
     const oldestFileAt = Effect.fn("MediaFiles.oldestFileAt")(function*(accountId: number) {
       const [row] = yield* decoded(
-        Schema.Struct({ created_at: Instant }),
+        CreatedRow,
         sql`
           SELECT created_at FROM media_files WHERE account_id = ${accountId} AND deleted_at IS NULL
           ORDER BY created_at, id LIMIT 1`
@@ -219,7 +244,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
     /** Accounts whose policy deletes files after some days. */
     const retentionPolicies = Effect.fn("MediaFiles.retentionPolicies")(function*() {
       const rows = yield* decoded(
-        Schema.Struct({ account_id: Int8, retention_days: Schema.Number }),
+        RetentionRow,
         sql`SELECT account_id, retention_days FROM storage_policies WHERE retention_days IS NOT NULL`
       )
       return rows.map((r) => ({ accountId: r.account_id, retentionDays: r.retention_days }))
@@ -228,7 +253,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
     /** Bytes of files kept for one chat of a number since `since` (the per-chat daily allowance). */
     const chatBytesSince = Effect.fn("MediaFiles.chatBytesSince")(function*(numberId: number, chatId: string, since: Date) {
       const [row] = yield* decoded(
-        Schema.Struct({ bytes: Int8 }),
+        BytesRow,
         sql`
           SELECT coalesce(sum(size), 0) AS bytes FROM media_files
           WHERE number_id = ${numberId} AND chat_id = ${chatId} AND created_at >= ${since} AND deleted_at IS NULL`
@@ -243,13 +268,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
      */
     const keepFacts = Effect.fn("MediaFiles.keepFacts")(function*(accountId: number, messageId: number, dayStart: Date) {
       const [row] = yield* decoded(
-        Schema.Struct({
-          is_group: Schema.Boolean,
-          direction: Schema.Literal("in", "out"),
-          known: Schema.NullOr(Schema.Boolean),
-          chat_bytes: Int8,
-          used: Int8
-        }),
+        KeepFactsRow,
         sql`
         SELECT m.is_group, m.direction,
                (SELECT c.first_out_at IS NOT NULL FROM contacts c WHERE c.number_id = m.number_id AND c.phone = m.peer) AS known,
@@ -271,7 +290,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
     /** Counts a stored file (the usage moves with the insert). False when the message has one already. */
     const add = Effect.fn("MediaFiles.add")(function*(f: NewFile) {
       const rows = yield* decoded(
-        Schema.Struct({ id: Int8 }),
+        IdRow,
         sql`
         INSERT INTO media_files (message_id, account_id, number_id, chat_id, kind, mime_type, filename, size, blob_key,
                                  created_at)
@@ -293,15 +312,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
     /** The live file of message `messageId`, within an account and, for a number key, its number. */
     const find = Effect.fn("MediaFiles.find")(function*(accountId: number, numberId: number | null, messageId: number) {
       const [row] = yield* decoded(
-        Schema.Struct({
-          message_id: Int8,
-          number_id: Int8,
-          kind: oneOf(MediaKind),
-          mime_type: Schema.String,
-          filename: NullOrString,
-          size: Int8,
-          blob_key: Schema.String
-        }),
+        FileRowColumns,
         sql`
           SELECT message_id, number_id, kind, mime_type, filename, size, blob_key FROM media_files
           WHERE message_id = ${messageId} AND account_id = ${accountId} AND deleted_at IS NULL
@@ -325,7 +336,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
     const deletePicked = (picked: Statement.Statement<unknown>, now: Date) =>
       Effect.map(
         decoded(
-          Schema.Struct({ n: Int8, bytes: Int8 }),
+          DeletedRow,
           sql`
           WITH picked AS (${picked}), gone AS (
             UPDATE media_files f SET deleted_at = ${now}, purge_after = ${new Date(now.getTime() + BACKUP_DAYS * DAY_MS)}
@@ -389,7 +400,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
      */
     const claimPurge = Effect.fn("MediaFiles.claimPurge")(function*(now: Date, limit: number) {
       const rows = yield* decoded(
-        Schema.Struct({ id: Int8, blob_key: Schema.String }),
+        PurgeRow,
         sql`
           UPDATE media_files f SET purge_after = NULL, purged_at = ${now}
           WHERE f.id IN (SELECT id FROM media_files WHERE purge_after <= ${now} ORDER BY purge_after LIMIT ${limit}

@@ -47,6 +47,7 @@ const ContactCounts = Schema.Struct({
 const UsageRow = Schema.Struct({ messages: Schema.Number, new_contacts: Schema.Number, checks: Schema.Number })
 
 const MessageCounts = Schema.Struct({ incoming: Count, outgoing: Count, failed: Count })
+const TrustCounts = Schema.Struct({ ...ContactCounts.fields, ...MessageCounts.fields })
 
 /** @since 1.0.0 */
 export interface NumberSnapshot {
@@ -169,7 +170,7 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
     const trustCounts = yield* Batched.withResults(
       (asked: ReadonlyArray<{ readonly numberId: number; readonly since: Date; readonly dayAgo: Date }>) =>
         decoded(
-          Schema.Struct({ ...ContactCounts.fields, ...MessageCounts.fields }),
+          TrustCounts,
           sql`
             SELECT c.*, m.*
             FROM unnest(${asked.map((a) => a.numberId)}::bigint[], ${asked.map((a) => a.since)}::timestamptz[],

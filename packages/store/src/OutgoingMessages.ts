@@ -71,6 +71,11 @@ const rounds = (
 }
 
 const Id = Schema.Struct({ id: Int8 })
+const MaybeContact = Schema.Struct({ wrote_first: Schema.NullOr(Schema.Boolean) })
+const Contact = Schema.Struct({ wrote_first: Schema.Boolean })
+const Phone = Schema.Struct({ phone: Schema.String })
+const Key = Schema.Struct({ key: Schema.String })
+const Attempts = Schema.Struct({ send_attempts: Schema.Number })
 const Recorded = Schema.Struct({ id: Int8, number_id: Int8, wa_message_id: Schema.String })
 const Answer = Schema.Struct({
   request_hash: Schema.String,
@@ -97,7 +102,7 @@ export const make = Effect.gen(function*() {
   const phoneContacts = yield* Batched.withResults((asked: ReadonlyArray<{ readonly numberId: number; readonly phone: string }>) =>
     Effect.map(
       decoded(
-        Schema.Struct({ wrote_first: Schema.NullOr(Schema.Boolean) }),
+        MaybeContact,
         sql`
           SELECT c.wrote_first
           FROM unnest(${asked.map((a) => a.numberId)}::bigint[], ${asked.map((a) => a.phone)}::text[])
@@ -119,7 +124,7 @@ export const make = Effect.gen(function*() {
   const contact = Effect.fn("Conversations.contact")(function*(numberId: number, to: string) {
     if (!isLid(to)) return yield* phoneContacts({ numberId, phone: to })
     const [row] = yield* decoded(
-      Schema.Struct({ wrote_first: Schema.Boolean }),
+      Contact,
       sql`
         SELECT wrote_first FROM contacts
         WHERE number_id = ${numberId} AND lid = ${to}
@@ -131,7 +136,7 @@ export const make = Effect.gen(function*() {
   /** The phone of a LID (`<lid>@lid`), once the number learned it (its chats were merged then). */
   const phoneOfLid = Effect.fn("Conversations.phoneOfLid")(function*(numberId: number, lid: string) {
     const [row] = yield* decoded(
-      Schema.Struct({ phone: Schema.String }),
+      Phone,
       sql`SELECT phone FROM contacts WHERE number_id = ${numberId} AND lid = ${lid} AND phone IS NOT NULL LIMIT 1`
     )
     return Option.map(Option.fromNullable(row), (r) => r.phone)
@@ -362,7 +367,7 @@ export const make = Effect.gen(function*() {
   /** Forgets Idempotency-Keys created at or before `before`, at most `limit` of them; returns how many. */
   const expireKeys = Effect.fn("Conversations.expireKeys")(function*(before: Date, limit: number) {
     const rows = yield* decoded(
-      Schema.Struct({ key: Schema.String }),
+      Key,
       sql`
         DELETE FROM idempotency_keys WHERE ctid IN (
           SELECT ctid FROM idempotency_keys WHERE created_at <= ${before} LIMIT ${limit}
@@ -388,7 +393,7 @@ export const make = Effect.gen(function*() {
   /** One more hand-over of an outgoing message to the network; returns the count. */
   const countAttempt = Effect.fn("Conversations.countAttempt")(function*(messageId: number) {
     const [row] = yield* decoded(
-      Schema.Struct({ send_attempts: Schema.Number }),
+      Attempts,
       sql`UPDATE messages SET send_attempts = send_attempts + 1 WHERE id = ${messageId} RETURNING send_attempts`
     )
     return row?.send_attempts ?? 0

@@ -6,11 +6,10 @@
 import * as Snowflake from "@effect/cluster/Snowflake"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import * as SqlSchema from "@effect/sql/SqlSchema"
 import type { ClusterView as View } from "@wagate/domain/ClusterView"
 import { Instant, Int8, NullOrInstant, NullOrString } from "@wagate/store/Columns"
+import { decoded } from "@wagate/store/Rows"
 import * as Effect from "effect/Effect"
-import type { ParseError } from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { sharding } from "../cluster/Cluster.js"
 
@@ -36,36 +35,34 @@ export class ClusterView extends Effect.Service<ClusterView>()("@wagate/gateway/
 
     // The cluster's tables exist once a runner (or the single runner) has started: until then a
     // statement on them fails, and reads as nothing.
-    const orEmpty = <A>(query: Effect.Effect<ReadonlyArray<A>, SqlError | ParseError>) =>
+    const orEmpty = <A>(query: Effect.Effect<ReadonlyArray<A>, SqlError>) =>
       query.pipe(Effect.catchTag("SqlError", () => Effect.succeed<ReadonlyArray<A>>([])))
-    const all = <A, I>(Result: Schema.Schema<A, I>, statement: () => Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
-      SqlSchema.findAll({ Request: Schema.Void, Result, execute: statement })(undefined)
 
     const read = Effect.gen(function*() {
-      const runners = yield* orEmpty(all(RunnerRow, () =>
+      const runners = yield* orEmpty(decoded(RunnerRow,
         sql`SELECT address, healthy, last_heartbeat FROM cluster_runners ORDER BY address`
       ))
-      const reports = yield* all(ReportRow, () =>
+      const reports = yield* decoded(ReportRow,
         sql`
           SELECT address, shards, entities, reported_at FROM runner_stats
           WHERE reported_at > now() - make_interval(secs => ${STALE_SECONDS})`
       )
       const byAddress = new Map(reports.map((r) => [r.address, r]))
       const owned = new Set(reports.flatMap((r) => r.shards))
-      const statuses = yield* all(StatusCount, () =>
+      const statuses = yield* decoded(StatusCount,
         sql`SELECT status, count(*) AS n FROM numbers WHERE deleted_at IS NULL GROUP BY status`
       )
-      const notWorking = yield* all(NotWorkingRow, () =>
+      const notWorking = yield* decoded(NotWorkingRow,
         sql`
           SELECT id, phone, status, status_reason FROM numbers
           WHERE deleted_at IS NULL AND linked AND status <> 'WORKING' ORDER BY id LIMIT 100`
       )
-      const [webhooks] = yield* all(BacklogRow, () =>
+      const [webhooks] = yield* decoded(BacklogRow,
         sql`
           SELECT count(*) AS backlog, min(created_at) AS oldest FROM webhook_outbox
           WHERE delivered_at IS NULL AND failed_at IS NULL`
       )
-      const [messages] = yield* orEmpty(all(UnprocessedRow, () =>
+      const [messages] = yield* orEmpty(decoded(UnprocessedRow,
         sql`SELECT count(*) AS unprocessed, min(id)::text AS oldest FROM cluster_messages WHERE NOT processed`
       ))
       const now = Date.now()
