@@ -15,7 +15,7 @@ import { randomBytes } from "node:crypto"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type Child, freePort, REPO, spawnTs, stop, waitReady } from "../../bench/support/Processes.js"
+import { type Child, freePort, GATEWAY_NODE_ARGS, REPO, spawnTs, stop, waitReady } from "../../bench/support/Processes.js"
 
 export const OPERATOR_TOKEN = "wag_op_cluster_test_token"
 const SERVER = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
@@ -105,6 +105,7 @@ export const start = <A>(
     })
     yield* stopped(sim)
     const api = spawn("api", GATEWAY, {
+      nodeArgs: GATEWAY_NODE_ARGS,
       env: {
         ...common,
         WAGATE_ROLE: "api",
@@ -126,6 +127,7 @@ export const start = <A>(
     const startRunner = (slot: number) =>
       Effect.gen(function*() {
         const child = spawn(`runner-${slot}`, GATEWAY, {
+          nodeArgs: GATEWAY_NODE_ARGS,
           env: {
             ...common,
             WAGATE_ROLE: "runner",
