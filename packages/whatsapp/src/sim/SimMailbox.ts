@@ -1,12 +1,17 @@
 /**
  * The event queue of one simulated session: the network drops events in without waiting, and
- * one fiber per session hands them to `onEvent` one at a time, in order. A slow handler
- * therefore delays only its own session's events, never the network or other numbers.
+ * they reach `onEvent` one at a time, in order. A slow handler therefore delays only its own
+ * session's events, never the network or other numbers.
+ *
+ * A fiber hands over what is queued and ends when the queue is empty; the next event starts
+ * another. No fiber waits between events: a session hears from the network every few seconds at
+ * most, and a fiber parked that long for each session is memory the garbage collector promotes
+ * and later sweeps on every event, while a short-lived one dies young.
  *
  * @since 1.0.0
  */
 import * as Effect from "effect/Effect"
-import * as Queue from "effect/Queue"
+import * as FiberSet from "effect/FiberSet"
 import type * as Scope from "effect/Scope"
 import type { DriverEvent } from "../WhatsAppDriver.js"
 
@@ -26,7 +31,12 @@ export const make = (
   onEvent: (event: DriverEvent) => Effect.Effect<void>
 ): Effect.Effect<SimMailbox, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const queue = yield* Effect.acquireRelease(Queue.unbounded<DriverEvent>(), Queue.shutdown)
+    // Its fibers are interrupted when the scope closes; events offered after that are dropped.
+    const run = yield* FiberSet.makeRuntime<never, void, never>()
+    let open = true
+    yield* Effect.addFinalizer(() => Effect.sync(() => (open = false)))
+    const queued: Array<DriverEvent> = []
+    let handing = false
     // A handler that dies must not silence the session: the next events still arrive.
     const handle = (event: DriverEvent) =>
       onEvent(event).pipe(
@@ -36,10 +46,21 @@ export const make = (
           )
         )
       )
-    yield* Queue.take(queue).pipe(Effect.flatMap(handle), Effect.forever, Effect.forkScoped)
+    const handOver: Effect.Effect<void> = Effect.suspend(() => {
+      const event = queued.shift()
+      if (event === undefined) {
+        handing = false
+        return Effect.void
+      }
+      return Effect.zipRight(handle(event), handOver)
+    })
     return {
       offer: (event) => {
-        queue.unsafeOffer(event)
+        if (!open) return
+        queued.push(event)
+        if (handing) return
+        handing = true
+        run(handOver)
       }
     }
   })
