@@ -60,7 +60,8 @@ export const make = (
         queued.push(event)
         if (handing) return
         handing = true
-        run(handOver)
+        // Started on the scheduler, not now: the network is inside one of its atomic changes.
+        run(handOver, { immediate: false })
       }
     }
   })

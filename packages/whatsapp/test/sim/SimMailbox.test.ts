@@ -1,7 +1,7 @@
 /**
  * A simulated session's event queue: events reach the handler one at a time and in order, also
- * those that arrive while the handler is busy or after the queue ran empty, and nothing is
- * handed over once the session's scope has closed.
+ * those that arrive while the handler is busy or after the queue ran empty, never from inside
+ * `offer`, and nothing is handed over once the session's scope has closed.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
@@ -39,6 +39,16 @@ describe("SimMailbox", () => {
       yield* TestClock.adjust("100 millis")
       assert.deepStrictEqual(handled, ["a", "b", "c", "d", "e"])
       assert.isFalse(overlapped)
+    }))
+
+  it.scoped("never runs the handler inside offer, where the network is mid-change", () =>
+    Effect.gen(function*() {
+      const handled: Array<string> = []
+      const mailbox = yield* SimMailbox.make("77010000001", (event) => Effect.sync(() => handled.push(idOf(event))))
+      mailbox.offer(ack("a"))
+      assert.deepStrictEqual(handled, [])
+      yield* TestClock.adjust("1 millis")
+      assert.deepStrictEqual(handled, ["a"])
     }))
 
   it.effect("hands nothing over once its scope has closed, and stops the handler it was running", () =>
