@@ -50,8 +50,7 @@ export const accept = (
   const mode = takeFailure(model, message.to)
   if (mode === "reject") return new SendRejected({ reason: "the simulated network rejected the message" })
   const entry: SimModel.LogEntry = { ...SimSentMessage.fromOutgoing(sender.phone, message, now) }
-  model.log.push(entry)
-  model.logged.set(SimModel.logKey(sender.phone, entry.waMessageId), entry)
+  SimModel.record(model, entry)
   SimDevice.deliver(sender, { _tag: "Ack", waMessageId: message.waMessageId, ack: "sent" })
   const failure = mode === "fail"
     ? "delivery failed (simulated)"

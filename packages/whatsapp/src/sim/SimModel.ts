@@ -39,6 +39,15 @@ export interface FailureRule {
   readonly times?: number | undefined
 }
 
+/**
+ * How many of the latest messages the network keeps in its log (and recognises when re-sent
+ * under the same id): enough for any test or demo, while a simulator that runs for days stays
+ * bounded. At a thousand sends a second, the last 100 seconds.
+ *
+ * @since 1.0.0
+ */
+export const LOG_LIMIT = 100_000
+
 /** A log entry; its ack advances as the message progresses. @since 1.0.0 */
 export type LogEntry = Types.Mutable<SimSentMessage>
 
@@ -50,6 +59,7 @@ export interface SimModel {
   readonly devices: Map<string, SimDevice.SimDevice>
   readonly failureRules: Map<string, { readonly mode: FailureRule["mode"]; remaining: number | null }>
   readonly autoReplies: Map<string, AutoReply>
+  /** The latest messages received, oldest first, at most about `LOG_LIMIT` of them. */
   readonly log: Array<LogEntry>
   /** The log's entries by sender and network id (`from/waMessageId`), to spot a re-send at once. */
   readonly logged: Map<string, LogEntry>
@@ -83,6 +93,22 @@ export const make = (config: Partial<SimConfig.SimConfig>): Effect.Effect<SimMod
 
 /** The key of a message in `logged`. @since 1.0.0 */
 export const logKey = (from: string, waMessageId: string) => `${from}/${waMessageId}`
+
+/**
+ * Adds a received message to the log, forgetting the oldest once the log holds a tenth more
+ * than `limit` (so the cost of forgetting is spread over many messages).
+ *
+ * @since 1.0.0
+ */
+export const record = (model: SimModel, entry: LogEntry, limit: number = LOG_LIMIT): void => {
+  model.log.push(entry)
+  model.logged.set(logKey(entry.from, entry.waMessageId), entry)
+  if (model.log.length <= limit + Math.ceil(limit / 10)) return
+  for (const old of model.log.splice(0, model.log.length - limit)) {
+    const key = logKey(old.from, old.waMessageId)
+    if (model.logged.get(key) === old) model.logged.delete(key)
+  }
+}
 
 /** The device of `phone`, made (never linked) on first mention. @since 1.0.0 */
 export const deviceOf = (model: SimModel, phone: string): SimDevice.SimDevice => {

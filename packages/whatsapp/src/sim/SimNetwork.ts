@@ -83,7 +83,7 @@ export interface SimNetworkService {
   readonly numbers: Effect.Effect<ReadonlyArray<SimNumberState>>
   /** One of the gateway's numbers as the network sees it. */
   readonly number: (phone: string) => Effect.Effect<SimNumberState, SimUnknownNumber>
-  /** What the network accepted from the gateway's numbers, oldest first. */
+  /** What the network accepted from the gateway's numbers, oldest first: the latest `SimModel.LOG_LIMIT`. */
   readonly sent: (
     filter?: { readonly from?: string | undefined; readonly to?: string | undefined }
   ) => Effect.Effect<ReadonlyArray<SimSentMessage>>
