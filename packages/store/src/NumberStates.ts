@@ -260,11 +260,20 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
         WHERE id = ${numberId}`
     }, Effect.orDie)
 
-    /** The trust ratings of numbers, those set at once in one statement. */
+    /**
+     * The trust ratings of numbers, those set at once in one statement. Its rows are locked in id
+     * order first, as every statement that locks several numbers does (billing locks an
+     * account's numbers so): in the order the ratings came, two of them could wait for each other.
+     */
     const writeRating = yield* Batched.make((ratings: ReadonlyArray<{ readonly numberId: number; readonly rating: number }>) =>
       sql`
+        WITH r AS (
+          SELECT * FROM unnest(${ratings.map((r) => r.numberId)}::bigint[], ${ratings.map((r) => r.rating)}::int[]) AS r(id, rating)
+        ), locked AS (
+          SELECT id FROM numbers WHERE id IN (SELECT id FROM r) ORDER BY id FOR NO KEY UPDATE
+        )
         UPDATE numbers n SET trust_rating = r.rating
-        FROM unnest(${ratings.map((r) => r.numberId)}::bigint[], ${ratings.map((r) => r.rating)}::int[]) AS r(id, rating)
+        FROM r JOIN locked l ON l.id = r.id
         WHERE n.id = r.id`.pipe(Effect.asVoid)
     )
     const setRating = (numberId: number, rating: number) => writeRating({ numberId, rating })

@@ -1,11 +1,14 @@
 /**
  * The write side of conversations on PostgreSQL: a message replayed by the network is stored
  * once, statuses only move forward, an Idempotency-Key is claimed once, and events are written
- * with their change only for accounts with a webhook.
+ * with their change only for accounts with a webhook. Trust ratings written together lock their
+ * numbers in id order, as billing does, so the two never deadlock.
  */
 import { assert, layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { Accounts } from "../src/Accounts.js"
@@ -253,4 +256,67 @@ layer(Env, { excludeTestServices: true, timeout: 60_000 })("sweeps", (it) => {
         numbers.map((_, i) => ({ pending: kind(i) === 1, incoming: kind(i) === 2 }))
       )
     }))
+  it.effect("ratings set at once lock their numbers in id order, as billing does: they never deadlock with it", () =>
+    Effect.gen(function*() {
+      const accounts = yield* Accounts
+      const states = yield* NumberStates
+      const sql = yield* SqlClient.SqlClient
+      const account = yield* accounts.create({ email: "ratings-lock@example.kz", company: "C" })
+      const low = yield* accounts.addNumber(account.id, "77010000121")
+      const high = yield* accounts.addNumber(account.id, "77010000122")
+      const other = yield* accounts.addNumber(account.id, "77010000123")
+      // A row updated since lies after the rows inserted beside it: a scan of the table meets the
+      // higher ids first.
+      yield* sql`UPDATE numbers SET trust_rating = 0 WHERE id = ${low.id}`
+      /** A transaction that locks `ids` one after the other, each when told. */
+      const locker = (ids: ReadonlyArray<number>) =>
+        Effect.gen(function*() {
+          const steps = yield* Effect.forEach(ids, () => Deferred.make<void>())
+          const locked = yield* Effect.forEach(ids, () => Deferred.make<void>())
+          const done = yield* Deferred.make<void>()
+          const fiber = yield* Effect.fork(sql.withTransaction(Effect.gen(function*() {
+            for (const [i, id] of ids.entries()) {
+              yield* Deferred.await(steps[i])
+              yield* sql`SELECT id FROM numbers WHERE id = ${id} FOR NO KEY UPDATE`
+              yield* Deferred.succeed(locked[i], undefined)
+            }
+            yield* Deferred.await(done)
+          })))
+          const step = (i: number) => Effect.zipRight(Deferred.succeed(steps[i], undefined), Deferred.await(locked[i]))
+          return { step, finish: Effect.zipRight(Deferred.succeed(done, undefined), Fiber.join(fiber)) }
+        })
+      /** Polls until `n` rating statements wait for a lock. */
+      const ratingsWaiting = (n: number) =>
+        Effect.gen(function*() {
+          const deadline = Date.now() + 20_000
+          while ((yield* sql<{ n: number }>`
+            SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%trust_rating%'`)[0].n < n) {
+            if (Date.now() > deadline) return yield* Effect.dieMessage("the ratings never waited for the lock")
+            yield* Effect.sleep("20 millis")
+          }
+        })
+      // Something else holds `other`: the ratings' writer waits on it while the next two queue up.
+      const holder = yield* locker([other.id])
+      yield* holder.step(0)
+      const first = yield* Effect.fork(states.setRating(other.id, 1))
+      yield* ratingsWaiting(1)
+      // What billing does: the account's numbers locked in id order, in one transaction.
+      const billing = yield* locker([low.id, high.id])
+      yield* billing.step(0)
+      // Two ratings queued together, the higher id first: one statement once the writer is free.
+      const rated = yield* Effect.fork(Effect.all([states.setRating(high.id, 3), states.setRating(low.id, 4)], {
+        concurrency: "unbounded"
+      }))
+      yield* holder.finish
+      yield* Fiber.join(first)
+      yield* ratingsWaiting(1)
+      // Billing goes on to its next number while the ratings wait for the first.
+      yield* billing.step(1)
+      yield* billing.finish
+      yield* Fiber.join(rated)
+      const rows = yield* sql<{ trust_rating: number }>`
+        SELECT trust_rating FROM numbers WHERE id IN (${low.id}, ${high.id}, ${other.id}) ORDER BY id`
+      assert.deepStrictEqual(rows.map((r) => r.trust_rating), [4, 3, 1])
+    }), 60_000)
 })
