@@ -8,6 +8,8 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 
@@ -42,8 +44,11 @@ export const make: Effect.Effect<SimAgenda, never, Scope.Scope> = Effect.gen(fun
   // thousands of numbers with acks in flight cost no more per step than a few.
   let steps: Array<Step> = []
   let planned = 0
-  // Tells the runner that a step earlier than the one it sleeps for was planned.
+  // Tells the runner, waiting with nothing planned, that a step was planned.
   const wake = yield* Queue.sliding<void>(1)
+  // The runner's sleep until its first step: cut short when an earlier step is planned, it ends
+  // by itself otherwise (one fiber a wait, not two racing, whose loser would be interrupted).
+  let sleeping: Fiber.RuntimeFiber<void> | null = null
 
   const before = (a: Step, b: Step) => a.at < b.at || (a.at === b.at && a.order < b.order)
   const up = (index: number) => {
@@ -84,7 +89,9 @@ export const make: Effect.Effect<SimAgenda, never, Scope.Scope> = Effect.gen(fun
     steps.push({ at, order: planned++, kind, run })
     up(steps.length - 1)
     // Only a new first step changes how long the runner sleeps.
-    if (steps[0].order === planned - 1) wake.unsafeOffer(undefined)
+    if (steps[0].order !== planned - 1) return
+    if (sleeping !== null) sleeping.unsafeInterruptAsFork(FiberId.none)
+    else wake.unsafeOffer(undefined)
   }
 
   const runStep = (step: Step) => {
@@ -105,7 +112,9 @@ export const make: Effect.Effect<SimAgenda, never, Scope.Scope> = Effect.gen(fun
       }
       const now = yield* Clock.currentTimeMillis
       if (next.at > now) {
-        yield* Effect.raceFirst(Effect.sleep(next.at - now), Queue.take(wake))
+        sleeping = yield* Effect.fork(Effect.sleep(next.at - now))
+        yield* Fiber.await(sleeping)
+        sleeping = null
         continue
       }
       // Every step due by now, in order, in one turn (steps planned meanwhile included).
