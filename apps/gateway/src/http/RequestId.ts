@@ -25,9 +25,13 @@ export const middleware = HttpMiddleware.make(<E, R>(app: HttpApp.Default<E, R>)
     const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
     const given = request.headers[HEADER]
     const id = usable(given) ? given : randomUUID()
+    // Not `Effect.annotateCurrentSpan`: without a span (tracing off) it fails with an exception,
+    // whose stack trace costs every request.
+    const span = fiber.currentSpan
+    if (span?._tag === "Span") span.attribute("http.request_id", id)
     const handled = Effect.zipRight(
       HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeader(response, HEADER, id))),
-      Effect.zipRight(Effect.annotateCurrentSpan("http.request_id", id), app)
+      app
     )
     // The access line only when it is logged: building it costs every request otherwise.
     if (LogLevel.greaterThan(fiber.getFiberRef(FiberRef.currentMinimumLogLevel), LogLevel.Debug)) {
