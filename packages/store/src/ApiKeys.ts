@@ -11,7 +11,7 @@ import { AccountId, ApiKeyId, NumberId } from "@wagate/domain/Ids"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { createHash, randomInt } from "node:crypto"
+import * as crypto from "node:crypto"
 import * as Batched from "./Batched.js"
 import { Int8, NullOrInt8 } from "./Columns.js"
 import { decoded } from "./Rows.js"
@@ -24,12 +24,12 @@ const SECRET_LENGTH = 32 // 32 * log2(62) ≈ 190 bits
 /** @since 1.0.0 */
 export const generate = (kind: "account" | "number"): string => {
   let secret = ""
-  for (let i = 0; i < SECRET_LENGTH; i++) secret += ALPHABET[randomInt(ALPHABET.length)]
+  for (let i = 0; i < SECRET_LENGTH; i++) secret += ALPHABET[crypto.randomInt(ALPHABET.length)]
   return `${kind === "account" ? "wag_acc_" : "wag_num_"}${secret}`
 }
 
 /** @since 1.0.0 */
-export const hash = (key: string): Buffer => createHash("sha256").update(key).digest()
+export const hash = (key: string): Buffer => crypto.hash("sha256", key, "buffer")
 
 /** Whether a string has the shape of one of our keys (anything else cannot match a hash). @since 1.0.0 */
 export const isWellFormed = (key: string): boolean => /^wag_(acc|num)_[0-9A-Za-z]{32}$/.test(key)
