@@ -6,11 +6,8 @@
  *
  * @since 1.0.0
  */
-import * as Chunk from "effect/Chunk"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 
 /**
@@ -41,28 +38,55 @@ export const withResults = <A, B, E>(
   } = {}
 ): Effect.Effect<(item: A) => Effect.Effect<B, E>, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const queue = yield* Queue.unbounded<readonly [A, Deferred.Deferred<B, E>]>()
+    // Plain callbacks instead of a queue and a deferred per item: an item costs one suspension
+    // of its caller, which matters on the send path (a send queues four items).
+    const pending: Array<Waiting<A, B, E>> = []
+    const maxBatch = options.maxBatch ?? 1000
+    let wake: (() => void) | undefined
+    // Taken when the writer runs, not when it is woken: what queues up meanwhile goes along.
+    const take = Effect.sync(() => pending.splice(0, maxBatch))
+    const next = Effect.async<Array<Waiting<A, B, E>>>((resume) => {
+      if (pending.length > 0) return resume(take)
+      wake = () => {
+        wake = undefined
+        resume(take)
+      }
+      return Effect.sync(() => {
+        wake = undefined
+      })
+    })
     const { singly } = options
-    yield* Queue.takeBetween(queue, 1, options.maxBatch ?? 1000).pipe(
-      Effect.flatMap((taken) => {
-        const items = Chunk.toReadonlyArray(taken)
-        const each = (exit: Exit.Exit<ReadonlyArray<B>, E>) =>
-          Effect.forEach(items, ([, done], i) => Deferred.done(done, Exit.map(exit, (results) => results[i])), { discard: true })
-        return write(items.map(([item]) => item)).pipe(
+    yield* next.pipe(
+      Effect.flatMap((items) =>
+        write(items.map((waiting) => waiting.item)).pipe(
           Effect.exit,
-          Effect.flatMap((exit) =>
-            Exit.isFailure(exit) && singly !== undefined && items.length > 1
-              ? Effect.forEach(items, ([item, done]) => Effect.flatMap(Effect.exit(singly(item)), (one) => Deferred.done(done, one)), {
+          Effect.flatMap((exit) => {
+            if (Exit.isFailure(exit) && singly !== undefined && items.length > 1) {
+              return Effect.forEach(items, (waiting) => Effect.map(Effect.exit(singly(waiting.item)), waiting.done), {
                 discard: true
               })
-              : each(exit)
-          )
+            }
+            items.forEach((waiting, i) => waiting.done(Exit.map(exit, (results) => results[i])))
+            return Effect.void
+          })
         )
-      }),
+      ),
       Effect.forever,
       Effect.forkScoped
     )
     return (item: A) =>
-      Effect.flatMap(Deferred.make<B, E>(), (done) =>
-        Effect.zipRight(Queue.offer(queue, [item, done] as const), Deferred.await(done)))
+      Effect.async<B, E>((resume) => {
+        // A caller that stops waiting (interrupted) still has its item written.
+        let waiting = true
+        pending.push({ item, done: (exit) => waiting && resume(exit) })
+        wake?.()
+        return Effect.sync(() => {
+          waiting = false
+        })
+      })
   })
+
+interface Waiting<A, B, E> {
+  readonly item: A
+  readonly done: (exit: Exit.Exit<B, E>) => void
+}
