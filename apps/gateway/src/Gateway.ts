@@ -19,6 +19,7 @@ import { DomainClock } from "@wagate/domain/DomainClock"
 import { IncomingDownloadSlots, IncomingMediaSettings } from "@wagate/numbers/IncomingMedia"
 import { NumberLive } from "@wagate/numbers/NumberLive"
 import { NumberSupervisor } from "@wagate/numbers/NumberSupervisor"
+import { RunningNumbers } from "@wagate/numbers/RunningNumbers"
 import { Accounting } from "@wagate/numbers/billing/Accounting"
 import * as DrawdownSingleton from "@wagate/numbers/billing/DrawdownSingleton"
 import { PaymentProviders } from "@wagate/numbers/billing/PaymentProvider"
@@ -124,6 +125,8 @@ export const layer = (settings: GatewaySettings, infra: Infrastructure) => {
       exportEntities(settings),
       DrawdownSingleton.layer({ tick: Duration.millis(settings.billingTickMs) })
     ).pipe(
+      // One registry for the runner's number entities and its supervisor.
+      Layer.provide(RunningNumbers.Default),
       Layer.provide(infra.fetcher),
       // Incoming files go into the same store the HTTP surface reads (one store: the same layer).
       Layer.provide(infra.blobs),

@@ -21,6 +21,7 @@ import { knownContacts, type NumberContext } from "./NumberContext.js"
 import * as NumberCounters from "./NumberCounters.js"
 import * as NumberSend from "./NumberSend.js"
 import * as RequestGuard from "./RequestGuard.js"
+import { RunningNumbers } from "./RunningNumbers.js"
 
 export { newWaMessageId } from "./NumberSend.js"
 
@@ -63,6 +64,7 @@ export const NumberLive = NumberEntity.toLayer(
       })
     }
     const number = { ...found.value }
+    yield* (yield* RunningNumbers).hold(numberId)
     const start = yield* DomainClock.now
     const counters = NumberCounters.make({
       states,

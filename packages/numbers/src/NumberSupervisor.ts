@@ -1,15 +1,18 @@
 /**
- * Keeps every linked number's entity running: once when the cluster starts, then every minute,
- * it wakes the entities of linked numbers, a few at a time and with jitter, so a restart with
- * thousands of numbers does not storm the network or the database. An entity that is up keeps
- * itself alive; this catches any that a move or a crash left down.
+ * Keeps every linked number's entity running: every minute, each runner wakes the linked numbers
+ * of the shards it owns whose entities are not running on it, a few at a time and with jitter,
+ * so thousands of numbers coming back do not storm the network or the database. An entity that
+ * is up keeps itself alive and costs a round nothing; this catches any that a crash left down.
+ * (A runner taking shards over wakes their numbers at once: `NumberWaker`.)
  */
-import * as Singleton from "@effect/cluster/Singleton"
+import * as EntityId from "@effect/cluster/EntityId"
+import { Sharding } from "@effect/cluster/Sharding"
 import { NumberEntity } from "@wagate/entities/NumberEntity"
 import { NumberStates } from "@wagate/store/NumberStates"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Random from "effect/Random"
-import * as Schedule from "effect/Schedule"
+import { RunningNumbers } from "./RunningNumbers.js"
 
 /** How many numbers are woken at once. */
 export const WAKE_CONCURRENCY = 16
@@ -31,17 +34,31 @@ export const spread = <E, R>(
     { concurrency: options.concurrency, discard: true }
   )
 
-export const NumberSupervisor = Singleton.make(
-  "wagate/number-supervisor",
-  Effect.gen(function*() {
-    const states = yield* NumberStates
-    const numbers = yield* NumberEntity.client
-    const wake = (id: number) =>
-      numbers(String(id)).Wake().pipe(
-        Effect.timeout("30 seconds"),
-        Effect.catchAllCause((cause) => Effect.logWarning(`could not wake number ${id}`, cause))
-      )
-    const wakeAll = Effect.flatMap(states.live(), (ids) => spread(ids, wake))
-    yield* wakeAll.pipe(Effect.repeat(Schedule.spaced("1 minute")))
-  })
-)
+/** How often a runner looks for numbers of its shards whose entities are not running. */
+export const ROUND_INTERVAL = "1 minute"
+
+/** Of the linked numbers, those a round wakes: on a shard this runner owns, with no entity here. */
+export const toWake = (
+  live: ReadonlyArray<number>,
+  owns: (numberId: number) => boolean,
+  running: (numberId: number) => boolean
+): ReadonlyArray<number> => live.filter((id) => owns(id) && !running(id))
+
+export const NumberSupervisor = Layer.scopedDiscard(Effect.gen(function*() {
+  const sharding = yield* Sharding
+  const states = yield* NumberStates
+  const running = yield* RunningNumbers
+  const numbers = yield* NumberEntity.client
+  const owns = (id: number) => sharding.hasShardId(sharding.getShardId(EntityId.make(String(id)), "default"))
+  const wake = (id: number) =>
+    numbers(String(id)).Wake().pipe(
+      Effect.timeout("30 seconds"),
+      Effect.catchAllCause((cause) => Effect.logWarning(`could not wake number ${id}`, cause))
+    )
+  const round = Effect.flatMap(states.live(), (ids) => spread(toWake(ids, owns, running.has), wake)).pipe(
+    Effect.catchAllCause((cause) => Effect.logWarning("waking numbers that are down failed", cause))
+  )
+  // The first round after an interval: at start the runner's numbers are woken as it takes
+  // their shards (NumberWaker).
+  yield* Effect.sleep(ROUND_INTERVAL).pipe(Effect.zipRight(round), Effect.forever, Effect.forkScoped)
+}))

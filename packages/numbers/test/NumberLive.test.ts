@@ -30,6 +30,8 @@ import * as ManualClock from "../../../test/support/ManualClock.js"
 import { AccountLive } from "../src/AccountLive.js"
 import { DomainClock } from "@wagate/domain/DomainClock"
 import { NumberLive } from "../src/NumberLive.js"
+import * as NumberSupervisor from "../src/NumberSupervisor.js"
+import { RunningNumbers } from "../src/RunningNumbers.js"
 
 /** 12:00 in Almaty. */
 const NOON = Date.parse("2026-11-23T07:00:00.000Z")
@@ -51,6 +53,7 @@ const MovableShards = Layer.effect(
 
 const makeEnv = (sim: Partial<SimConfig> = {}) =>
   Layer.mergeAll(NumberLive, AccountLive).pipe(
+    Layer.provideMerge(RunningNumbers.Default),
     Layer.provide(MediaFetcher.layer()),
     Layer.provide(BlobStore.layerMemory({ publicBaseUrl: "http://127.0.0.1", signingSecret: Redacted.make("s".repeat(32)) })),
     Layer.provide(Layer.succeed(DomainClock, time.clock)),
@@ -247,5 +250,14 @@ describe("number entity whose shard moves while it starts", () => {
       assert.strictEqual(sent, "sent")
       const received = yield* sim.sent({ from: PHONE })
       assert.deepStrictEqual(received.map((m) => m.to), ["77770000012"])
+    }).pipe(Effect.provide(Env)), { timeout: 60_000 })
+
+  it.scopedLive("a number whose entity runs is in the runner's registry, which the supervisor's rounds skip", () =>
+    Effect.gen(function*() {
+      const running = yield* RunningNumbers
+      const { numberId } = yield* linkedNumber
+      assert.isTrue(running.has(numberId))
+      assert.isFalse(running.has(numberId + 1000))
+      assert.deepStrictEqual(NumberSupervisor.toWake([numberId, numberId + 1000], () => true, running.has), [numberId + 1000])
     }).pipe(Effect.provide(Env)), { timeout: 60_000 })
 })

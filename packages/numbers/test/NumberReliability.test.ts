@@ -33,6 +33,7 @@ import { IncomingRetrySettings } from "../src/IncomingFailures.js"
 import * as IncomingFailures from "../src/IncomingFailures.js"
 import { type Hooks, NumberHooks } from "../src/NumberHooks.js"
 import { NumberLive } from "../src/NumberLive.js"
+import { RunningNumbers } from "../src/RunningNumbers.js"
 import * as RequestGuard from "../src/RequestGuard.js"
 
 const NOON = Date.parse("2026-11-23T07:00:00.000Z")
@@ -45,6 +46,7 @@ const noHooks = () => {
 }
 
 const Env = Layer.mergeAll(NumberLive, AccountLive).pipe(
+  Layer.provide(RunningNumbers.Default),
   Layer.provide(MediaFetcher.layer({ allowPrivateAddresses: true, timeout: "60 seconds" })),
   Layer.provide(BlobStore.layerMemory({ publicBaseUrl: "http://127.0.0.1", signingSecret: Redacted.make("s".repeat(32)) })),
   Layer.provide(Layer.succeed(DomainClock, time.clock)),

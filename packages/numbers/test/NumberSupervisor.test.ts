@@ -1,6 +1,7 @@
 /**
- * Startup at scale: waking every linked number after a restart goes a few at a time, each after
- * its own random delay, so thousands of numbers do not reach WhatsApp and the database at once.
+ * Waking numbers at scale goes a few at a time, each after its own random delay, so thousands of
+ * numbers do not reach WhatsApp and the database at once; a round wakes only the numbers of the
+ * runner's shards whose entities are not running.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -8,7 +9,7 @@ import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
 import * as NumberSupervisor from "../src/NumberSupervisor.js"
 
-describe("NumberSupervisor.spread", () => {
+describe("NumberSupervisor", () => {
   it.effect("400 numbers: at most 16 wakes at once, their starts spread by jitter, every number once", () =>
     Effect.gen(function*() {
       let inFlight = 0
@@ -44,4 +45,10 @@ describe("NumberSupervisor.spread", () => {
       const span = Math.max(...startedAt) - Math.min(...startedAt)
       assert.isAbove(span, 3_000)
     }))
+
+  it("a round wakes the linked numbers of this runner's shards whose entities are not running here", () => {
+    const owned = new Set([1, 2, 3])
+    const running = new Set([2])
+    assert.deepStrictEqual(NumberSupervisor.toWake([1, 2, 3, 4], (id) => owned.has(id), (id) => running.has(id)), [1, 3])
+  })
 })

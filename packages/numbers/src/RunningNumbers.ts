@@ -1,0 +1,30 @@
+/**
+ * The numbers whose entities run on this process: each number entity is here from its start to
+ * the end of its scope. The supervisor wakes only the numbers of its shards that are not, so a
+ * round costs nothing for the numbers that are up.
+ *
+ * @since 1.0.0
+ */
+import * as Effect from "effect/Effect"
+
+/** @since 1.0.0 */
+export class RunningNumbers extends Effect.Service<RunningNumbers>()("@wagate/numbers/RunningNumbers", {
+  sync: () => {
+    // Entities of a number at once (one on its way out while its shard came back): a count.
+    const running = new Map<number, number>()
+    return {
+      has: (numberId: number): boolean => running.has(numberId),
+      /** Counts the number as running for the current scope (its entity's). */
+      hold: (numberId: number) =>
+        Effect.acquireRelease(
+          Effect.sync(() => void running.set(numberId, (running.get(numberId) ?? 0) + 1)),
+          () =>
+            Effect.sync(() => {
+              const left = (running.get(numberId) ?? 1) - 1
+              if (left > 0) running.set(numberId, left)
+              else running.delete(numberId)
+            })
+        )
+    }
+  }
+}) {}
