@@ -6,6 +6,7 @@
  * @since 1.0.0
  */
 import * as Effect from "effect/Effect"
+import * as Scope from "effect/Scope"
 
 /** @since 1.0.0 */
 export class RunningNumbers extends Effect.Service<RunningNumbers>()("@wagate/numbers/RunningNumbers", {
@@ -14,17 +15,23 @@ export class RunningNumbers extends Effect.Service<RunningNumbers>()("@wagate/nu
     const running = new Map<number, number>()
     return {
       has: (numberId: number): boolean => running.has(numberId),
-      /** Counts the number as running for the current scope (its entity's). */
+      /**
+       * Counts the number as running for the current scope (its entity's). The release is added
+       * to the scope as it is: `Effect.acquireRelease` would keep the fiber refs of the fiber
+       * that started the entity (often an HTTP request's, with the request) for the entity's life.
+       */
       hold: (numberId: number) =>
-        Effect.acquireRelease(
-          Effect.sync(() => void running.set(numberId, (running.get(numberId) ?? 0) + 1)),
-          () =>
+        Effect.flatMap(Effect.scope, (scope) => {
+          running.set(numberId, (running.get(numberId) ?? 0) + 1)
+          return Scope.addFinalizer(
+            scope,
             Effect.sync(() => {
               const left = (running.get(numberId) ?? 1) - 1
               if (left > 0) running.set(numberId, left)
               else running.delete(numberId)
             })
-        )
+          )
+        })
     }
   }
 }) {}
