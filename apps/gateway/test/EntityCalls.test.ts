@@ -6,6 +6,9 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
+import * as FiberRef from "effect/FiberRef"
+import * as HashMap from "effect/HashMap"
+import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
 import { bounded } from "../src/http/EntityCalls.js"
 
@@ -57,5 +60,17 @@ describe("bounded entity calls", () => {
         assert.strictEqual(answer.left.code, "capacity")
         assert.strictEqual(answer.left.retryAfter, 1)
       }
+    }))
+
+  it.effect("what a call starts (an entity, built in the caller's fiber) does not log with the request's annotations", () =>
+    Effect.gen(function*() {
+      // As the cluster starts an entity: a fiber forked in the calling fiber that outlives the call.
+      const call = Effect.flatMap(Effect.forkDaemon(FiberRef.get(FiberRef.currentLogAnnotations)), Fiber.join)
+      const [started, own] = yield* Effect.all([bounded("15 seconds")(call), FiberRef.get(FiberRef.currentLogAnnotations)]).pipe(
+        Effect.annotateLogs("request_id", "r-1")
+      )
+      assert.strictEqual(HashMap.size(started), 0)
+      // The request keeps its own.
+      assert.deepStrictEqual(HashMap.get(own, "request_id"), Option.some("r-1"))
     }))
 })

@@ -15,6 +15,8 @@ import type { NumberMoved } from "@wagate/entities/NumberEntity"
 import * as Cause from "effect/Cause"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Prometheus from "../infra/Prometheus.js"
@@ -34,11 +36,21 @@ const isMoved = (e: unknown): e is NumberMoved => Predicate.isTagged(e, "NumberM
 const followMoves = <A, E, R>(call: Effect.Effect<A, E | NumberMoved, R>): Effect.Effect<A, E, R> =>
   Effect.catchAll(call, (e) => isMoved(e) ? Effect.delay(followMoves(call), MOVED_RETRY_DELAY) : Effect.fail(e))
 
+/**
+ * The call without the request's log annotations: the cluster builds an entity in the fiber of the
+ * call that starts it, and the entity's fibers keep that fiber's refs for the entity's life. A
+ * number first called by a request would otherwise log with that request's `request_id` for as
+ * long as it runs.
+ */
+const detached = <A, E, R>(call: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.locally(call, FiberRef.currentLogAnnotations, HashMap.empty())
+
 export const bounded = (timeout: Duration.DurationInput) =>
 <A, E, R>(
   call: Effect.Effect<A, E | ClusterFailure | NumberMoved, R>
 ): Effect.Effect<A, Exclude<E, ClusterFailure> | Capacity, R> =>
   call.pipe(
+    detached,
     followMoves,
     (counted) =>
       Effect.acquireUseRelease(Effect.sync(Prometheus.callStarted), () => counted, () => Effect.sync(Prometheus.callEnded)),
