@@ -37,25 +37,34 @@ export const spread = <E, R>(
 /** How often a runner looks for numbers of its shards whose entities are not running. */
 export const ROUND_INTERVAL = "1 minute"
 
+/** The shard group of the number entities. */
+export const GROUP = "default"
+
+/** The shard of a number's entity. */
+export const shardOf = (sharding: Sharding["Type"], numberId: number) =>
+  sharding.getShardId(EntityId.make(String(numberId)), GROUP)
+
+/** Whether this runner holds the shard of a number's entity. */
+export const owns = (sharding: Sharding["Type"], numberId: number) => sharding.hasShardId(shardOf(sharding, numberId))
+
 /** Of the linked numbers, those a round wakes: on a shard this runner owns, with no entity here. */
 export const toWake = (
   live: ReadonlyArray<number>,
-  owns: (numberId: number) => boolean,
+  owned: (numberId: number) => boolean,
   running: (numberId: number) => boolean
-): ReadonlyArray<number> => live.filter((id) => owns(id) && !running(id))
+): ReadonlyArray<number> => live.filter((id) => owned(id) && !running(id))
 
 export const NumberSupervisor = Layer.scopedDiscard(Effect.gen(function*() {
   const sharding = yield* Sharding
   const states = yield* NumberStates
   const running = yield* RunningNumbers
   const numbers = yield* NumberEntity.client
-  const owns = (id: number) => sharding.hasShardId(sharding.getShardId(EntityId.make(String(id)), "default"))
   const wake = (id: number) =>
     numbers(String(id)).Wake().pipe(
       Effect.timeout("30 seconds"),
       Effect.catchAllCause((cause) => Effect.logWarning(`could not wake number ${id}`, cause))
     )
-  const round = Effect.flatMap(states.live(), (ids) => spread(toWake(ids, owns, running.has), wake)).pipe(
+  const round = Effect.flatMap(states.live(), (ids) => spread(toWake(ids, (id) => owns(sharding, id), running.has), wake)).pipe(
     Effect.catchAllCause((cause) => Effect.logWarning("waking numbers that are down failed", cause))
   )
   // The first round after an interval: at start the runner's numbers are woken as it takes

@@ -5,10 +5,10 @@
  * every shard the runner has just acquired. Together with the lock timings in `Cluster.ts`, it
  * is what brings a killed runner's numbers back within seconds (see docs/operations.md).
  */
-import * as EntityId from "@effect/cluster/EntityId"
 import * as ShardId from "@effect/cluster/ShardId"
 import { Sharding } from "@effect/cluster/Sharding"
 import { NumberEntity } from "@wagate/entities/NumberEntity"
+import { GROUP, owns, shardOf } from "@wagate/numbers/NumberSupervisor"
 import { NumberStates } from "@wagate/store/NumberStates"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -26,8 +26,6 @@ export const WAKE_TIMEOUT = "60 seconds"
 /** Numbers woken at once after a takeover: enough to reconnect a runner's share in seconds. */
 export const WAKE_CONCURRENCY = 32
 
-const GROUP = "default"
-
 export const NumberWaker = Layer.scopedDiscard(Effect.gen(function*() {
   const sharding = yield* Sharding
   const states = yield* NumberStates
@@ -39,8 +37,6 @@ export const NumberWaker = Layer.scopedDiscard(Effect.gen(function*() {
   /** Numbers whose wake failed (a starved runner, a shard moving again): tried again next time. */
   let failed = new Set<number>()
 
-  const ownsNumber = (id: number) => sharding.hasShardId(sharding.getShardId(EntityId.make(String(id)), GROUP))
-
   // A number whose shard moved on while it waited its turn (another runner joined and took the
   // shard back, as when runners start one after another; or this runner's lock connection was
   // rebuilt and its shards released) is left alone: its new owner wakes it, or, if the shard
@@ -49,7 +45,7 @@ export const NumberWaker = Layer.scopedDiscard(Effect.gen(function*() {
   // owned need.
   const wake = (id: number) =>
     Effect.suspend(() =>
-      !ownsNumber(id) ? Effect.void : numbers(String(id)).Wake().pipe(
+      !owns(sharding, id) ? Effect.void : numbers(String(id)).Wake().pipe(
         Effect.timeout(WAKE_TIMEOUT),
         Effect.catchAllCause((cause) =>
           Effect.zipRight(
@@ -66,11 +62,11 @@ export const NumberWaker = Layer.scopedDiscard(Effect.gen(function*() {
     const now = new Set(shards.filter((shard) => sharding.hasShardId(shard)).map((shard) => shard.id))
     const acquired = [...now].filter((id) => !owned.has(id))
     owned = now
-    for (const id of failed) if (ownsNumber(id)) pending.add(id)
+    for (const id of failed) if (owns(sharding, id)) pending.add(id)
     failed = new Set()
     if (acquired.length === 0) return
     const fresh = new Set(acquired)
-    const ids = (yield* states.live()).filter((id) => fresh.has(sharding.getShardId(EntityId.make(String(id)), GROUP).id))
+    const ids = (yield* states.live()).filter((id) => fresh.has(shardOf(sharding, id).id))
     for (const id of ids) pending.add(id)
     yield* Effect.logInfo(`took over ${acquired.length} shards: waking ${ids.length} numbers`)
   })
