@@ -84,12 +84,12 @@ const postgresOf = (database: string) =>
   })
 
 /**
- * Watches how many cores processes other than this test's own (`pids()`, which may change as
- * runners stop and start; its database's PostgreSQL processes, Redis and this process) use from
- * now on. Sampled twice a second, so a process that exits meanwhile counts with what it used until
- * its last sample, and one that starts meanwhile with all it used.
+ * Watches how many cores the whole machine, and processes other than this test's own (`pids()`,
+ * which may change as runners stop and start; its database's PostgreSQL processes, Redis and this
+ * process), use from now on. Sampled twice a second, so a process that exits meanwhile counts with
+ * what it used until its last sample, and one that starts meanwhile with all it used.
  */
-const watchOtherCores = (database: string, pids: () => ReadonlyArray<number>) => {
+const watchCores = (database: string, pids: () => ReadonlyArray<number>) => {
   const started = Date.now()
   const busyAtStart = machineBusy()
   const first = new Map<number, number>()
@@ -273,7 +273,7 @@ describe.skipIf(process.env.WAGATE_CLUSTER_TEST === "0")("cluster of separate pr
       yield* Effect.promise(() => sleep(8_000))
       const victim = cluster.runners[1]!
       const survivors = () => [cluster.simulator, cluster.api, ...cluster.runners].flatMap((c) => c && c !== victim ? [c.pid] : [])
-      const otherCores = watchOtherCores(cluster.database, survivors)
+      const cores = watchCores(cluster.database, survivors)
       const killedAt = Date.now()
       yield* ClusterProcesses.kill(victim)
       log(`kill -9 of runner 1 (pid ${victim.pid}) at ${new Date(killedAt).toISOString()}`)
@@ -289,7 +289,7 @@ describe.skipIf(process.env.WAGATE_CLUSTER_TEST === "0")("cluster of separate pr
         yield* Effect.sleep("200 millis")
       }
       const failoverMs = recoveredAt === 0 ? Infinity : recoveredAt - killedAt
-      const { others, machine } = otherCores()
+      const { others, machine } = cores()
       log(`kill -9: ${NUMBERS - lowest} numbers went down, all WORKING again after ${failoverMs} ms`)
       yield* Effect.promise(() => sleep(5_000))
       yield* Effect.promise(load.stop)
@@ -331,7 +331,7 @@ describe.skipIf(process.env.WAGATE_CLUSTER_TEST === "0")("cluster of separate pr
 
       // --- rolling restart under load ---
       const rolling = yield* scopedLoad(cluster, numbers, "roll", 0)
-      const rollingOtherCores = watchOtherCores(cluster.database, () =>
+      const rollingCores = watchCores(cluster.database, () =>
         [cluster.simulator, cluster.api, ...cluster.runners].flatMap((c) => c ? [c.pid] : [])
       )
       yield* Effect.promise(() => sleep(3_000))
@@ -353,8 +353,8 @@ describe.skipIf(process.env.WAGATE_CLUSTER_TEST === "0")("cluster of separate pr
       }
       yield* Effect.promise(rolling.stop)
       log(`sends during the rolling restart: ${summary(rolling.sends)}`)
-      const rollingCores = rollingOtherCores()
-      const rollingPaced = pacedByMachine(rollingCores.others, rollingCores.machine)
+      const rollingUse = rollingCores()
+      const rollingPaced = pacedByMachine(rollingUse.others, rollingUse.machine)
       // A request answered 503 and then accepted on its retry still failed once. On a machine
       // that set the pace (shared with a benchmark, or every core busy), a number can take longer
       // to reconnect than a send waits for it (10 s): the send is answered 503 `capacity` with
@@ -363,7 +363,7 @@ describe.skipIf(process.env.WAGATE_CLUSTER_TEST === "0")("cluster of separate pr
       const waitedOut = (o: SendOutcome) =>
         rollingPaced !== undefined && o.status === 200 && o.retried.length > 0 && o.retried.every((r) => r.startsWith("503 capacity"))
       const failed = rolling.sends.filter((o) => o.status !== 200 || o.retried.length > 0)
-      log(`other processes used ${rollingCores.others.toFixed(2)} cores, the whole machine ${rollingCores.machine.toFixed(2)} of ${CORES}, during the rolling restart` +
+      log(`other processes used ${rollingUse.others.toFixed(2)} cores, the whole machine ${rollingUse.machine.toFixed(2)} of ${CORES}, during the rolling restart` +
         (rollingPaced !== undefined ? ` (${PACED_BY[rollingPaced]}): ${failed.filter(waitedOut).length} sends accepted after 503 capacity tolerated` : ""))
       assert.deepStrictEqual(
         failed.filter((o) => !waitedOut(o)).map((o) =>
