@@ -156,12 +156,9 @@ export const make = (ctx: NumberContext, session: Session) =>
       Effect.gen(function*() {
         if (payload.idempotency === undefined) return Option.none()
         const since = new Date((yield* DomainClock.now) - IDEMPOTENCY_TTL_MS)
+        // A key past its lifetime that the hourly sweep has not deleted yet is free again.
         const seen = yield* conversations.findAnswer(number.accountId, payload.idempotency.key, since)
-        if (Option.isNone(seen)) {
-          // A key past its lifetime that the hourly sweep has not deleted yet is free again.
-          yield* conversations.forgetExpiredKey(number.accountId, payload.idempotency.key, since)
-          return Option.none()
-        }
+        if (Option.isNone(seen)) return Option.none()
         if (seen.value.requestHash !== payload.idempotency.requestHash) {
           return yield* new InvalidParam({ error: "This Idempotency-Key was used for another request" })
         }

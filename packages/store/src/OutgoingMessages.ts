@@ -341,10 +341,15 @@ export const make = Effect.gen(function*() {
   /**
    * The answer kept for an Idempotency-Key created after `since`, if the request was seen. A key
    * recorded without its answer (by an older version that stored it after the send) answers
-   * from its message.
+   * from its message. A row of the key created at or before `since` (its lifetime is over, and
+   * the hourly sweep has not deleted it yet) is deleted in the same statement, so that the key
+   * can be recorded again.
    */
   const findAnswer = Effect.fn("Conversations.findAnswer")(function*(accountId: number, key: string, since: Date) {
     const [row] = yield* decoded(Answer, sql`
+      WITH expired AS (
+        DELETE FROM idempotency_keys WHERE account_id = ${accountId} AND key = ${key} AND created_at <= ${since}
+      )
       SELECT k.request_hash,
              coalesce(k.status, CASE WHEN m.status = 'failed' THEN 502 WHEN m.id IS NOT NULL THEN 200 END) AS status,
              coalesce(k.response, CASE
@@ -399,10 +404,5 @@ export const make = Effect.gen(function*() {
     return row?.send_attempts ?? 0
   })
 
-  /** Forgets one Idempotency-Key created at or before `before` (its lifetime is over). */
-  const forgetExpiredKey = Effect.fn("Conversations.forgetExpiredKey")(function*(accountId: number, key: string, before: Date) {
-    yield* sql`DELETE FROM idempotency_keys WHERE account_id = ${accountId} AND key = ${key} AND created_at <= ${before}`
-  })
-
-  return { contact, phoneOfLid, recordOutgoing, markRejected, findAnswer, expireKeys, forgetExpiredKey, pending, countAttempt } as const
+  return { contact, phoneOfLid, recordOutgoing, markRejected, findAnswer, expireKeys, pending, countAttempt } as const
 })
