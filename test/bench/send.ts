@@ -3,8 +3,8 @@
  * numbers each sending at its limit of one message a second, measured from a separate load
  * process; then the same sends handed straight to the simulator in one process, as the baseline.
  *
- *   npm run bench -- send [numbers=2000] [seconds=30] [--rate R] [--pool N] [--no-fail]
- *   (or npx tsx test/bench/send.ts [numbers] [seconds] [--rate R] [--pool N] [--no-fail])
+ *   npm run bench -- send [numbers=2000] [seconds=30] [--rate R] [--pool N] [--keyed] [--no-fail]
+ *   (or npx tsx test/bench/send.ts [numbers] [seconds] [--rate R] [--pool N] [--keyed] [--no-fail])
  *
  * By default every number sends at its limit (one message a second, plus a margin), more than
  * one process can take: the figure is the saturation throughput, and the latency is mostly the
@@ -14,6 +14,9 @@
  *
  * `--pool N` starts the gateway with DATABASE_POOL_SIZE=N (default: the gateway's default), to
  * compare pool sizes.
+ *
+ * `--keyed` gives every send an Idempotency-Key of its own, as a client that retries safely
+ * does: the cost of the key's lookup and record.
  *
  * Targets (issue 10): at least 600 accepted sends/s, p99 under 100 ms, under 1.5 ms of gateway
  * CPU per send; each is printed beside the baseline's figure, and a miss exits non-zero.
@@ -57,6 +60,8 @@ const LOAD_CONNECTIONS = 256
 let PERIOD_MS = LIMIT_PERIOD_MS
 /** DATABASE_POOL_SIZE of the gateway; undefined: its default. */
 let POOL: number | undefined
+/** Every send with an Idempotency-Key of its own. */
+let KEYED = false
 const freePort = () => Effect.runPromise(freePortEffect)
 const postgresCpuSeconds = () => pidsNamed("postgres").reduce((sum, pid) => sum + cpuSeconds(pid), 0)
 const ADMIN = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
@@ -95,11 +100,12 @@ const summary = (name: string, r: Result, rssMb?: number) => {
 // The load process: each number sends every `periodMs` to a peer who wrote first.
 if (process.argv[2] === "--load") {
   // The numbers come over IPC: thousands of them do not fit in a command line.
-  const { numbers, url, seconds, periodMs } = await new Promise<{
+  const { numbers, url, seconds, periodMs, keyed } = await new Promise<{
     numbers: Array<{ key: string; id: number; peer: string }>
     url: string
     seconds: number
     periodMs: number
+    keyed: boolean
   }>((resolve) => process.once("message", (m) => resolve(m as any)))
   const { Agent, request } = await import("undici")
   let connected = 0
@@ -125,10 +131,12 @@ if (process.argv[2] === "--load") {
     let k = 0
     while (Date.now() < endAt) {
       const started = performance.now()
+      const headers: Record<string, string> = { authorization: `Bearer ${n.key}`, "content-type": "application/json" }
+      if (keyed) headers["idempotency-key"] = `bench-${n.id}-${k}`
       const response = await request(`${url}/api/v1/messages/send`, {
         method: "POST",
         dispatcher: agent,
-        headers: { authorization: `Bearer ${n.key}`, "content-type": "application/json" },
+        headers,
         body: JSON.stringify({ to: n.peer, text: `update ${k++}`, from: n.id })
       })
       // A body that is not JSON is counted under its status, not a crash of the load.
@@ -264,7 +272,7 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
     console.error(`sending for ${SECONDS} s...`)
     const started = spawnTs("load", import.meta.filename, { args: ["--load"], ipc: true, reportExit: false })
     load = started
-    started.process.send({ numbers, url: base, seconds: SECONDS, periodMs: PERIOD_MS })
+    started.process.send({ numbers, url: base, seconds: SECONDS, periodMs: PERIOD_MS, keyed: KEYED })
     let rss = 0
     const cpu = () => [cpuSeconds(gateway.pid), postgresCpuSeconds()] as const
     // Sample CPU over the measured window only (after the load's 3 s warm-up).
@@ -408,19 +416,20 @@ const checks = (gateway: ReturnType<typeof summary>, baseline: ReturnType<typeof
 ]
 
 /**
- * `[numbers] [seconds] [--rate R] [--pool N]`; BENCH_ONLY=gateway or BENCH_ONLY=baseline runs one
+ * `[numbers] [seconds] [--rate R] [--pool N] [--keyed]`; BENCH_ONLY=gateway or BENCH_ONLY=baseline runs one
  * side, e.g. to profile it.
  */
 export const main = (argv: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const { positionals, values } = parseArgs({
       args: [...argv],
-      options: { pool: { type: "string" }, rate: { type: "string" } },
+      options: { pool: { type: "string" }, rate: { type: "string" }, keyed: { type: "boolean" } },
       allowPositionals: true
     })
     NUMBERS = Number(positionals[0] ?? 2000)
     SECONDS = Number(positionals[1] ?? 30)
     POOL = values.pool === undefined ? undefined : Number(values.pool)
+    KEYED = values.keyed === true
     if (POOL !== undefined && !(Number.isInteger(POOL) && POOL >= 2)) {
       return yield* Effect.dieMessage(`--pool must be a whole number of at least 2, not ${values.pool}`)
     }
@@ -431,7 +440,7 @@ export const main = (argv: ReadonlyArray<string>) =>
     PERIOD_MS = rate === undefined ? LIMIT_PERIOD_MS : Math.max(LIMIT_PERIOD_MS, Math.round((NUMBERS * 1000) / rate))
     console.error(
       `send benchmark: ${NUMBERS} numbers each sending every ${PERIOD_MS} ms (${offered()} offered), ` +
-        `${SECONDS} s measured, DATABASE_POOL_SIZE ${POOL ?? "default"}`
+        `${SECONDS} s measured, DATABASE_POOL_SIZE ${POOL ?? "default"}${KEYED ? ", every send with an Idempotency-Key" : ""}`
     )
     const only = process.env.BENCH_ONLY
     let gateway: ReturnType<typeof summary> | undefined
@@ -445,7 +454,7 @@ export const main = (argv: ReadonlyArray<string>) =>
     }
     const rows = [gateway, baseline].filter((r) => r !== undefined)
     console.table(rows.map(({ cpu: _, ...row }) => row))
-    console.log(JSON.stringify({ numbers: NUMBERS, seconds: SECONDS, periodMs: PERIOD_MS, pool: POOL ?? null, rows }))
+    console.log(JSON.stringify({ numbers: NUMBERS, seconds: SECONDS, periodMs: PERIOD_MS, pool: POOL ?? null, keyed: KEYED, rows }))
     if (gateway !== undefined) yield* Verdict.verdict("send", checks(gateway, baseline))
   })
 
