@@ -1,10 +1,13 @@
 /**
  * Reliability as an API user and an operator see it: a request that fails inside a number's
- * entity fails alone, the number keeps working, and the operator's link view shows the fault;
+ * entity fails alone, the number keeps working, and the operator's link view shows the fault; a
+ * storage failure outside the entities answers by its kind (try again, a refused value, a bug);
  * an incoming message whose text, sender name or group subject holds U+0000 or a broken
  * surrogate is stored cleaned and announced by webhook with the cleaned text.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import { provision, uniquePhone } from "../support/Fixtures.js"
 import { freshDatabase, OPERATOR_TOKEN, startGateway } from "../support/TestGateway.js"
@@ -45,6 +48,77 @@ describe("a fault inside a number's entity", () => {
         Effect.orDie
       )
       assert.match(metrics, /wagate_number_request_defects(_total)?\S* [1-9]/)
+    }), { timeout: 60_000 })
+})
+
+describe("a storage failure", () => {
+  it.scopedLive("answers 503 capacity with Retry-After when a retry helps, 400 for a value refused, 500 for a bug; keeps nothing; the webhook's entity stays up", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const gateway = yield* webhookGateway(database)
+      const acme = yield* provision(gateway.ops)
+      const sql = <A>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
+        Effect.orDie(Effect.provide(Effect.flatMap(SqlClient.SqlClient, f), database))
+      // The database refuses new webhook endpoints and accounts with the SQLSTATE the test puts in `refusal`.
+      yield* sql((sql) =>
+        Effect.all([
+          sql`CREATE TABLE refusal (code text NOT NULL)`,
+          sql`
+            CREATE FUNCTION refuse() RETURNS trigger AS $$
+            DECLARE wanted text;
+            BEGIN
+              SELECT code INTO wanted FROM refusal LIMIT 1;
+              IF wanted IS NOT NULL THEN RAISE EXCEPTION 'refused by the test' USING ERRCODE = wanted; END IF;
+              RETURN NEW;
+            END $$ LANGUAGE plpgsql`,
+          sql`CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON webhook_endpoints FOR EACH ROW EXECUTE FUNCTION refuse()`,
+          sql`CREATE TRIGGER refuse BEFORE INSERT ON accounts FOR EACH ROW EXECUTE FUNCTION refuse()`
+        ], { discard: true })
+      )
+      const request = (method: "PUT" | "POST", path: string, key: string, body: unknown) =>
+        Effect.gen(function*() {
+          const response = yield* gateway.http.execute(
+            HttpClientRequest.make(method)(path).pipe(
+              HttpClientRequest.setHeaders({ authorization: `Bearer ${key}` }),
+              HttpClientRequest.bodyUnsafeJson(body)
+            )
+          )
+          const json = (yield* response.json) as { code?: string; error?: string }
+          return { answer: `${response.status} ${json.code ?? "ok"}`, retryAfter: response.headers["retry-after"], error: json.error }
+        }).pipe(Effect.orDie)
+      // Through the account's webhook entity, and through an operator handler that writes itself.
+      const setWebhook = request("PUT", "/api/v1/webhook", acme.accountKey, { url: "http://127.0.0.1:9/hooks" })
+      const addAccount = request("POST", "/ops/v1/accounts", OPERATOR_TOKEN, { email: "refused@example.kz", company: "Refused LLP" })
+
+      const cases: ReadonlyArray<readonly [sqlstate: string, answer: string, retryAfter: string | undefined]> = [
+        ["40P01", "503 capacity", "1"], // deadlock_detected
+        ["40001", "503 capacity", "1"], // serialization_failure
+        ["57P01", "503 capacity", "5"], // admin_shutdown: the database is restarting
+        ["08006", "503 capacity", "5"], // connection_failure
+        ["53300", "503 capacity", "5"], // too_many_connections
+        ["22021", "400 invalid_param", undefined], // character_not_in_repertoire: a value it cannot store
+        ["42703", "500 internal_error", undefined] // undefined_column: a bug, not the client's doing
+      ]
+      for (const [sqlstate, answer, retryAfter] of cases) {
+        yield* sql((sql) => Effect.zipRight(sql`DELETE FROM refusal`, sql`INSERT INTO refusal VALUES (${sqlstate})`))
+        for (const [name, call] of [["PUT /webhook", setWebhook], ["POST /ops/v1/accounts", addAccount]] as const) {
+          const refused = yield* call
+          assert.deepStrictEqual([refused.answer, refused.retryAfter], [answer, retryAfter], `${name}: ${sqlstate}`)
+          // What PostgreSQL said is quoted only for a value it refused (it names the value's fault).
+          if (!answer.startsWith("400")) assert.notInclude(refused.error, "refused by the test", `${name}: ${sqlstate}`)
+        }
+      }
+      const [kept] = yield* sql((sql) =>
+        sql<{ endpoints: number; accounts: number }>`
+          SELECT (SELECT count(*)::int FROM webhook_endpoints) AS endpoints,
+                 (SELECT count(*)::int FROM accounts WHERE email = 'refused@example.kz') AS accounts`
+      )
+      assert.deepStrictEqual(kept, { endpoints: 0, accounts: 0 })
+
+      // Nothing waited for a rebuilt entity: once the database takes it, the same request works at once.
+      yield* sql((sql) => sql`DELETE FROM refusal`)
+      assert.strictEqual((yield* setWebhook).answer, "200 ok")
+      assert.strictEqual((yield* addAccount).answer, "201 ok")
     }), { timeout: 60_000 })
 })
 

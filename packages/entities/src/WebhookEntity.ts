@@ -12,6 +12,12 @@ import * as Rpc from "@effect/rpc/Rpc"
 import * as E from "@wagate/domain/ApiError"
 import * as Schema from "effect/Schema"
 
+/**
+ * Why a change can fail besides its own errors: a storage error (`capacity` to try again, or a
+ * value the store refuses) or a fault of the gateway; the entity stays up (`RequestGuard`).
+ */
+const Guarded = [E.InvalidParam, E.Capacity, E.InternalError] as const
+
 /** @since 1.0.0 */
 export const WebhookEntity = Entity.make("Webhook", [
   /** Look at the outbox now: an event was added, became due, or the endpoint changed. */
@@ -20,12 +26,12 @@ export const WebhookEntity = Entity.make("Webhook", [
   Rpc.make("Configure", {
     payload: { url: Schema.String, enabled: Schema.Boolean },
     success: Schema.Struct({ secret: Schema.NullOr(Schema.String) }),
-    error: E.InvalidParam
+    error: Schema.Union(...Guarded)
   }),
   /** A new secret; the previous one keeps signing through the grace period. */
   Rpc.make("RotateSecret", {
     success: Schema.Struct({ secret: Schema.String }),
-    error: E.NotFound
+    error: Schema.Union(E.NotFound, E.Capacity, E.InternalError)
   }),
   /** Queues one event (by id) or the events recorded in [since, until) (epoch ms) again. */
   Rpc.make("Resend", {
@@ -35,6 +41,6 @@ export const WebhookEntity = Entity.make("Webhook", [
       until: Schema.optional(Schema.Number)
     },
     success: Schema.Struct({ queued: Schema.Int }),
-    error: Schema.Union(E.NotFound, E.InvalidParam)
+    error: Schema.Union(E.NotFound, ...Guarded)
   })
 ])

@@ -9,7 +9,8 @@
  * the mailbox, and the loop of one account never waits for another's.
  */
 import * as Entity from "@effect/cluster/Entity"
-import { InvalidParam, NotFound } from "@wagate/domain/ApiError"
+import { InternalError, InvalidParam, NotFound } from "@wagate/domain/ApiError"
+import * as RequestGuard from "@wagate/entities/RequestGuard"
 import { WebhookEntity } from "@wagate/entities/WebhookEntity"
 import * as DomainClock from "@wagate/domain/DomainClock"
 import type { Envelope } from "@wagate/store/Outbox"
@@ -174,6 +175,13 @@ export const WebhookLive = WebhookEntity.toLayer(
     const changed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       writes.withPermits(1)(Effect.tap(effect, () => Effect.sync(() => void version++))).pipe(Effect.zipLeft(wake))
 
+    /** One request: a storage error or a defect fails it alone, typed; the entity stays up. */
+    const guarded = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      RequestGuard.guarded(effect, {
+        onFault: (defect) => Effect.logError(`webhook of account ${accountId}: a request failed: ${defect}`),
+        failed: "The webhook failed on this request; it was not completed"
+      })
+
     return WebhookEntity.of({
       Wake: () => wake,
       Configure: ({ payload }) =>
@@ -183,7 +191,7 @@ export const WebhookLive = WebhookEntity.toLayer(
           const at = yield* DomainClock.now
           const { created } = yield* changed(store.configure({ accountId, url, enabled: payload.enabled, secret, at }))
           return { secret: created ? secret : null }
-        }),
+        }).pipe(guarded),
       RotateSecret: () =>
         Effect.gen(function*() {
           const secret = Signing.generateSecret()
@@ -192,7 +200,11 @@ export const WebhookLive = WebhookEntity.toLayer(
           const rotated = yield* changed(store.rotate(accountId, secret, graceUntil, at))
           if (!rotated) return yield* new NotFound({ error: "No webhook is set" })
           return { secret }
-        }),
+        }).pipe(
+          guarded,
+          // It stores nothing the caller gave: a value the store refuses is the gateway's fault.
+          Effect.catchTag("InvalidParam", () => new InternalError({ error: "The webhook failed on this request; it was not completed" }))
+        ),
       Resend: ({ payload }) =>
         Effect.gen(function*() {
           if (Option.isNone(yield* store.endpoint(accountId))) return yield* new NotFound({ error: "No webhook is set" })
@@ -215,7 +227,7 @@ export const WebhookLive = WebhookEntity.toLayer(
           }
           yield* wake
           return { queued: result.queued }
-        })
+        }).pipe(guarded)
     })
   }),
   { concurrency: "unbounded", maxIdleTime: "10 minutes" }

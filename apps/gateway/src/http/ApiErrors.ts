@@ -2,7 +2,8 @@
  * The API-level middleware that makes every answer of the HTTP surface a clear one: each failure
  * leaves as `{error, code}` with its status (and Retry-After for limits), whatever its origin:
  * a handler, a body that is not JSON or too large, a parameter that does not decode, an unknown
- * route or a wrong method. Nothing a client sends produces a 500.
+ * route or a wrong method, a storage error (by what the client can do about it: try again, fix a
+ * value, or nothing). Nothing a client sends produces a 500.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
@@ -21,6 +22,7 @@ import {
   PayloadTooLarge,
   type Quota
 } from "@wagate/domain/ApiError"
+import { isSqlError, storageFailure } from "@wagate/entities/RequestGuard"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -74,6 +76,7 @@ const fromRequestError = (error: HttpServerError.RequestError): ApiError => {
 /** Maps whatever a request failed with to the API error its client sees. */
 export const toApiError = (routes: RouteTable, request: HttpServerRequest.HttpServerRequest) => (failure: unknown) => {
   if (isApiError(failure)) return Option.some(failure)
+  if (isSqlError(failure)) return Option.some(storageFailure(failure))
   if (failure instanceof HttpApiDecodeError) return Option.some(fromDecodeError(failure))
   if (HttpServerError.isServerError(failure)) {
     if (failure._tag === "RouteNotFound") {
@@ -101,7 +104,15 @@ export const layer = (routes: RouteTable, options: { readonly maxBodyBytes: numb
           if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
           const failure = Cause.squash(cause)
           return Option.match(toError(failure), {
-            onSome: (error) => Effect.succeed(errorResponse(error)),
+            onSome: (error) =>
+              !isSqlError(failure)
+                ? Effect.succeed(errorResponse(error))
+                : Effect.as(
+                  error.status >= 500 && error.retryAfter === undefined
+                    ? Effect.logError("request failed on a storage error", cause)
+                    : Effect.logWarning("request failed on storage", cause),
+                  errorResponse(error)
+                ),
             onNone: () =>
               Effect.logError("request failed", cause).pipe(
                 Effect.as(errorResponse(new InternalError()))
