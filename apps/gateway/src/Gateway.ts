@@ -53,6 +53,7 @@ import { RunnerStats } from "./cluster/RunnerStats.js"
 import { type GatewaySettings, Settings } from "./Config.js"
 import { Health } from "./Health.js"
 import { HttpLive } from "./http/Server.js"
+import * as ClusterUpkeep from "./ClusterUpkeep.js"
 import * as IdempotencyUpkeep from "./IdempotencyUpkeep.js"
 import * as MediaUpkeep from "./MediaUpkeep.js"
 import * as WebhookKeys from "./infra/WebhookKeys.js"
@@ -122,6 +123,7 @@ export const layer = (settings: GatewaySettings, infra: Infrastructure) => {
       WebhookDispatcher,
       MediaUpkeep.layer(settings.mediaUpkeepIntervalMs),
       IdempotencyUpkeep.layer,
+      ClusterUpkeep.layer,
       exportEntities(settings),
       DrawdownSingleton.layer({ tick: Duration.millis(settings.billingTickMs) })
     ).pipe(
