@@ -52,7 +52,7 @@ describe("a fault inside a number's entity", () => {
 })
 
 describe("a storage failure", () => {
-  it.scopedLive("answers 503 capacity with Retry-After when a retry helps, 400 for a value refused, 500 for a bug; keeps nothing; the webhook's entity stays up", () =>
+  it.scopedLive("answers 503 capacity with Retry-After when a retry helps, 400 for a value refused, 500 for a bug; keeps nothing; the entities stay up", () =>
     Effect.gen(function*() {
       const database = yield* freshDatabase
       const gateway = yield* webhookGateway(database)
@@ -72,7 +72,8 @@ describe("a storage failure", () => {
               RETURN NEW;
             END $$ LANGUAGE plpgsql`,
           sql`CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON webhook_endpoints FOR EACH ROW EXECUTE FUNCTION refuse()`,
-          sql`CREATE TRIGGER refuse BEFORE INSERT ON accounts FOR EACH ROW EXECUTE FUNCTION refuse()`
+          sql`CREATE TRIGGER refuse BEFORE INSERT ON accounts FOR EACH ROW EXECUTE FUNCTION refuse()`,
+          sql`CREATE TRIGGER refuse BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION refuse()`
         ], { discard: true })
       )
       const request = (method: "PUT" | "POST", path: string, key: string, body: unknown) =>
@@ -86,7 +87,12 @@ describe("a storage failure", () => {
           const json = (yield* response.json) as { code?: string; error?: string }
           return { answer: `${response.status} ${json.code ?? "ok"}`, retryAfter: response.headers["retry-after"], error: json.error }
         }).pipe(Effect.orDie)
-      // Through the account's webhook entity, and through an operator handler that writes itself.
+      // Through a number's entity, the account's webhook entity, and an operator handler that writes itself.
+      const number = acme.numbers[0]!
+      let sends = 0
+      const send = Effect.suspend(() =>
+        request("POST", "/api/v1/messages/send", acme.accountKey, { to: uniquePhone(), text: `refused ${++sends}`, from: number.id })
+      )
       const setWebhook = request("PUT", "/api/v1/webhook", acme.accountKey, { url: "http://127.0.0.1:9/hooks" })
       const addAccount = request("POST", "/ops/v1/accounts", OPERATOR_TOKEN, { email: "refused@example.kz", company: "Refused LLP" })
 
@@ -101,7 +107,7 @@ describe("a storage failure", () => {
       ]
       for (const [sqlstate, answer, retryAfter] of cases) {
         yield* sql((sql) => Effect.zipRight(sql`DELETE FROM refusal`, sql`INSERT INTO refusal VALUES (${sqlstate})`))
-        for (const [name, call] of [["PUT /webhook", setWebhook], ["POST /ops/v1/accounts", addAccount]] as const) {
+        for (const [name, call] of [["POST /messages/send", send], ["PUT /webhook", setWebhook], ["POST /ops/v1/accounts", addAccount]] as const) {
           const refused = yield* call
           assert.deepStrictEqual([refused.answer, refused.retryAfter], [answer, retryAfter], `${name}: ${sqlstate}`)
           // What PostgreSQL said is quoted only for a value it refused (it names the value's fault).
@@ -109,14 +115,19 @@ describe("a storage failure", () => {
         }
       }
       const [kept] = yield* sql((sql) =>
-        sql<{ endpoints: number; accounts: number }>`
-          SELECT (SELECT count(*)::int FROM webhook_endpoints) AS endpoints,
+        sql<{ messages: number; endpoints: number; accounts: number }>`
+          SELECT (SELECT count(*)::int FROM messages WHERE text LIKE 'refused %') AS messages,
+                 (SELECT count(*)::int FROM webhook_endpoints) AS endpoints,
                  (SELECT count(*)::int FROM accounts WHERE email = 'refused@example.kz') AS accounts`
       )
-      assert.deepStrictEqual(kept, { endpoints: 0, accounts: 0 })
+      assert.deepStrictEqual(kept, { messages: 0, endpoints: 0, accounts: 0 })
+      // The bug is kept on the number for operators, as a defect is.
+      const link = yield* call(gateway, "GET", `/ops/v1/numbers/${number.id}/link`, OPERATOR_TOKEN)
+      assert.match(link.body.fault.error, /storage error: refused by the test/)
 
       // Nothing waited for a rebuilt entity: once the database takes it, the same request works at once.
       yield* sql((sql) => sql`DELETE FROM refusal`)
+      assert.strictEqual((yield* send).answer, "200 ok")
       assert.strictEqual((yield* setWebhook).answer, "200 ok")
       assert.strictEqual((yield* addAccount).answer, "201 ok")
     }), { timeout: 60_000 })

@@ -63,26 +63,11 @@ export const storageFailure = (e: SqlError): InvalidParam | Capacity | InternalE
 }
 
 /**
- * Fails the request with its typed error for any storage error, instead of failing with
- * `SqlError`; `onStorageError` sees the error first (a log line, a counter).
- *
- * @since 1.0.0
- */
-export const typedStorage = <A, E, R>(
-  effect: Effect.Effect<A, E, R>,
-  onStorageError: (e: SqlError) => Effect.Effect<void> = (e) => Effect.logWarning("a request failed on storage", e)
-): Effect.Effect<A, Exclude<E, SqlError> | InvalidParam | Capacity | InternalError, R> =>
-  Effect.catchIf(effect, isSqlError, (e) =>
-    Effect.zipRight(
-      onStorageError(e),
-      Effect.fail(storageFailure(e))
-    )) as Effect.Effect<A, Exclude<E, SqlError> | InvalidParam | Capacity | InternalError, R>
-
-/**
- * Runs one request of an entity: a storage error fails it with its typed error; a defect fails it
- * with `internal_error` (`failed` is its description), after `onFault` has seen what the defect
- * was (to keep, count or log it); the entity stays up. A storage error raised as a defect
- * (`orDie`) is a storage error.
+ * Runs one request of an entity: a storage error fails it with its typed error, after
+ * `onStorageError` has seen it (a log line, a counter); a defect fails it with `internal_error`
+ * (`failed` is its description). `onFault` sees what a defect was, or a storage error that is a
+ * fault of the gateway, to keep, count or log it. The entity stays up. A storage error raised as
+ * a defect (`orDie`) is a storage error.
  *
  * @since 1.0.0
  */
@@ -93,14 +78,23 @@ export const guarded = <A, E, R>(
     readonly onStorageError?: ((e: SqlError) => Effect.Effect<void>) | undefined
     readonly failed: string
   }
-): Effect.Effect<A, Exclude<E, SqlError> | InvalidParam | Capacity | InternalError, R> =>
-  typedStorage(effect, options.onStorageError).pipe(
-    Effect.catchAllDefect((defect) =>
-      isSqlError(defect)
-        ? typedStorage(Effect.fail(defect), options.onStorageError)
-        : Effect.zipRight(
-          options.onFault(String(defect).slice(0, 200)),
-          Effect.fail(new InternalError({ error: options.failed }))
-        )
+): Effect.Effect<A, Exclude<E, SqlError> | InvalidParam | Capacity | InternalError, R> => {
+  const storage = (e: SqlError) => {
+    const failure = storageFailure(e)
+    return Effect.zipRight(
+      Effect.zipRight(
+        options.onStorageError?.(e) ?? Effect.logWarning("a request failed on storage", e),
+        failure._tag === "InternalError" ? options.onFault(`a storage error: ${reason(e)}`) : Effect.void
+      ),
+      Effect.fail(failure)
     )
-  )
+  }
+  return Effect.catchIf(effect, isSqlError, storage).pipe(
+    Effect.catchAllDefect((defect) =>
+      isSqlError(defect) ? storage(defect) : Effect.zipRight(
+        options.onFault(String(defect).slice(0, 200)),
+        Effect.fail(new InternalError({ error: options.failed }))
+      )
+    )
+  ) as Effect.Effect<A, Exclude<E, SqlError> | InvalidParam | Capacity | InternalError, R>
+}

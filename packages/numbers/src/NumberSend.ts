@@ -22,7 +22,6 @@ import * as DomainClock from "@wagate/domain/DomainClock"
 import * as OutgoingMedia from "./OutgoingMedia.js"
 import type { NumberContext } from "./NumberContext.js"
 import { NumberHooks } from "./NumberHooks.js"
-import { typedStorage } from "./RequestGuard.js"
 import * as AntiMailing from "./policy/AntiMailing.js"
 import * as SendPolicy from "./policy/SendPolicy.js"
 
@@ -317,7 +316,7 @@ export const make = (ctx: NumberContext, session: Session) =>
           return yield* handOver(payload, prepared, decided)
         })
         return yield* (payload.content._tag === "text" ? deliver : withAttachmentSlot(deliver))
-      }).pipe(typedStorage)
+      })
 
     return send
   })

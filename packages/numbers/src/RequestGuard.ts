@@ -25,16 +25,10 @@ export const storageFailures = Metric.counter("wagate_number_storage_failures", 
 const counted = (e: SqlError) =>
   Effect.zipRight(Metric.increment(storageFailures), Effect.logWarning("number request failed on storage", e))
 
-/** Fails the request with a typed error for any storage error, instead of failing with `SqlError`. */
-export const typedStorage = <A, E, R>(
-  effect: Effect.Effect<A, E, R>
-): Effect.Effect<A, Exclude<E, SqlError> | InvalidParam | Capacity | InternalError, R> =>
-  Guard.typedStorage(effect, counted)
-
 /**
- * Runs one request of a number's entity: a storage error fails it with a typed error; a defect
- * fails it with `internal_error`, is counted and kept as the number's fault (`onFault`), and the
- * entity stays up.
+ * Runs one request of a number's entity: a storage error fails it with a typed error and is
+ * counted; a defect fails it with `internal_error`, is counted and kept as the number's fault
+ * (`onFault`), as is a storage error that is a fault of the gateway; the entity stays up.
  */
 export const guarded = <A, E, R>(
   effect: Effect.Effect<A, E, R>,
