@@ -11,8 +11,7 @@ import * as Snowflake from "@effect/cluster/Snowflake"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Schedule from "effect/Schedule"
+import * as Upkeep from "./Upkeep.js"
 
 /** How long a processed message is kept: a week, long past any retry of it. */
 export const RETENTION_MS = 7 * 24 * 60 * 60 * 1000
@@ -24,26 +23,24 @@ export const sweep = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   // Message ids are the cluster's snowflakes, which begin with their creation time.
   const before = String(Snowflake.make({ timestamp: (yield* Clock.currentTimeMillis) - RETENTION_MS, machineId: MachineId.make(0), sequence: 0 }))
-  let total = 0
-  while (true) {
-    // A request goes with its replies and the acknowledgements and interruptions sent for it.
-    const [row] = yield* sql<{ readonly requests: number }>`
-      WITH old AS (
-        SELECT id FROM cluster_messages
-        WHERE processed AND kind = 0 AND id < ${before}::bigint
-        ORDER BY id LIMIT ${BATCH}
-      ), replies AS (
-        DELETE FROM cluster_replies WHERE request_id IN (SELECT id FROM old)
-      ), messages AS (
-        DELETE FROM cluster_messages WHERE request_id IN (SELECT id FROM old)
-      )
-      SELECT count(*)::int AS requests FROM old`
-    total += row.requests
-    if (row.requests < BATCH) return total
-  }
+  // A request goes with its replies and the acknowledgements and interruptions sent for it.
+  return yield* Upkeep.inBatches(
+    BATCH,
+    Effect.map(
+      sql<{ readonly requests: number }>`
+        WITH old AS (
+          SELECT id FROM cluster_messages
+          WHERE processed AND kind = 0 AND id < ${before}::bigint
+          ORDER BY id LIMIT ${BATCH}
+        ), replies AS (
+          DELETE FROM cluster_replies WHERE request_id IN (SELECT id FROM old)
+        ), messages AS (
+          DELETE FROM cluster_messages WHERE request_id IN (SELECT id FROM old)
+        )
+        SELECT count(*)::int AS requests FROM old`,
+      ([row]) => row.requests
+    )
+  )
 })
 
-export const layer = Layer.scopedDiscard(Effect.forkScoped(Effect.repeat(
-  sweep.pipe(Effect.catchAllCause((cause) => Effect.as(Effect.logError("deleting processed cluster messages failed", cause), 0))),
-  Schedule.spaced("1 hour")
-)))
+export const layer = Upkeep.every("1 hour", "deleting processed cluster messages", sweep)

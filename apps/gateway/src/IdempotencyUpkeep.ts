@@ -7,8 +7,7 @@ import * as DomainClock from "@wagate/domain/DomainClock"
 import { IDEMPOTENCY_TTL_MS } from "@wagate/numbers/NumberSend"
 import { Conversations } from "@wagate/store/Conversations"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Schedule from "effect/Schedule"
+import * as Upkeep from "./Upkeep.js"
 
 const BATCH = 5_000
 
@@ -16,15 +15,7 @@ const BATCH = 5_000
 export const sweep = Effect.gen(function*() {
   const conversations = yield* Conversations
   const before = new Date((yield* DomainClock.now) - IDEMPOTENCY_TTL_MS)
-  let total = 0
-  while (true) {
-    const deleted = yield* conversations.expireKeys(before, BATCH)
-    total += deleted
-    if (deleted < BATCH) return total
-  }
+  return yield* Upkeep.inBatches(BATCH, conversations.expireKeys(before, BATCH))
 })
 
-export const layer = Layer.scopedDiscard(Effect.forkScoped(Effect.repeat(
-  sweep.pipe(Effect.catchAllCause((cause) => Effect.as(Effect.logError("expiring Idempotency-Keys failed", cause), 0))),
-  Schedule.spaced("1 hour")
-)))
+export const layer = Upkeep.every("1 hour", "expiring Idempotency-Keys", sweep)

@@ -8,10 +8,9 @@
 import { BlobStore } from "@wagate/media/BlobStore"
 import * as DomainClock from "@wagate/domain/DomainClock"
 import { MediaFiles } from "@wagate/store/MediaFiles"
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Schedule from "effect/Schedule"
+import * as Upkeep from "./Upkeep.js"
 
 /** Backups purged per claim; the sweep claims again while claims come back full. */
 const PURGE_BATCH = 500
@@ -45,11 +44,7 @@ export const sweep = Effect.gen(function*() {
     yield* files.releasePurge(failed.flat(), new Date(now.getTime() + PURGE_RETRY_MS))
     if (due.length < PURGE_BATCH) return
   }
-}).pipe(
-  Effect.catchAllCause((cause) => Effect.logError("media upkeep failed", cause)),
-  Effect.withSpan("MediaUpkeep.sweep")
-)
+}).pipe(Effect.withSpan("MediaUpkeep.sweep"))
 
 /** Runs the sweep every `interval`, starting at once, for the life of the layer. */
-export const layer = (interval: Duration.DurationInput) =>
-  Layer.scopedDiscard(Effect.forkScoped(Effect.repeat(sweep, Schedule.spaced(Duration.decode(interval)))))
+export const layer = (interval: Duration.DurationInput) => Upkeep.every(interval, "media upkeep", sweep)
