@@ -9,14 +9,18 @@
 import * as MachineId from "@effect/cluster/MachineId"
 import * as Snowflake from "@effect/cluster/Snowflake"
 import * as SqlClient from "@effect/sql/SqlClient"
+import { decoded } from "@wagate/store/Rows"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import * as Upkeep from "./Upkeep.js"
 
 /** How long a processed message is kept: a week, long past any retry of it. */
 export const RETENTION_MS = 7 * 24 * 60 * 60 * 1000
 
 const BATCH = 5_000
+
+const Deleted = Schema.Struct({ requests: Schema.Number })
 
 /** Deletes the processed messages (with their replies) older than the retention; returns how many. */
 export const sweep = Effect.gen(function*() {
@@ -27,7 +31,7 @@ export const sweep = Effect.gen(function*() {
   return yield* Upkeep.inBatches(
     BATCH,
     Effect.map(
-      sql<{ readonly requests: number }>`
+      decoded(Deleted, sql`
         WITH old AS (
           SELECT id FROM cluster_messages
           WHERE processed AND kind = 0 AND id < ${before}::bigint
@@ -37,7 +41,7 @@ export const sweep = Effect.gen(function*() {
         ), messages AS (
           DELETE FROM cluster_messages WHERE request_id IN (SELECT id FROM old)
         )
-        SELECT count(*)::int AS requests FROM old`,
+        SELECT count(*)::int AS requests FROM old`),
       ([row]) => row.requests
     )
   )
