@@ -3,7 +3,6 @@
  * progress and 10 per Almaty day (the day boundary driven by the clock), storage down, the list,
  * and expiry 24 hours after readiness (the link gone, the archive deleted by the background job).
  */
-import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
 import { BlobStore } from "@wagate/media/BlobStore"
 import * as Effect from "effect/Effect"
@@ -12,10 +11,7 @@ import * as S3rver from "../../packages/media/test/support/S3rver.js"
 import { eventually, provision, seedMessages } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
 import { type DatabaseContext, freshDatabase, startGateway } from "../support/TestGateway.js"
-import { call, code } from "../support/Webhooks.js"
-
-const sql = <A>(database: DatabaseContext, f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
-  Effect.orDie(Effect.provide(Effect.flatMap(SqlClient.SqlClient, f), database))
+import { call, code, sql } from "../support/Webhooks.js"
 
 /** Exports as they stand after earlier requests: `count` rows of the account in `status`. */
 const seedExports = (database: DatabaseContext, accountId: number, count: number, status: string, createdAt: Date) =>

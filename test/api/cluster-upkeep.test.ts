@@ -6,18 +6,15 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as MachineId from "@effect/cluster/MachineId"
 import * as Snowflake from "@effect/cluster/Snowflake"
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import { RETENTION_MS } from "../../apps/gateway/src/ClusterUpkeep.js"
 import { eventually } from "../support/Fixtures.js"
 import { type DatabaseContext, freshDatabase, startGateway } from "../support/TestGateway.js"
+import { sql } from "../support/Webhooks.js"
 
 const DAY = 24 * 60 * 60 * 1000
-
-const sql = <A>(database: DatabaseContext, f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
-  Effect.orDie(Effect.provide(Effect.flatMap(SqlClient.SqlClient, f), database))
 
 /** A number's keep-alive request as the cluster stores it, `ageMs` old, with its reply when processed. */
 const keepAlive = (database: DatabaseContext, entityId: string, ageMs: number, processed: boolean) =>

@@ -5,7 +5,6 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as Almaty from "@wagate/domain/Almaty"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -13,12 +12,12 @@ import * as Scope from "effect/Scope"
 import { eventually, linked, provision, uniquePhone } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
 import {
-  type DatabaseContext,
   freshDatabase,
   type RunningGateway,
   simulatedNetwork,
   startGateway
 } from "../support/TestGateway.js"
+import { sql } from "../support/Webhooks.js"
 
 const NOON = Date.parse("2026-11-23T07:00:00.000Z")
 
@@ -38,9 +37,6 @@ const get = (gateway: RunningGateway, path: string, key: string) =>
     return { status: response.status, body: (yield* response.json) as any, headers: response.headers }
   })
 const code = (a: { status: number; body: any }) => `${a.status} ${a.body.code ?? "ok"}`
-
-const sql = <A>(database: DatabaseContext, f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
-  Effect.orDie(Effect.provide(Effect.flatMap(SqlClient.SqlClient, f), database))
 
 describe("idempotency", () => {
   it.scopedLive("a retry with the same Idempotency-Key gets the first answer and sends once", () =>

@@ -7,12 +7,11 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import { provision, uniquePhone } from "../support/Fixtures.js"
 import { freshDatabase, OPERATOR_TOKEN, startGateway } from "../support/TestGateway.js"
 import * as WebhookReceiver from "../support/WebhookReceiver.js"
-import { call, eventually, webhookGateway } from "../support/Webhooks.js"
+import { call, eventually, sql, webhookGateway } from "../support/Webhooks.js"
 
 describe("a fault inside a number's entity", () => {
   it.scopedLive("fails that request alone; the operator's link view shows the fault; the number keeps sending", () =>
@@ -57,10 +56,8 @@ describe("a storage failure", () => {
       const database = yield* freshDatabase
       const gateway = yield* webhookGateway(database)
       const acme = yield* provision(gateway.ops)
-      const sql = <A>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
-        Effect.orDie(Effect.provide(Effect.flatMap(SqlClient.SqlClient, f), database))
       // The database refuses new webhook endpoints and accounts with the SQLSTATE the test puts in `refusal`.
-      yield* sql((sql) =>
+      yield* sql(database, (sql) =>
         Effect.all([
           sql`CREATE TABLE refusal (code text NOT NULL)`,
           sql`
@@ -106,7 +103,7 @@ describe("a storage failure", () => {
         ["42703", "500 internal_error", undefined] // undefined_column: a bug, not the client's doing
       ]
       for (const [sqlstate, answer, retryAfter] of cases) {
-        yield* sql((sql) => Effect.zipRight(sql`DELETE FROM refusal`, sql`INSERT INTO refusal VALUES (${sqlstate})`))
+        yield* sql(database, (sql) => Effect.zipRight(sql`DELETE FROM refusal`, sql`INSERT INTO refusal VALUES (${sqlstate})`))
         for (const [name, call] of [["POST /messages/send", send], ["PUT /webhook", setWebhook], ["POST /ops/v1/accounts", addAccount]] as const) {
           const refused = yield* call
           assert.deepStrictEqual([refused.answer, refused.retryAfter], [answer, retryAfter], `${name}: ${sqlstate}`)
@@ -114,7 +111,7 @@ describe("a storage failure", () => {
           if (!answer.startsWith("400")) assert.notInclude(refused.error, "refused by the test", `${name}: ${sqlstate}`)
         }
       }
-      const [kept] = yield* sql((sql) =>
+      const [kept] = yield* sql(database, (sql) =>
         sql<{ messages: number; endpoints: number; accounts: number }>`
           SELECT (SELECT count(*)::int FROM messages WHERE text LIKE 'refused %') AS messages,
                  (SELECT count(*)::int FROM webhook_endpoints) AS endpoints,
@@ -126,7 +123,7 @@ describe("a storage failure", () => {
       assert.match(link.body.fault.error, /storage error: refused by the test/)
 
       // Nothing waited for a rebuilt entity: once the database takes it, the same request works at once.
-      yield* sql((sql) => sql`DELETE FROM refusal`)
+      yield* sql(database, (sql) => sql`DELETE FROM refusal`)
       assert.strictEqual((yield* send).answer, "200 ok")
       assert.strictEqual((yield* setWebhook).answer, "200 ok")
       assert.strictEqual((yield* addAccount).answer, "201 ok")

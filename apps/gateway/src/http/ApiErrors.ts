@@ -108,7 +108,7 @@ export const layer = (routes: RouteTable, options: { readonly maxBodyBytes: numb
               !isSqlError(failure)
                 ? Effect.succeed(errorResponse(error))
                 : Effect.as(
-                  error.status >= 500 && error.retryAfter === undefined
+                  error._tag === "InternalError"
                     ? Effect.logError("request failed on a storage error", cause)
                     : Effect.logWarning("request failed on storage", cause),
                   errorResponse(error)
