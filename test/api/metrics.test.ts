@@ -10,7 +10,8 @@ import * as Layer from "effect/Layer"
 import parse, { type Family } from "parse-prometheus-text-format"
 import * as MetricsServer from "../../apps/gateway/src/infra/MetricsServer.js"
 import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
-import { freePort, freshDatabase, OPERATOR_TOKEN, type RunningGateway, startGateway } from "../support/TestGateway.js"
+import { freshDatabase, OPERATOR_TOKEN, type RunningGateway, startGateway } from "../support/TestGateway.js"
+import { freePort } from "../support/Ports.js"
 
 const scrape = (gateway: RunningGateway) =>
   Effect.gen(function*() {

@@ -37,7 +37,8 @@ import { join } from "node:path"
 import { Writable } from "node:stream"
 import { pipeline } from "node:stream/promises"
 import { parseArgs } from "node:util"
-import { freePort, machine, REPO, scopedNode } from "./support/Processes.js"
+import { machine, REPO, scopedNode } from "./support/Processes.js"
+import { freePort } from "../support/Ports.js"
 import * as Verdict from "./support/Verdict.js"
 
 const options = (argv: ReadonlyArray<string>) => {

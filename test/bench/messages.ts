@@ -35,7 +35,8 @@ import { issueKeys, KEYS, provisionAccount, type Server, startGateway } from "./
 import * as Load from "./support/Load.js"
 import * as MessageSeed from "./support/MessageSeed.js"
 import * as Mixes from "./support/Mixes.js"
-import { freePort, machine, pidsNamed, REPO, rssMiB, scopedTs, waitReady } from "./support/Processes.js"
+import { machine, pidsNamed, REPO, rssMiB, scopedTs, waitReady } from "./support/Processes.js"
+import { freePort } from "../support/Ports.js"
 import * as Report from "./support/Report.js"
 import * as Verdict from "./support/Verdict.js"
 

@@ -39,7 +39,6 @@ import pg from "pg"
 import {
   type Child,
   cpuSeconds,
-  freePort as freePortEffect,
   GATEWAY_NODE_ARGS,
   nextMessage,
   pidsNamed,
@@ -48,6 +47,7 @@ import {
   stop
 } from "./support/Processes.js"
 import * as Verdict from "./support/Verdict.js"
+import { freePortAsync as freePort } from "../support/Ports.js"
 
 // Set by main from its arguments (the load process gets what it needs over IPC).
 let NUMBERS = 2000
@@ -62,7 +62,6 @@ let PERIOD_MS = LIMIT_PERIOD_MS
 let POOL: number | undefined
 /** Every send with an Idempotency-Key of its own. */
 let KEYED = false
-const freePort = () => Effect.runPromise(freePortEffect)
 const postgresCpuSeconds = () => pidsNamed("postgres").reduce((sum, pid) => sum + cpuSeconds(pid), 0)
 const ADMIN = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
 const TOKEN = "wag_op_bench"

@@ -21,7 +21,8 @@ import * as S3rver from "../../packages/media/test/support/S3rver.js"
 import { type Child, spawnTs } from "../bench/support/Processes.js"
 import { blobBytes, readArchive, seedFile } from "../support/Archives.js"
 import { eventually, provision } from "../support/Fixtures.js"
-import { freePort, freshDatabase, OPERATOR_TOKEN, startGateway, WEBHOOK_SECRET_KEY } from "../support/TestGateway.js"
+import { freshDatabase, OPERATOR_TOKEN, startGateway, WEBHOOK_SECRET_KEY } from "../support/TestGateway.js"
+import { freePort } from "../support/Ports.js"
 import { call } from "../support/Webhooks.js"
 
 const SECRET = "x".repeat(32)

@@ -6,16 +6,9 @@ import { assert, describe, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
 import { createServer } from "node:net"
 import { join } from "node:path"
+import { freePortAsync as freePort } from "../support/Ports.js"
 
 const root = join(import.meta.dirname, "../..")
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const port = (server.address() as { port: number }).port
-      server.close(() => resolve(port))
-    })
-  })
 
 const listenOn = (port: number) =>
   new Promise<void>((resolve, reject) => {

@@ -8,21 +8,13 @@
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
+import { freePortAsync as freePort } from "../support/Ports.js"
 
 const root = join(import.meta.dirname, "../..")
 const run = promisify(execFile)
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const port = (server.address() as { port: number }).port
-      server.close(() => resolve(port))
-    })
-  })
 
 /** Environment of a fresh machine: no database, Redis or operator token configured. */
 const freshEnv = (dataDir: string, port: number) => {

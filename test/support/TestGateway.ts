@@ -26,7 +26,6 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import { randomBytes } from "node:crypto"
-import { createServer as createNetServer } from "node:net"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -37,6 +36,7 @@ import * as Gateway from "../../apps/gateway/src/Gateway.js"
 import * as NodeServer from "../../apps/gateway/src/http/NodeServer.js"
 import * as Redis from "../../apps/gateway/src/infra/Redis.js"
 import { RequestCounter } from "../../apps/gateway/src/infra/RequestCounter.js"
+import { freePort } from "./Ports.js"
 
 export const OPERATOR_TOKEN = "wag_op_test_operator_token"
 /** The key that seals webhook secrets in every test gateway (and test process) sharing a database. */
@@ -88,15 +88,6 @@ export interface GatewayWithBlobs extends RunningGateway {
 /** A simulated network for the scope, linking numbers at once. */
 export const simulatedNetwork = Layer.build(SimulatorDriver.layerTest({ scanDelayMs: 0 }))
 
-/** A free TCP port on loopback. */
-export const freePort = Effect.promise(() =>
-  new Promise<number>((resolve) => {
-    const server = createNetServer().listen(0, "127.0.0.1", () => {
-      const port = (server.address() as { port: number }).port
-      server.close(() => resolve(port))
-    })
-  })
-)
 
 /** Starts a gateway on the given database for the scope. */
 export const startGateway = (database: DatabaseContext, options: GatewayOptions = {}) =>

@@ -9,7 +9,8 @@ import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { provision } from "../../support/Fixtures.js"
-import { type Child, freePort, GATEWAY_NODE_ARGS, REPO, scopedTs, waitReady } from "./Processes.js"
+import { type Child, GATEWAY_NODE_ARGS, REPO, scopedTs, waitReady } from "./Processes.js"
+import { freePort } from "../../support/Ports.js"
 
 const ENTRY = join(REPO, "test/bench/support/GatewayProcess.ts")
 const OPERATOR_TOKEN = "wag_op_bench_operator_token"

@@ -6,7 +6,6 @@
 import * as Effect from "effect/Effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { createWriteStream, readFileSync, readdirSync } from "node:fs"
-import { createServer } from "node:net"
 import { cpus, loadavg, totalmem } from "node:os"
 import { fileURLToPath } from "node:url"
 
@@ -128,17 +127,6 @@ export const scopedTs = (...args: Parameters<typeof spawnTs>) =>
 export const scopedNode = (...args: Parameters<typeof spawnNode>) =>
   Effect.acquireRelease(Effect.sync(() => spawnNode(...args)), (child) => stop(child))
 
-/** A free TCP port on the loopback interface. */
-export const freePort = Effect.promise(() =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-)
 
 /** Polls `url` until it answers 200, failing with the child's output after `timeoutMs`. */
 export const waitReady = (child: Child, url: string, timeoutMs = 60_000, headers: Record<string, string> = {}) =>

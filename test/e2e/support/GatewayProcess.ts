@@ -13,7 +13,8 @@ import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { eventually } from "../../support/Fixtures.js"
-import { freePort, freshDatabase, OPERATOR_TOKEN, WEBHOOK_SECRET_KEY } from "../../support/TestGateway.js"
+import { freshDatabase, OPERATOR_TOKEN, WEBHOOK_SECRET_KEY } from "../../support/TestGateway.js"
+import { freePort } from "../../support/Ports.js"
 
 const root = join(import.meta.dirname, "../../..")
 export const BOUND_MS = 4_000
