@@ -10,8 +10,8 @@ import * as Option from "effect/Option"
 import * as S3rver from "../../packages/media/test/support/S3rver.js"
 import { eventually, provision, seedMessages } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
-import { type DatabaseContext, freshDatabase, startGateway } from "../support/TestGateway.js"
-import { call, code, sql } from "../support/Webhooks.js"
+import { type DatabaseContext, freshDatabase, sql, startGateway } from "../support/TestGateway.js"
+import { call, code } from "../support/Webhooks.js"
 
 /** Exports as they stand after earlier requests: `count` rows of the account in `status`. */
 const seedExports = (database: DatabaseContext, accountId: number, count: number, status: string, createdAt: Date) =>

@@ -11,8 +11,7 @@ import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import { RETENTION_MS } from "../../apps/gateway/src/ClusterUpkeep.js"
 import { eventually } from "../support/Fixtures.js"
-import { type DatabaseContext, freshDatabase, startGateway } from "../support/TestGateway.js"
-import { sql } from "../support/Webhooks.js"
+import { type DatabaseContext, freshDatabase, sql, startGateway } from "../support/TestGateway.js"
 
 const DAY = 24 * 60 * 60 * 1000
 

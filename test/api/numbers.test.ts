@@ -11,13 +11,7 @@ import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import { eventually, linked, provision, uniquePhone } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
-import {
-  freshDatabase,
-  type RunningGateway,
-  simulatedNetwork,
-  startGateway
-} from "../support/TestGateway.js"
-import { sql } from "../support/Webhooks.js"
+import { freshDatabase, type RunningGateway, simulatedNetwork, sql, startGateway } from "../support/TestGateway.js"
 
 const NOON = Date.parse("2026-11-23T07:00:00.000Z")
 

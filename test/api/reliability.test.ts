@@ -9,9 +9,9 @@ import { assert, describe, it } from "@effect/vitest"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Effect from "effect/Effect"
 import { provision, uniquePhone } from "../support/Fixtures.js"
-import { freshDatabase, OPERATOR_TOKEN, startGateway } from "../support/TestGateway.js"
+import { freshDatabase, OPERATOR_TOKEN, sql, startGateway } from "../support/TestGateway.js"
 import * as WebhookReceiver from "../support/WebhookReceiver.js"
-import { call, eventually, sql, webhookGateway } from "../support/Webhooks.js"
+import { call, eventually, webhookGateway } from "../support/Webhooks.js"
 
 describe("a fault inside a number's entity", () => {
   it.scopedLive("fails that request alone; the operator's link view shows the fault; the number keeps sending", () =>

@@ -14,9 +14,9 @@ import * as Scope from "effect/Scope"
 import { parseKey, generateKey } from "@wagate/store/SecretKeyring"
 import { Webhook } from "standardwebhooks"
 import { provision, uniquePhone } from "../support/Fixtures.js"
-import { freshDatabase, type RunningGateway, simulatedNetwork } from "../support/TestGateway.js"
+import { freshDatabase, type RunningGateway, simulatedNetwork, sql } from "../support/TestGateway.js"
 import * as WebhookReceiver from "../support/WebhookReceiver.js"
-import { call, eventually, sql, webhookGateway } from "../support/Webhooks.js"
+import { call, eventually, webhookGateway } from "../support/Webhooks.js"
 
 const keyId = (text: string) => Either.getOrThrow(parseKey(text)).id
 

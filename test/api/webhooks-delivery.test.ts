@@ -18,9 +18,9 @@ import { pathToFileURL } from "node:url"
 import { Webhook } from "standardwebhooks"
 import { provision, uniquePhone } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
-import { freshDatabase, type RunningGateway, simulatedNetwork } from "../support/TestGateway.js"
+import { freshDatabase, type RunningGateway, simulatedNetwork, sql } from "../support/TestGateway.js"
 import * as WebhookReceiver from "../support/WebhookReceiver.js"
-import { call, code, embeddedGateway, emit, eventually, outbox, sql, webhookGateway } from "../support/Webhooks.js"
+import { call, code, embeddedGateway, emit, eventually, outbox, webhookGateway } from "../support/Webhooks.js"
 
 const SECOND = 1000
 const HOUR = 3600 * SECOND

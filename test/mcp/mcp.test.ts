@@ -20,6 +20,7 @@ import {
   REDIS_URL,
   redisPrefix,
   type RunningGateway,
+  sql,
   startGateway
 } from "../support/TestGateway.js"
 import { connect, raw, refusal } from "./McpClient.js"
@@ -297,6 +298,51 @@ describe("MCP: refusals are tool errors with the spec's code and retry time", ()
       const refused = refusal(yield* mcp.call("check_number", { phone: uniquePhone() }))
       assert.deepStrictEqual([refused.code, refused.retry_after_seconds], ["daily_limit", Almaty.secondsToMidnight(time.now())])
     }), { timeout: 120_000 })
+})
+
+describe("MCP: a storage failure", () => {
+  it.scopedLive("refuses the call by its kind, as the REST API answers the same read: capacity with its retry time, or internal_error", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const gateway = yield* startGateway(database)
+      const acme = yield* provision(gateway.ops)
+      const mcp = yield* connect(gateway, acme.accountKey)
+      // Reads of the ledger (the balance get_status shows) fail with the SQLSTATE the test puts
+      // in `refusal`. The gateway connects as a superuser, whom row security lets through: a view
+      // over a function stands in for the table.
+      yield* sql(database, (sql) =>
+        Effect.all([
+          sql`CREATE TABLE refusal (code text NOT NULL)`,
+          sql`
+            CREATE FUNCTION refused() RETURNS boolean AS $$
+            DECLARE wanted text;
+            BEGIN
+              SELECT code INTO wanted FROM refusal LIMIT 1;
+              IF wanted IS NOT NULL THEN RAISE EXCEPTION 'refused by the test' USING ERRCODE = wanted; END IF;
+              RETURN true;
+            END $$ LANGUAGE plpgsql`,
+          sql`ALTER TABLE ledger RENAME TO ledger_kept`,
+          sql`CREATE VIEW ledger AS SELECT * FROM ledger_kept WHERE refused()`
+        ], { discard: true })
+      )
+      const cases: ReadonlyArray<readonly [sqlstate: string, status: number, code: string, retry: number | undefined]> = [
+        ["57P01", 503, "capacity", 5], // admin_shutdown: the database is restarting
+        ["40001", 503, "capacity", 1], // serialization_failure
+        ["42703", 500, "internal_error", undefined] // undefined_column: a bug of the gateway
+      ]
+      for (const [sqlstate, status, code, retry] of cases) {
+        yield* sql(database, (sql) => Effect.zipRight(sql`DELETE FROM refusal`, sql`INSERT INTO refusal VALUES (${sqlstate})`))
+        const refused = refusal(yield* mcp.call("get_status"))
+        assert.deepStrictEqual([refused.code, refused.retry_after_seconds], [code, retry], sqlstate)
+        assert.notInclude(refused.error, "refused by the test", sqlstate)
+        const answer = yield* rest(gateway, acme.accountKey, "GET", "/api/v1/status")
+        assert.deepStrictEqual([answer.status, answer.body.code], [status, code], sqlstate)
+      }
+      yield* sql(database, (sql) => sql`DELETE FROM refusal`)
+      const status = yield* mcp.call("get_status")
+      assert.notStrictEqual(status.isError, true)
+      assert.deepStrictEqual(status.structuredContent, (yield* rest(gateway, acme.accountKey, "GET", "/api/v1/status")).body)
+    }))
 })
 
 describe("MCP: keys", () => {

@@ -8,6 +8,7 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as SqlClient from "@effect/sql/SqlClient"
 import * as OpsClient from "@wagate/client/OpsClient"
 import * as WagateClient from "@wagate/client/WagateClient"
 import { BlobStore } from "@wagate/media/BlobStore"
@@ -47,6 +48,10 @@ export type DatabaseContext = Context.Context<Database.Database>
 
 /** A fresh, migrated PostgreSQL database for the scope. */
 export const freshDatabase: Effect.Effect<DatabaseContext, unknown, Scope.Scope> = Layer.build(Database.layerTest)
+
+/** Statements of the test itself on the database (fixtures, reads of what the gateway stored). */
+export const sql = <A>(database: DatabaseContext, f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
+  Effect.orDie(Effect.provide(Effect.flatMap(SqlClient.SqlClient, f), database))
 
 export interface GatewayOptions {
   /** Shared state through Redis under this key prefix (several gateways: the same prefix). */

@@ -9,7 +9,6 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as OpsClient from "@wagate/client/OpsClient"
 import * as WagateClient from "@wagate/client/WagateClient"
 import { BlobStore } from "@wagate/media/BlobStore"
@@ -37,6 +36,7 @@ import {
   OPERATOR_TOKEN,
   type RunningGateway,
   simulatedNetwork,
+  sql,
   startGateway
 } from "./TestGateway.js"
 
@@ -58,9 +58,6 @@ export const webhookGateway = (
       ...options.settings
     }
   })
-
-export const sql = <A>(database: DatabaseContext, f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
-  Effect.orDie(Effect.provide(Effect.flatMap(SqlClient.SqlClient, f), database))
 
 /** Events as a number entity writes them: each in a transaction of its own, with its notification. */
 export const emit = (database: DatabaseContext, accountId: number, count: number, tag = "e") =>

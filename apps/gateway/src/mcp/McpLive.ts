@@ -5,10 +5,12 @@
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { InvalidFrom, InvalidParam } from "@wagate/domain/ApiError"
+import { isSqlError, storageFailure } from "@wagate/entities/RequestGuard"
 import { McpGateway, type Refusal } from "@wagate/mcp/McpGateway"
 import * as McpHttp from "@wagate/mcp/McpHttp"
 import type { SentMessage } from "@wagate/mcp/Tools"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { KeyAuth } from "../auth/KeyAuth.js"
 import { Settings } from "../Config.js"
 import { clientIp, keyOf } from "../http/Authentication.js"
@@ -31,6 +33,21 @@ const replayed = (status: number, body: unknown): Effect.Effect<SentMessage, Ref
     : Effect.fail({ code: String(answer.code), error: String(answer.error) })
 }
 
+/**
+ * A storage error met by a tool's operation outside the entities (a read of the account, a key's
+ * lookup) refuses the call by its kind, as the REST API answers it (`ApiErrors`): `capacity`
+ * with a retry time when trying again helps, `internal_error` for a fault of the gateway.
+ */
+const storageRefusals = <A>(operation: Effect.Effect<A, Refusal>): Effect.Effect<A, Refusal> =>
+  Effect.catchSomeDefect(operation, (defect) => {
+    if (!isSqlError(defect)) return Option.none()
+    const refusal = storageFailure(defect)
+    const logged = refusal._tag === "InternalError"
+      ? Effect.logError("tool call failed on a storage error", defect)
+      : Effect.logWarning("tool call failed on storage", defect)
+    return Option.some(Effect.zipRight(logged, Effect.fail(refusal)))
+  })
+
 const make = Effect.gen(function*() {
   const auth = yield* KeyAuth
   const { trustProxy } = yield* Settings
@@ -42,7 +59,7 @@ const make = Effect.gen(function*() {
   return McpGateway.of({
     authenticate: (request) => auth.authenticate(keyOf(request.headers), clientIp(request, trustProxy)),
     sendMessage: (principal, args) =>
-      Effect.gen(function*() {
+      storageRefusals(Effect.gen(function*() {
         const key = args.idempotency_key
         if (key !== undefined && typeof key !== "string") {
           return yield* new InvalidParam({ error: "idempotency_key must be a string" })
@@ -57,17 +74,17 @@ const make = Effect.gen(function*() {
           from: { id: numberId, phone: sent.phone },
           quota: sent.quota
         } satisfies SentMessage
-      }),
-    getStatus: status,
-    getLimits: (principal, args) => Effect.flatMap(fromOf(args.from), (from) => limits(principal, from)),
+      })),
+    getStatus: (principal) => storageRefusals(status(principal)),
+    getLimits: (principal, args) => storageRefusals(Effect.flatMap(fromOf(args.from), (from) => limits(principal, from))),
     checkNumber: (principal, args) =>
-      Effect.gen(function*() {
+      storageRefusals(Effect.gen(function*() {
         const from = yield* fromOf(args.from)
         if (typeof args.phone !== "string") {
           return yield* new InvalidParam({ error: "phone must be digits in international format" })
         }
         return yield* check(principal, { phone: args.phone, from })
-      })
+      }))
   })
 })
 
