@@ -1,0 +1,113 @@
+/**
+ * PostgreSQL going away and coming back, as a gateway in production meets it, through a TCP
+ * proxy between the gateway and the database: every connection reset at once (a restart or a
+ * failover of the server), and a database that stops answering for a while (a network
+ * partition, a stalled server) with the connections left open.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Database from "@wagate/store/Database"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import { provision, uniquePhone } from "../support/Fixtures.js"
+import * as TcpProxy from "../support/TcpProxy.js"
+import { freshDatabase, OPERATOR_TOKEN, type RunningGateway, sql, startGateway } from "../support/TestGateway.js"
+import * as WebhookReceiver from "../support/WebhookReceiver.js"
+import { eventually } from "../support/Webhooks.js"
+
+/** A gateway whose every statement goes through the proxy (the cluster's included). */
+const behindProxy = Effect.gen(function*() {
+  const direct = yield* freshDatabase
+  const [{ name }] = yield* sql(direct, (sql) => sql<{ name: string }>`SELECT current_database() AS name`)
+  const proxy = yield* TcpProxy.start({ host: "127.0.0.1", port: 5432 })
+  const database = yield* Layer.build(Database.layerPostgres({
+    url: Redacted.make(`postgres://postgres@127.0.0.1:${proxy.port}/${name}`),
+    maxConnections: 4
+  }))
+  const gateway = yield* startGateway(database, { settings: { webhookAllowPrivateUrls: true } })
+  return { proxy, gateway, direct }
+})
+
+/** A request's status and body; fetch, so no client-side limit applies but the test's. */
+const request = (
+  gateway: RunningGateway,
+  key: string,
+  path: string,
+  init: { method?: "PUT" | "POST"; body?: unknown; headers?: Record<string, string> } = {}
+) =>
+  Effect.promise(async () => {
+    const response = await fetch(`${gateway.url}${path}`, {
+      method: init.method ?? (init.body === undefined ? "GET" : "POST"),
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...init.headers },
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
+      signal: AbortSignal.timeout(60_000)
+    })
+    return { status: response.status, body: await response.json() as any, retryAfter: response.headers.get("retry-after") }
+  })
+
+describe("PostgreSQL going away", () => {
+  it.scopedLive("every connection reset: requests answer 200 or 503 capacity, never 500 or a hang; then sends, incoming messages and webhooks go on", () =>
+    Effect.gen(function*() {
+      const receiver = yield* WebhookReceiver.start
+      const { gateway, proxy } = yield* behindProxy
+      const acme = yield* provision(gateway.ops)
+      const number = acme.numbers[0]!
+      const set = yield* request(gateway, acme.accountKey, "/api/v1/webhook", {
+        method: "PUT",
+        body: { url: receiver.url("/acme"), events: ["message"] }
+      })
+      assert.strictEqual(set.status, 200)
+      const texts = () => receiver.received("/acme").map((r) => r.json?.data?.text)
+      yield* gateway.sim.inbound({ to: number.phone, from: uniquePhone(), text: "before the reset" })
+      yield* eventually(Effect.sync(texts), (t) => t.includes("before the reset"), 20_000)
+
+      yield* proxy.cut
+      // Right after it, a request finds its connection gone or a fresh one: either way no 500.
+      for (const path of ["/api/v1/status", "/api/v1/messages?limit=5", "/api/v1/balance"]) {
+        const answer = yield* request(gateway, acme.accountKey, path)
+        assert.include([200, 503], answer.status, `${path}: ${JSON.stringify(answer.body)}`)
+        if (answer.status === 503) assert.deepStrictEqual([answer.body.code, answer.retryAfter], ["capacity", "5"], path)
+      }
+      const status = yield* eventually(request(gateway, acme.accountKey, "/api/v1/status"), (a) => a.status === 200, 20_000)
+      assert.strictEqual(status.body.numbers[0].status, "WORKING")
+
+      // The number sends, and what reaches it is stored and announced, as before the reset.
+      const to = uniquePhone()
+      const sent = yield* eventually(
+        request(gateway, acme.numberKeys[0]!, "/api/v1/messages/send", { body: { to, text: "after the reset" } }),
+        (a) => a.status === 200,
+        20_000
+      )
+      assert.deepStrictEqual((yield* gateway.sim.sent({ to })).map((m) => [m.text, m.waMessageId]), [["after the reset", sent.body.wa_message_id]])
+      yield* gateway.sim.inbound({ to: number.phone, from: uniquePhone(), text: "incoming after the reset" })
+      yield* eventually(Effect.sync(texts), (t) => t.includes("incoming after the reset"), 20_000)
+      const link = yield* request(gateway, OPERATOR_TOKEN, `/ops/v1/numbers/${number.id}/link`)
+      assert.deepStrictEqual([link.body.status, link.body.fault], ["WORKING", null])
+    }), { timeout: 90_000 })
+
+  it.scopedLive("a database that stops answering for a while: requests wait for it, then complete; a keyed send is sent once", () =>
+    Effect.gen(function*() {
+      const { direct, gateway, proxy } = yield* behindProxy
+      const acme = yield* provision(gateway.ops)
+      const to = uniquePhone()
+      const send = request(gateway, acme.numberKeys[0]!, "/api/v1/messages/send", {
+        body: { to, text: "through the stall" },
+        headers: { "idempotency-key": "stall-1" }
+      })
+      yield* proxy.freeze
+      const during = yield* Effect.fork(Effect.all([send, request(gateway, acme.accountKey, "/api/v1/status")], { concurrency: 2 }))
+      yield* Effect.sleep("3 seconds")
+      yield* proxy.thaw
+      const [sent, status] = yield* Fiber.join(during)
+      // The send waited within its number's time limit; if it was cut short, it said to try again.
+      assert.include([200, 503], sent.status, JSON.stringify(sent.body))
+      assert.strictEqual(status.status, 200)
+      // Tried again with its key, it is answered once and sent once.
+      const again = yield* eventually(send, (a) => a.status === 200, 20_000)
+      if (sent.status === 200) assert.strictEqual(again.body.id, sent.body.id)
+      assert.deepStrictEqual((yield* gateway.sim.sent({ to })).map((m) => m.text), ["through the stall"])
+      const [stored] = yield* sql(direct, (sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM messages WHERE text = 'through the stall'`)
+      assert.strictEqual(stored.n, 1)
+    }), { timeout: 90_000 })
+})
