@@ -10,6 +10,7 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Effect from "effect/Effect"
 import { provision, uniquePhone } from "../support/Fixtures.js"
 import { freshDatabase, OPERATOR_TOKEN, sql, startGateway } from "../support/TestGateway.js"
+import * as StorageRefusals from "../support/StorageRefusals.js"
 import * as WebhookReceiver from "../support/WebhookReceiver.js"
 import { call, eventually, webhookGateway } from "../support/Webhooks.js"
 
@@ -56,18 +57,11 @@ describe("a storage failure", () => {
       const database = yield* freshDatabase
       const gateway = yield* webhookGateway(database)
       const acme = yield* provision(gateway.ops)
-      // The database refuses new webhook endpoints and accounts with the SQLSTATE the test puts in `refusal`.
+      // The database refuses new webhook endpoints, accounts and messages with the SQLSTATE the test chooses.
+      const refusals = yield* StorageRefusals.install(database)
       yield* sql(database, (sql) =>
         Effect.all([
-          sql`CREATE TABLE refusal (code text NOT NULL)`,
-          sql`
-            CREATE FUNCTION refuse() RETURNS trigger AS $$
-            DECLARE wanted text;
-            BEGIN
-              SELECT code INTO wanted FROM refusal LIMIT 1;
-              IF wanted IS NOT NULL THEN RAISE EXCEPTION 'refused by the test' USING ERRCODE = wanted; END IF;
-              RETURN NEW;
-            END $$ LANGUAGE plpgsql`,
+          sql`CREATE FUNCTION refuse() RETURNS trigger AS $$ BEGIN PERFORM refused(); RETURN NEW; END $$ LANGUAGE plpgsql`,
           sql`CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON webhook_endpoints FOR EACH ROW EXECUTE FUNCTION refuse()`,
           sql`CREATE TRIGGER refuse BEFORE INSERT ON accounts FOR EACH ROW EXECUTE FUNCTION refuse()`,
           sql`CREATE TRIGGER refuse BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION refuse()`
@@ -103,7 +97,7 @@ describe("a storage failure", () => {
         ["42703", "500 internal_error", undefined] // undefined_column: a bug, not the client's doing
       ]
       for (const [sqlstate, answer, retryAfter] of cases) {
-        yield* sql(database, (sql) => Effect.zipRight(sql`DELETE FROM refusal`, sql`INSERT INTO refusal VALUES (${sqlstate})`))
+        yield* refusals.refuseWith(sqlstate)
         for (const [name, call] of [["POST /messages/send", send], ["PUT /webhook", setWebhook], ["POST /ops/v1/accounts", addAccount]] as const) {
           const refused = yield* call
           assert.deepStrictEqual([refused.answer, refused.retryAfter], [answer, retryAfter], `${name}: ${sqlstate}`)
@@ -123,7 +117,7 @@ describe("a storage failure", () => {
       assert.match(link.body.fault.error, /storage error: refused by the test/)
 
       // Nothing waited for a rebuilt entity: once the database takes it, the same request works at once.
-      yield* sql(database, (sql) => sql`DELETE FROM refusal`)
+      yield* refusals.accept
       assert.strictEqual((yield* send).answer, "200 ok")
       assert.strictEqual((yield* setWebhook).answer, "200 ok")
       assert.strictEqual((yield* addAccount).answer, "201 ok")

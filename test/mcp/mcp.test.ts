@@ -23,6 +23,7 @@ import {
   sql,
   startGateway
 } from "../support/TestGateway.js"
+import * as StorageRefusals from "../support/StorageRefusals.js"
 import { connect, raw, refusal } from "./McpClient.js"
 
 /** 12:00 in Almaty on a Monday; the numbers are linked at this moment. */
@@ -307,20 +308,11 @@ describe("MCP: a storage failure", () => {
       const gateway = yield* startGateway(database)
       const acme = yield* provision(gateway.ops)
       const mcp = yield* connect(gateway, acme.accountKey)
-      // Reads of the ledger (the balance get_status shows) fail with the SQLSTATE the test puts
-      // in `refusal`. The gateway connects as a superuser, whom row security lets through: a view
-      // over a function stands in for the table.
+      // Reads of the ledger (the balance get_status shows) fail with the SQLSTATE the test
+      // chooses: a view over `refused()` stands in for the table.
+      const refusals = yield* StorageRefusals.install(database)
       yield* sql(database, (sql) =>
         Effect.all([
-          sql`CREATE TABLE refusal (code text NOT NULL)`,
-          sql`
-            CREATE FUNCTION refused() RETURNS boolean AS $$
-            DECLARE wanted text;
-            BEGIN
-              SELECT code INTO wanted FROM refusal LIMIT 1;
-              IF wanted IS NOT NULL THEN RAISE EXCEPTION 'refused by the test' USING ERRCODE = wanted; END IF;
-              RETURN true;
-            END $$ LANGUAGE plpgsql`,
           sql`ALTER TABLE ledger RENAME TO ledger_kept`,
           sql`CREATE VIEW ledger AS SELECT * FROM ledger_kept WHERE refused()`
         ], { discard: true })
@@ -331,14 +323,14 @@ describe("MCP: a storage failure", () => {
         ["42703", 500, "internal_error", undefined] // undefined_column: a bug of the gateway
       ]
       for (const [sqlstate, status, code, retry] of cases) {
-        yield* sql(database, (sql) => Effect.zipRight(sql`DELETE FROM refusal`, sql`INSERT INTO refusal VALUES (${sqlstate})`))
+        yield* refusals.refuseWith(sqlstate)
         const refused = refusal(yield* mcp.call("get_status"))
         assert.deepStrictEqual([refused.code, refused.retry_after_seconds], [code, retry], sqlstate)
         assert.notInclude(refused.error, "refused by the test", sqlstate)
         const answer = yield* rest(gateway, acme.accountKey, "GET", "/api/v1/status")
         assert.deepStrictEqual([answer.status, answer.body.code], [status, code], sqlstate)
       }
-      yield* sql(database, (sql) => sql`DELETE FROM refusal`)
+      yield* refusals.accept
       const status = yield* mcp.call("get_status")
       assert.notStrictEqual(status.isError, true)
       assert.deepStrictEqual(status.structuredContent, (yield* rest(gateway, acme.accountKey, "GET", "/api/v1/status")).body)
