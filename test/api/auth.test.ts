@@ -10,6 +10,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { eventually, provision } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
+import * as TcpProxy from "../support/TcpProxy.js"
 import { freshDatabase, redisPrefix, type RunningGateway, startGateway } from "../support/TestGateway.js"
 
 const body = (response: HttpClientResponse.HttpClientResponse) => Effect.map(response.json, (b) => b as any)
@@ -181,4 +182,36 @@ describe("request limits", () => {
       // Keys still work (a key's own limit is counted the same way).
       assert.strictEqual((yield* get(gateway, { authorization: `Bearer ${accountKey}` })).status, 200)
     }))
+
+  it.scopedLive("while Redis stops answering with its connections open, requests do not wait for it, and a key re-issued meanwhile fails in every api process", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const proxy = yield* TcpProxy.start({ host: "127.0.0.1", port: 6379 })
+      const shared = { redisPrefix: redisPrefix(), settings: { redisUrl: Option.some(Redacted.make(`redis://127.0.0.1:${proxy.port}`)) } }
+      const a = yield* startGateway(database, shared)
+      const b = yield* startGateway(database, { ...shared, role: "api" })
+      const { accountId, accountKey } = yield* provision(a.ops)
+      const key = { "x-api-key": accountKey }
+      // Both processes have seen (and cache) the key.
+      assert.strictEqual((yield* get(a, key)).status, 200)
+      assert.strictEqual((yield* get(b, key)).status, 200)
+
+      yield* proxy.freeze
+      // Before the fix every request waited for Redis for as long as it stalled.
+      const answered = (gateway: RunningGateway) =>
+        get(gateway, key).pipe(Effect.timeoutFail({ duration: "15 seconds", onTimeout: () => "no answer in 15 s while Redis stalls" }))
+      assert.strictEqual((yield* answered(a)).status, 200)
+      assert.strictEqual((yield* answered(b)).status, 200)
+      // The notice of a re-issue cannot reach the other process, which then checks keys in the database.
+      const keyId = (yield* a.ops.ops.showAccount({ path: { id: accountId } })).keys[0].id
+      yield* a.ops.ops.reissueKey({ path: { id: keyId } })
+      yield* eventually(get(b, key), (r) => r.code === "invalid_key", 20_000)
+      yield* eventually(get(a, key), (r) => r.code === "invalid_key", 20_000)
+      const health = yield* get(a, {}, "/api/status")
+      assert.deepStrictEqual([health.json.status, health.json.checks.redis.status], ["degraded", "down"])
+
+      // Once Redis answers again, the processes use it again.
+      yield* proxy.thaw
+      yield* eventually(get(a, {}, "/api/status"), (r) => r.json.checks.redis.status === "ok", 20_000)
+    }), { timeout: 90_000 })
 })

@@ -1,6 +1,13 @@
 /**
  * The optional Redis connection (`REDIS_URL`). Commands fail fast while it is down instead of
  * queueing, so a lost Redis degrades shared limits instead of stalling requests.
+ *
+ * A Redis that stops answering with its connection left open (a network partition, a stalled
+ * server) is the same outage: a command waits at most `COMMAND_TIMEOUT_MS`, and each connection
+ * pings every `HEARTBEAT_MS`; a ping that times out drops the connection, so the commands that
+ * follow fail at once while it reconnects (each reconnection's ready check times out the same
+ * way until Redis answers again). The subscriber of key revocations is a connection like any
+ * other, so it stops counting as listening (`KeyRevocations.reliable`) within seconds too.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -18,6 +25,11 @@ export class Redis extends Context.Tag("@wagate/gateway/Redis")<Redis, {
   readonly duplicate: Effect.Effect<IORedis, never, Scope.Scope>
 }>() {}
 
+/** The longest wait for one command's answer (Redis answers in well under a millisecond). */
+export const COMMAND_TIMEOUT_MS = 1000
+/** How often each connection checks that Redis answers. */
+export const HEARTBEAT_MS = 1000
+
 const open = (url: string) =>
   Effect.acquireRelease(
     Effect.sync(() => {
@@ -25,15 +37,29 @@ const open = (url: string) =>
         maxRetriesPerRequest: 1,
         enableOfflineQueue: false,
         connectTimeout: 2000,
+        commandTimeout: COMMAND_TIMEOUT_MS,
         retryStrategy: (times) => Math.min(times * 200, 2000)
       })
       // Without a listener ioredis prints every failed reconnect; the commands that fail while
       // Redis is down are reported by their callers, once per outage.
       client.on("error", () => undefined)
-      return client
+      const heartbeat = setInterval(() => {
+        if (client.status !== "ready") return
+        client.ping().catch((error: unknown) => {
+          if (client.status === "ready" && error instanceof Error && error.message === "Command timed out") {
+            client.disconnect(true)
+          }
+        })
+      }, HEARTBEAT_MS)
+      heartbeat.unref()
+      return { client, heartbeat }
     }),
-    (client) => Effect.promise(() => client.quit().catch(() => client.disconnect()))
-  )
+    ({ client, heartbeat }) =>
+      Effect.promise(() => {
+        clearInterval(heartbeat)
+        return client.quit().catch(() => client.disconnect())
+      })
+  ).pipe(Effect.map(({ client }) => client))
 
 /** The connection to REDIS_URL; without it the gateway keeps shared state in memory. */
 export const layer = (url: Redacted.Redacted, prefix: string) =>
