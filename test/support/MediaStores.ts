@@ -4,6 +4,7 @@
  * started for the test (presigned links). Each can be taken down to test failures.
  */
 import { BlobStore } from "@wagate/media/BlobStore"
+import type * as S3BlobStore from "@wagate/media/S3BlobStore"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Layer from "effect/Layer"
@@ -33,7 +34,17 @@ export const filesystem: Effect.Effect<MediaStore> = Effect.sync(() => {
   }
 })
 
-export const s3: Effect.Effect<MediaStore, never, Scope.Scope> = Effect.gen(function*() {
+/** The S3 store's options for the test server at `endpoint` (its bucket and keys). */
+export const s3Options = (endpoint: string): S3BlobStore.Options => ({
+  endpoint,
+  region: "us-east-1",
+  bucket: BUCKET,
+  accessKeyId: Redacted.make("S3RVER"),
+  secretAccessKey: Redacted.make("S3RVER"),
+  forcePathStyle: true
+})
+
+export const s3: Effect.Effect<MediaStore & { readonly endpoint: string }, never, Scope.Scope> = Effect.gen(function*() {
   const directory = mkdtempSync(join(tmpdir(), "wagate-s3rver-"))
   const server = new S3rver({ address: "127.0.0.1", port: 0, silent: true, directory, configureBuckets: [{ name: BUCKET }] })
   const serverScope = yield* Scope.make()
@@ -46,17 +57,11 @@ export const s3: Effect.Effect<MediaStore, never, Scope.Scope> = Effect.gen(func
       })
   ).pipe(Scope.extend(serverScope))
   yield* Effect.addFinalizer(() => Scope.close(serverScope, Exit.void))
+  const endpoint = `http://127.0.0.1:${address.port}`
   return {
     kind: "s3",
-    layer: () =>
-      BlobStore.layerS3({
-        endpoint: `http://127.0.0.1:${address.port}`,
-        region: "us-east-1",
-        bucket: BUCKET,
-        accessKeyId: Redacted.make("S3RVER"),
-        secretAccessKey: Redacted.make("S3RVER"),
-        forcePathStyle: true
-      }),
+    endpoint,
+    layer: () => BlobStore.layerS3(s3Options(endpoint)),
     takeDown: Scope.close(serverScope, Exit.void)
   }
 })

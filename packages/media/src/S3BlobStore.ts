@@ -48,7 +48,15 @@ export interface Options {
   readonly publicEndpoint?: string | undefined
   /** How long `health` waits for HeadBucket; 2 seconds unless set. */
   readonly healthTimeout?: Duration.DurationInput | undefined
+  /**
+   * How long a request may go without a byte moving either way before it fails as the store
+   * being unavailable; 30 seconds unless set. A transfer that keeps moving is never cut short.
+   */
+  readonly idleTimeoutMs?: number | undefined
 }
+
+/** How long connecting to the store may take before a request fails. */
+const CONNECT_TIMEOUT_MS = 5_000
 
 /**
  * Multipart part size: the smallest S3 accepts, so an upload holds at most `QUEUE_SIZE` parts in
@@ -88,6 +96,9 @@ export const make = (options: Options): Effect.Effect<BlobStoreService, never, S
             // S3-compatible stores; checksums only where S3 requires them.
             requestChecksumCalculation: "WHEN_REQUIRED",
             responseChecksumValidation: "WHEN_REQUIRED",
+            // Without limits a store that stops answering (a partition, a stalled server) holds
+            // every transfer, and the sends and downloads waiting on them, for as long as it stalls.
+            requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, socketTimeout: options.idleTimeoutMs ?? 30_000 },
             ...overrides
           })
         ),

@@ -1,16 +1,21 @@
 /**
- * PostgreSQL going away and coming back, as a gateway in production meets it, through a TCP
- * proxy between the gateway and the database: every connection reset at once (a restart or a
- * failover of the server), and a database that stops answering for a while (a network
- * partition, a stalled server) with the connections left open.
+ * What the gateway depends on going away and coming back, as a gateway in production meets it,
+ * through a TCP proxy in front of it: PostgreSQL with every connection reset at once (a restart
+ * or a failover of the server) or not answering for a while with its connections left open (a
+ * network partition, a stalled server); the S3 store stalling the same way. (Redis stalling:
+ * `auth.test.ts`.)
  */
 import { assert, describe, it } from "@effect/vitest"
+import { BlobStore } from "@wagate/media/BlobStore"
 import * as Database from "@wagate/store/Database"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import * as FileServer from "../support/FileServer.js"
 import { provision, uniquePhone } from "../support/Fixtures.js"
+import * as ManualClock from "../support/ManualClock.js"
+import * as MediaStores from "../support/MediaStores.js"
 import * as TcpProxy from "../support/TcpProxy.js"
 import { freshDatabase, OPERATOR_TOKEN, type RunningGateway, sql, startGateway } from "../support/TestGateway.js"
 import * as WebhookReceiver from "../support/WebhookReceiver.js"
@@ -113,5 +118,60 @@ describe("PostgreSQL going away", () => {
       assert.deepStrictEqual((yield* gateway.sim.sent({ to })).map((m) => m.text), ["through the stall"])
       const [stored] = yield* sql(direct, (sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM messages WHERE text = 'through the stall'`)
       assert.strictEqual(stored.n, 1)
+    }), { timeout: 90_000 })
+})
+
+describe("the S3 store stalling", () => {
+  it.scopedLive("an incoming file is skipped with its reason and a sent one answers 503 storage_unavailable, instead of waiting on it; the number keeps sending; files go up again once it answers", () =>
+    Effect.gen(function*() {
+      const store = yield* MediaStores.s3
+      const proxy = yield* TcpProxy.start({ host: "127.0.0.1", port: Number(new URL(store.endpoint).port) })
+      const files = yield* FileServer.start
+      const time = ManualClock.make(Date.parse("2026-11-23T07:00:00.000Z"))
+      const gateway = yield* startGateway(yield* freshDatabase, {
+        domainClock: time.clock,
+        // Without the store's own limit a stalled upload held the send until this (six times it for
+        // an attachment) ran out, and answered capacity.
+        settings: { entityTimeoutMs: 5_000 },
+        blobs: () => BlobStore.layerS3({ ...MediaStores.s3Options(`http://127.0.0.1:${proxy.port}`), idleTimeoutMs: 1_000 })
+      })
+      const acme = yield* provision(gateway.ops)
+      const key = acme.numberKeys[0]!
+      const send = (body: Record<string, unknown>) =>
+        Effect.zipRight(Effect.sync(() => time.adjust("10 seconds")), request(gateway, key, "/api/v1/messages/send", { body: { to: uniquePhone(), ...body } }))
+
+      const peer = uniquePhone()
+      const incoming = (text: string) =>
+        Effect.gen(function*() {
+          const arrived = yield* gateway.sim.inbound({
+            to: acme.numbers[0]!.phone,
+            from: peer,
+            text,
+            type: "image",
+            media: { mimeType: "image/png", bytes: new Uint8Array(FileServer.PNG) }
+          })
+          const stored = yield* eventually(
+            request(gateway, acme.accountKey, `/api/v1/messages?chat=${peer}`),
+            (a) => a.body.messages?.find((m: any) => m.wa_message_id === arrived.message.waMessageId)?.media_pending === false,
+            20_000
+          )
+          const m = stored.body.messages.find((m: any) => m.wa_message_id === arrived.message.waMessageId)
+          return [m.media_skipped, m.media_skip_reason, m.media.size]
+        })
+
+      yield* proxy.freeze
+      // Before the store had limits of its own, the file stayed pending for as long as it stalled,
+      // holding one of the gateway's download slots.
+      assert.deepStrictEqual(yield* incoming("while it stalls"), [true, "the file could not be stored: the blob store is unavailable", null])
+      const stalled = yield* send({ document: { url: files.url("/report.pdf") } })
+      assert.deepStrictEqual([stalled.status, stalled.body.code, stalled.retryAfter], [503, "storage_unavailable", "30"])
+      // Text needs no store: the number is not held by the stalled upload.
+      assert.strictEqual((yield* send({ text: "text goes on" })).status, 200)
+
+      yield* proxy.thaw
+      const sent = yield* eventually(send({ document: { url: files.url("/report.pdf") } }), (a) => a.status === 200, 20_000)
+      const file = yield* request(gateway, acme.accountKey, `/api/v1/messages?limit=1`)
+      assert.deepStrictEqual([file.body.messages[0].id, file.body.messages[0].media.size], [sent.body.id, FileServer.PDF.length])
+      assert.deepStrictEqual(yield* incoming("once it answers"), [false, null, FileServer.PNG.length])
     }), { timeout: 90_000 })
 })
