@@ -92,7 +92,7 @@ describe("Prometheus metrics", () => {
       yield* eventually(scrape(gateway), (m) => value(m, "effect_cluster_entities", { type: "Number" }) >= 1, 15_000)
     }))
 
-  it.scopedLive("METRICS_PORT serves this process's metrics without a token, and nothing else", () =>
+  it.scopedLive("METRICS_PORT serves this process's metrics without a token, and /livez for liveness probes, nothing else", () =>
     Effect.gen(function*() {
       const port = yield* freePort
       yield* Layer.launch(MetricsServer.layer({ host: "127.0.0.1", port })).pipe(Effect.forkScoped)
@@ -107,5 +107,8 @@ describe("Prometheus metrics", () => {
       assert.isAbove(value(families, "nodejs_heap_size_used_bytes"), 0)
       const other = yield* Effect.promise(() => fetch(`http://127.0.0.1:${port}/ops/v1/cluster`))
       assert.strictEqual(other.status, 404)
+      // The runners' liveness probe.
+      const alive = yield* Effect.promise(() => fetch(`http://127.0.0.1:${port}/livez`).then(async (r) => [r.status, await r.json()]))
+      assert.deepStrictEqual(alive, [200, { status: "ok" }])
     }))
 })

@@ -69,7 +69,7 @@ describe("infra/k8s", () => {
     assert.isTrue(matches(pdb.spec.selector.matchLabels, api.spec.template.metadata.labels))
   })
 
-  it("runners are a StatefulSet reached at their pod IP, probed on the runner port, one disrupted at a time", () => {
+  it("runners are a StatefulSet reached at their pod IP, ready on the runner port, alive by their event loop, one disrupted at a time", () => {
     const runner = find("StatefulSet", "wagate-runner")
     const container = runner.spec.template.spec.containers[0]
     assert.strictEqual(container.env.find((e: any) => e.name === "WAGATE_ROLE").value, "runner")
@@ -78,6 +78,10 @@ describe("infra/k8s", () => {
       "status.podIP"
     )
     assert.strictEqual(container.readinessProbe.tcpSocket.port, "runner")
+    // Liveness goes through the event loop, on the metrics port the ConfigMap turns on.
+    assert.deepStrictEqual(container.livenessProbe.httpGet, { path: "/livez", port: "metrics" })
+    const metricsPort = container.ports.find((p: any) => p.name === "metrics").containerPort
+    assert.strictEqual(find("ConfigMap", "wagate").data.METRICS_PORT, String(metricsPort))
     assert.isAtLeast(runner.spec.template.spec.terminationGracePeriodSeconds, 30)
     const pdb = find("PodDisruptionBudget", "wagate-runner")
     assert.strictEqual(pdb.spec.maxUnavailable, 1)

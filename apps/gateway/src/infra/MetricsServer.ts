@@ -3,6 +3,11 @@
  * runner serves no other HTTP, and its entities' counters (acks, incoming messages, zombie
  * restarts, request defects) live in its own memory. Keep the port on the cluster's internal
  * network; the api's `/ops/v1/metrics` (operator token) adds the cluster-wide gauges.
+ *
+ * `GET /livez` answers from the process's event loop, for a runner's liveness probe: a runner
+ * whose event loop is stuck still has the kernel accept connections on its runner port, so a TCP
+ * probe there never sees it, and its numbers would stay down (it keeps its shard locks while
+ * its database sessions live).
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -12,9 +17,14 @@ import * as Prometheus from "./Prometheus.js"
 export const layer = (options: { readonly host: string; readonly port: number }) =>
   Layer.scopedDiscard(Effect.gen(function*() {
     const server = createServer((request, response) => {
-      if (request.method !== "GET" || (request.url ?? "").split("?")[0] !== "/metrics") {
+      const path = (request.url ?? "").split("?")[0]
+      if (request.method === "GET" && path === "/livez") {
+        response.writeHead(200, { "content-type": "application/json" })
+        return response.end(JSON.stringify({ status: "ok" }))
+      }
+      if (request.method !== "GET" || path !== "/metrics") {
         response.writeHead(404, { "content-type": "application/json" })
-        return response.end(JSON.stringify({ error: "Only GET /metrics is served here", code: "not_found" }))
+        return response.end(JSON.stringify({ error: "Only GET /metrics and GET /livez are served here", code: "not_found" }))
       }
       Prometheus.snapshot().then(
         (text) => {
