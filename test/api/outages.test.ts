@@ -132,8 +132,9 @@ describe("the S3 store stalling", () => {
         domainClock: time.clock,
         // Without the store's own limit a stalled upload held the send until this (six times it for
         // an attachment) ran out, and answered capacity.
-        settings: { entityTimeoutMs: 5_000 },
-        blobs: () => BlobStore.layerS3({ ...MediaStores.s3Options(`http://127.0.0.1:${proxy.port}`), idleTimeoutMs: 1_000 })
+        settings: { entityTimeoutMs: 10_000 },
+        // Long enough for s3rver on a busy machine, short enough for the test.
+        blobs: () => BlobStore.layerS3({ ...MediaStores.s3Options(`http://127.0.0.1:${proxy.port}`), idleTimeoutMs: 4_000 })
       })
       const acme = yield* provision(gateway.ops)
       const key = acme.numberKeys[0]!

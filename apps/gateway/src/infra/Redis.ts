@@ -4,7 +4,7 @@
  *
  * A Redis that stops answering with its connection left open (a network partition, a stalled
  * server) is the same outage: a command waits at most `COMMAND_TIMEOUT_MS`, and each connection
- * pings every `HEARTBEAT_MS`; a ping that times out drops the connection, so the commands that
+ * pings every `HEARTBEAT_MS`; a ping that times out (on time) drops the connection, so the commands that
  * follow fail at once while it reconnects (each reconnection's ready check times out the same
  * way until Redis answers again). The subscriber of key revocations is a connection like any
  * other, so it stops counting as listening (`KeyRevocations.reliable`) within seconds too.
@@ -25,8 +25,12 @@ export class Redis extends Context.Tag("@wagate/gateway/Redis")<Redis, {
   readonly duplicate: Effect.Effect<IORedis, never, Scope.Scope>
 }>() {}
 
-/** The longest wait for one command's answer (Redis answers in well under a millisecond). */
-export const COMMAND_TIMEOUT_MS = 1000
+/**
+ * The longest wait for one command's answer. Redis answers in well under a millisecond; the
+ * margin is for this process, whose timers fire late when its event loop is held up (a command
+ * that times out is counted in memory instead).
+ */
+export const COMMAND_TIMEOUT_MS = 2000
 /** How often each connection checks that Redis answers. */
 export const HEARTBEAT_MS = 1000
 
@@ -45,8 +49,11 @@ const open = (url: string) =>
       client.on("error", () => undefined)
       const heartbeat = setInterval(() => {
         if (client.status !== "ready") return
+        const sent = Date.now()
         client.ping().catch((error: unknown) => {
-          if (client.status === "ready" && error instanceof Error && error.message === "Command timed out") {
+          // A time-out that fired well after it was due says this process was held up, not Redis.
+          const onTime = Date.now() - sent < COMMAND_TIMEOUT_MS + 500
+          if (onTime && client.status === "ready" && error instanceof Error && error.message === "Command timed out") {
             client.disconnect(true)
           }
         })
