@@ -13,13 +13,12 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as FileServer from "../support/FileServer.js"
-import { provision, uniquePhone } from "../support/Fixtures.js"
+import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
 import * as MediaStores from "../support/MediaStores.js"
 import * as TcpProxy from "../support/TcpProxy.js"
 import { freshDatabase, OPERATOR_TOKEN, type RunningGateway, sql, startGateway } from "../support/TestGateway.js"
 import * as WebhookReceiver from "../support/WebhookReceiver.js"
-import { eventually } from "../support/Webhooks.js"
 
 /** A gateway whose every statement goes through the proxy (the cluster's included). */
 const behindProxy = Effect.gen(function*() {

@@ -4,10 +4,10 @@
  *
  * A Redis that stops answering with its connection left open (a network partition, a stalled
  * server) is the same outage: a command waits at most `COMMAND_TIMEOUT_MS`, and each connection
- * pings every `HEARTBEAT_MS`; a ping that times out (on time) drops the connection, so the commands that
- * follow fail at once while it reconnects (each reconnection's ready check times out the same
- * way until Redis answers again). The subscriber of key revocations is a connection like any
- * other, so it stops counting as listening (`KeyRevocations.reliable`) within seconds too.
+ * pings every `HEARTBEAT_MS`; a ping that times out (on time) drops the connection, so the
+ * commands that follow fail at once while it reconnects (each reconnection's ready check times
+ * out the same way until Redis answers again). The subscriber of key revocations is a connection
+ * like any other, so it stops counting as listening (`KeyRevocations.reliable`) within seconds.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
