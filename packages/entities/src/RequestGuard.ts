@@ -63,6 +63,15 @@ export const storageFailure = (e: SqlError): InvalidParam | Capacity | InternalE
 }
 
 /**
+ * Logs a storage error at the level its kind calls for: a fault of the gateway as an error, the
+ * database busy or away, or a value it refuses, as a warning (it is not the gateway's to fix).
+ *
+ * @since 1.0.0
+ */
+export const logStorageError = (message: string, e: SqlError, cause: unknown = e): Effect.Effect<void> =>
+  storageFailure(e)._tag === "InternalError" ? Effect.logError(message, cause) : Effect.logWarning(message, cause)
+
+/**
  * Runs one request of an entity: a storage error fails it with its typed error, after
  * `onStorageError` has seen it (a log line, a counter); a defect fails it with `internal_error`
  * (`failed` is its description). `onFault` sees what a defect was, or a storage error that is a

@@ -14,6 +14,7 @@ import * as RequestGuard from "@wagate/entities/RequestGuard"
 import { WebhookEntity } from "@wagate/entities/WebhookEntity"
 import * as DomainClock from "@wagate/domain/DomainClock"
 import type { Envelope } from "@wagate/store/Outbox"
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -163,11 +164,15 @@ export const WebhookLive = WebhookEntity.toLayer(
     })
 
     yield* pass.pipe(
-      Effect.catchAllCause((cause) =>
-        Effect.logError(`webhook delivery of account ${accountId} failed; trying again`, cause).pipe(
-          Effect.zipRight(Effect.sleep("1 second"))
+      Effect.catchAllCause((cause) => {
+        const message = `webhook delivery of account ${accountId} failed; trying again`
+        const failure = Cause.squash(cause)
+        // A database that is restarting or away is a warning; the pass is tried again either way.
+        return Effect.zipRight(
+          RequestGuard.isSqlError(failure) ? RequestGuard.logStorageError(message, failure, cause) : Effect.logError(message, cause),
+          Effect.sleep("1 second")
         )
-      ),
+      }),
       Effect.forever,
       Effect.forkScoped
     )

@@ -22,7 +22,7 @@ import {
   PayloadTooLarge,
   type Quota
 } from "@wagate/domain/ApiError"
-import { isSqlError, storageFailure } from "@wagate/entities/RequestGuard"
+import { isSqlError, logStorageError, storageFailure } from "@wagate/entities/RequestGuard"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -107,12 +107,7 @@ export const layer = (routes: RouteTable, options: { readonly maxBodyBytes: numb
             onSome: (error) =>
               !isSqlError(failure)
                 ? Effect.succeed(errorResponse(error))
-                : Effect.as(
-                  error._tag === "InternalError"
-                    ? Effect.logError("request failed on a storage error", cause)
-                    : Effect.logWarning("request failed on storage", cause),
-                  errorResponse(error)
-                ),
+                : Effect.as(logStorageError("request failed on a storage error", failure, cause), errorResponse(error)),
             onNone: () =>
               Effect.logError("request failed", cause).pipe(
                 Effect.as(errorResponse(new InternalError()))

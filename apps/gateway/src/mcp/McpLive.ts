@@ -5,7 +5,7 @@
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { InvalidFrom, InvalidParam } from "@wagate/domain/ApiError"
-import { isSqlError, storageFailure } from "@wagate/entities/RequestGuard"
+import { isSqlError, logStorageError, storageFailure } from "@wagate/entities/RequestGuard"
 import { McpGateway, type Refusal } from "@wagate/mcp/McpGateway"
 import * as McpHttp from "@wagate/mcp/McpHttp"
 import type { SentMessage } from "@wagate/mcp/Tools"
@@ -41,11 +41,7 @@ const replayed = (status: number, body: unknown): Effect.Effect<SentMessage, Ref
 const storageRefusals = <A>(operation: Effect.Effect<A, Refusal>): Effect.Effect<A, Refusal> =>
   Effect.catchSomeDefect(operation, (defect) => {
     if (!isSqlError(defect)) return Option.none()
-    const refusal = storageFailure(defect)
-    const logged = refusal._tag === "InternalError"
-      ? Effect.logError("tool call failed on a storage error", defect)
-      : Effect.logWarning("tool call failed on storage", defect)
-    return Option.some(Effect.zipRight(logged, Effect.fail(refusal)))
+    return Option.some(Effect.zipRight(logStorageError("tool call failed on a storage error", defect), Effect.fail(storageFailure(defect))))
   })
 
 const make = Effect.gen(function*() {
