@@ -13,7 +13,8 @@ import * as Scope from "effect/Scope"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import S3rver from "s3rver"
+import S3rverServer from "s3rver"
+import * as S3rver from "../../packages/media/test/support/S3rver.js"
 
 export const SIGNING_SECRET = Redacted.make("media-test-signing-secret-0123456789")
 const BUCKET = "wagate-media-test"
@@ -34,19 +35,12 @@ export const filesystem: Effect.Effect<MediaStore> = Effect.sync(() => {
   }
 })
 
-/** The S3 store's options for the test server at `endpoint` (its bucket and keys). */
-export const s3Options = (endpoint: string): S3BlobStore.Options => ({
-  endpoint,
-  region: "us-east-1",
-  bucket: BUCKET,
-  accessKeyId: Redacted.make("S3RVER"),
-  secretAccessKey: Redacted.make("S3RVER"),
-  forcePathStyle: true
-})
+/** The S3 store's options for the test server at `endpoint` (its keys, this module's bucket). */
+export const s3Options = (endpoint: string): S3BlobStore.Options => ({ ...S3rver.options(endpoint), bucket: BUCKET })
 
 export const s3: Effect.Effect<MediaStore & { readonly endpoint: string }, never, Scope.Scope> = Effect.gen(function*() {
   const directory = mkdtempSync(join(tmpdir(), "wagate-s3rver-"))
-  const server = new S3rver({ address: "127.0.0.1", port: 0, silent: true, directory, configureBuckets: [{ name: BUCKET }] })
+  const server = new S3rverServer({ address: "127.0.0.1", port: 0, silent: true, directory, configureBuckets: [{ name: BUCKET }] })
   const serverScope = yield* Scope.make()
   const address = yield* Effect.acquireRelease(
     Effect.promise(() => server.run()),
