@@ -284,8 +284,9 @@ describe.skipIf(!existsSync(CHROMIUM))("the cabinet in a browser", () => {
   })
 
   it("unlinks a number and signs out", async () => {
-    await page.getByRole("button", { name: "Отключить" }).last().click()
-    await page.getByRole("cell", { name: /^Остановлен/ }).waitFor({ timeout: 15_000 })
+    // The number still working; the other one was logged out from its phone above, and is stopped already.
+    await page.getByRole("button", { name: `Отключить ${qrPhone}` }).click()
+    await page.getByRole("row").filter({ hasText: qrPhone }).getByRole("cell", { name: /^Остановлен/ }).waitFor({ timeout: 15_000 })
     await page.getByRole("button", { name: "Выйти" }).click()
     await page.waitForURL(/\/cabinet\/login$/)
     await open("/balance")
