@@ -127,7 +127,6 @@ export const scopedTs = (...args: Parameters<typeof spawnTs>) =>
 export const scopedNode = (...args: Parameters<typeof spawnNode>) =>
   Effect.acquireRelease(Effect.sync(() => spawnNode(...args)), (child) => stop(child))
 
-
 /** Polls `url` until it answers 200, failing with the child's output after `timeoutMs`. */
 export const waitReady = (child: Child, url: string, timeoutMs = 60_000, headers: Record<string, string> = {}) =>
   Effect.promise(async () => {
