@@ -17,8 +17,9 @@ import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
 import * as MediaStores from "../support/MediaStores.js"
 import * as TcpProxy from "../support/TcpProxy.js"
-import { freshDatabase, OPERATOR_TOKEN, type RunningGateway, sql, startGateway } from "../support/TestGateway.js"
+import { freshDatabase, OPERATOR_TOKEN, sql, startGateway } from "../support/TestGateway.js"
 import * as WebhookReceiver from "../support/WebhookReceiver.js"
+import { call } from "../support/Webhooks.js"
 
 /** A gateway whose every statement goes through the proxy (the cluster's included). */
 const behindProxy = Effect.gen(function*() {
@@ -33,23 +34,6 @@ const behindProxy = Effect.gen(function*() {
   return { proxy, gateway, direct }
 })
 
-/** A request's status and body; fetch, so no client-side limit applies but the test's. */
-const request = (
-  gateway: RunningGateway,
-  key: string,
-  path: string,
-  init: { method?: "PUT" | "POST"; body?: unknown; headers?: Record<string, string> } = {}
-) =>
-  Effect.promise(async () => {
-    const response = await fetch(`${gateway.url}${path}`, {
-      method: init.method ?? (init.body === undefined ? "GET" : "POST"),
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...init.headers },
-      body: init.body === undefined ? undefined : JSON.stringify(init.body),
-      signal: AbortSignal.timeout(60_000)
-    })
-    return { status: response.status, body: await response.json() as any, retryAfter: response.headers.get("retry-after") }
-  })
-
 describe("PostgreSQL going away", () => {
   it.scopedLive("every connection reset: requests answer 200 or 503 capacity, never 500 or a hang; then sends, incoming messages and webhooks go on", () =>
     Effect.gen(function*() {
@@ -57,10 +41,7 @@ describe("PostgreSQL going away", () => {
       const { gateway, proxy } = yield* behindProxy
       const acme = yield* provision(gateway.ops)
       const number = acme.numbers[0]!
-      const set = yield* request(gateway, acme.accountKey, "/api/v1/webhook", {
-        method: "PUT",
-        body: { url: receiver.url("/acme"), events: ["message"] }
-      })
+      const set = yield* call(gateway, "PUT", "/api/v1/webhook", acme.accountKey, { url: receiver.url("/acme"), events: ["message"] })
       assert.strictEqual(set.status, 200)
       const texts = () => receiver.received("/acme").map((r) => r.json?.data?.text)
       yield* gateway.sim.inbound({ to: number.phone, from: uniquePhone(), text: "before the reset" })
@@ -69,24 +50,24 @@ describe("PostgreSQL going away", () => {
       yield* proxy.cut
       // Right after it, a request finds its connection gone or a fresh one: either way no 500.
       for (const path of ["/api/v1/status", "/api/v1/messages?limit=5", "/api/v1/balance"]) {
-        const answer = yield* request(gateway, acme.accountKey, path)
+        const answer = yield* call(gateway, "GET", path, acme.accountKey)
         assert.include([200, 503], answer.status, `${path}: ${JSON.stringify(answer.body)}`)
-        if (answer.status === 503) assert.deepStrictEqual([answer.body.code, answer.retryAfter], ["capacity", "5"], path)
+        if (answer.status === 503) assert.deepStrictEqual([answer.body.code, answer.headers["retry-after"]], ["capacity", "5"], path)
       }
-      const status = yield* eventually(request(gateway, acme.accountKey, "/api/v1/status"), (a) => a.status === 200, 20_000)
+      const status = yield* eventually(call(gateway, "GET", "/api/v1/status", acme.accountKey), (a) => a.status === 200, 20_000)
       assert.strictEqual(status.body.numbers[0].status, "WORKING")
 
       // The number sends, and what reaches it is stored and announced, as before the reset.
       const to = uniquePhone()
       const sent = yield* eventually(
-        request(gateway, acme.numberKeys[0]!, "/api/v1/messages/send", { body: { to, text: "after the reset" } }),
+        call(gateway, "POST", "/api/v1/messages/send", acme.numberKeys[0]!, { to, text: "after the reset" }),
         (a) => a.status === 200,
         20_000
       )
       assert.deepStrictEqual((yield* gateway.sim.sent({ to })).map((m) => [m.text, m.waMessageId]), [["after the reset", sent.body.wa_message_id]])
       yield* gateway.sim.inbound({ to: number.phone, from: uniquePhone(), text: "incoming after the reset" })
       yield* eventually(Effect.sync(texts), (t) => t.includes("incoming after the reset"), 20_000)
-      const link = yield* request(gateway, OPERATOR_TOKEN, `/ops/v1/numbers/${number.id}/link`)
+      const link = yield* call(gateway, "GET", `/ops/v1/numbers/${number.id}/link`, OPERATOR_TOKEN)
       assert.deepStrictEqual([link.body.status, link.body.fault], ["WORKING", null])
     }), { timeout: 90_000 })
 
@@ -95,15 +76,14 @@ describe("PostgreSQL going away", () => {
       const { direct, gateway, proxy } = yield* behindProxy
       const acme = yield* provision(gateway.ops)
       const to = uniquePhone()
-      const send = request(gateway, acme.numberKeys[0]!, "/api/v1/messages/send", {
-        body: { to, text: "through the stall" },
-        headers: { "idempotency-key": "stall-1" }
+      const send = call(gateway, "POST", "/api/v1/messages/send", acme.numberKeys[0]!, { to, text: "through the stall" }, {
+        "idempotency-key": "stall-1"
       })
       yield* proxy.freeze
-      const during = yield* Effect.fork(Effect.all([send, request(gateway, acme.accountKey, "/api/v1/status")], { concurrency: 2 }))
+      const during = yield* Effect.fork(Effect.all([send, call(gateway, "GET", "/api/v1/status", acme.accountKey)], { concurrency: 2 }))
       // The health check does not wait with them: it says the database is down (its check has a
       // time limit), so a probe on it does not restart a gateway whose database stalls.
-      const health = yield* request(gateway, "", "/api/status")
+      const health = yield* call(gateway, "GET", "/api/status", "")
       assert.deepStrictEqual([health.status, health.body.status, health.body.checks.database.status], [200, "degraded", "down"])
       yield* Effect.sleep("1 second")
       yield* proxy.thaw
@@ -138,7 +118,7 @@ describe("the S3 store stalling", () => {
       const acme = yield* provision(gateway.ops)
       const key = acme.numberKeys[0]!
       const send = (body: Record<string, unknown>) =>
-        Effect.zipRight(Effect.sync(() => time.adjust("10 seconds")), request(gateway, key, "/api/v1/messages/send", { body: { to: uniquePhone(), ...body } }))
+        Effect.zipRight(Effect.sync(() => time.adjust("10 seconds")), call(gateway, "POST", "/api/v1/messages/send", key, { to: uniquePhone(), ...body }))
 
       const peer = uniquePhone()
       const incoming = (text: string) =>
@@ -151,7 +131,7 @@ describe("the S3 store stalling", () => {
             media: { mimeType: "image/png", bytes: new Uint8Array(FileServer.PNG) }
           })
           const stored = yield* eventually(
-            request(gateway, acme.accountKey, `/api/v1/messages?chat=${peer}`),
+            call(gateway, "GET", `/api/v1/messages?chat=${peer}`, acme.accountKey),
             (a) => a.body.messages?.find((m: any) => m.wa_message_id === arrived.message.waMessageId)?.media_pending === false,
             20_000
           )
@@ -164,13 +144,13 @@ describe("the S3 store stalling", () => {
       // holding one of the gateway's download slots.
       assert.deepStrictEqual(yield* incoming("while it stalls"), [true, "the file could not be stored: the blob store is unavailable", null])
       const stalled = yield* send({ document: { url: files.url("/report.pdf") } })
-      assert.deepStrictEqual([stalled.status, stalled.body.code, stalled.retryAfter], [503, "storage_unavailable", "30"])
+      assert.deepStrictEqual([stalled.status, stalled.body.code, stalled.headers["retry-after"]], [503, "storage_unavailable", "30"])
       // Text needs no store: the number is not held by the stalled upload.
       assert.strictEqual((yield* send({ text: "text goes on" })).status, 200)
 
       yield* proxy.thaw
       const sent = yield* eventually(send({ document: { url: files.url("/report.pdf") } }), (a) => a.status === 200, 20_000)
-      const file = yield* request(gateway, acme.accountKey, `/api/v1/messages?limit=1`)
+      const file = yield* call(gateway, "GET", "/api/v1/messages?limit=1", acme.accountKey)
       assert.deepStrictEqual([file.body.messages[0].id, file.body.messages[0].media.size], [sent.body.id, FileServer.PDF.length])
       assert.deepStrictEqual(yield* incoming("once it answers"), [false, null, FileServer.PNG.length])
     }), { timeout: 90_000 })

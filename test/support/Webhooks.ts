@@ -89,23 +89,25 @@ export { eventually } from "./Fixtures.js"
 export interface Answer {
   readonly status: number
   readonly body: any
+  readonly headers: Readonly<Record<string, string>>
 }
 
-/** A call with an API key, answering status and JSON body. */
+/** A call with an API key (and any other headers), answering status, JSON body and headers. */
 export const call = (
   gateway: RunningGateway,
   method: "GET" | "PUT" | "POST",
   path: string,
   key: string,
-  body?: unknown
+  body?: unknown,
+  headers: Record<string, string> = {}
 ): Effect.Effect<Answer> =>
   Effect.gen(function*() {
     const request = HttpClientRequest.make(method)(path).pipe(
-      HttpClientRequest.setHeaders({ authorization: `Bearer ${key}` }),
+      HttpClientRequest.setHeaders({ ...headers, authorization: `Bearer ${key}` }),
       body === undefined ? (r) => r : HttpClientRequest.bodyUnsafeJson(body)
     )
     const response = yield* gateway.http.execute(request)
-    return { status: response.status, body: yield* response.json }
+    return { status: response.status, body: yield* response.json, headers: response.headers }
   }).pipe(Effect.orDie)
 
 export const code = (a: Answer) => `${a.status} ${a.body?.code ?? "ok"}`
