@@ -127,8 +127,6 @@ export const layer = (settings: GatewaySettings, infra: Infrastructure) => {
       exportEntities(settings),
       DrawdownSingleton.layer({ tick: Duration.millis(settings.billingTickMs) })
     ).pipe(
-      // One registry for the runner's number entities and its supervisor.
-      Layer.provide(RunningNumbers.Default),
       Layer.provide(infra.fetcher),
       // Incoming files go into the same store the HTTP surface reads (one store: the same layer).
       Layer.provide(infra.blobs),
@@ -149,6 +147,9 @@ export const layer = (settings: GatewaySettings, infra: Infrastructure) => {
       Layer.provideMerge(infra.httpServer)
     )
   return Layer.mergeAll(http, entities).pipe(
+    // One registry of the process's number entities: its supervisor's, and the sends of its
+    // HTTP and MCP surfaces, which call the entities running here directly.
+    Layer.provide(RunningNumbers.Default),
     Layer.provide(accounting),
     // One network for the entities and, with the simulator, its control surface.
     Layer.provide(infra.network),

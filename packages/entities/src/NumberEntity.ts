@@ -90,6 +90,8 @@ export const SendError = Schema.Union(
   E.Capacity,
   E.InternalError
 )
+/** @since 1.0.0 */
+export type SendError = typeof SendError.Type
 
 /** Why a request that reads or changes the number's state can fail. @since 1.0.0 */
 export const StateError = Schema.Union(E.InvalidParam, E.Capacity, E.InternalError)

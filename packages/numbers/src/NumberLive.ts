@@ -8,8 +8,10 @@
  * limits), NumberConnection (the session and its events), NumberSend and NumberCheck.
  */
 import * as Entity from "@effect/cluster/Entity"
+import { Sharding } from "@effect/cluster/Sharding"
+import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import { Capacity, NotConnected, NumberNotFound } from "@wagate/domain/ApiError"
-import { type ConnectionState, NumberEntity, NumberMoved } from "@wagate/entities/NumberEntity"
+import { type ConnectionState, NumberEntity, NumberMoved, type SendPayload } from "@wagate/entities/NumberEntity"
 import { Conversations } from "@wagate/store/Conversations"
 import { NumberStates } from "@wagate/store/NumberStates"
 import * as Effect from "effect/Effect"
@@ -42,6 +44,7 @@ const MOVE_CHECK_INTERVAL = "200 millis"
 export const NumberLive = NumberEntity.toLayer(
   Effect.gen(function*() {
     const address = yield* Entity.CurrentAddress
+    const sharding = yield* Sharding
     const numberId = Number(address.entityId)
     const states = yield* NumberStates
     const conversations = yield* Conversations
@@ -64,7 +67,8 @@ export const NumberLive = NumberEntity.toLayer(
       })
     }
     const number = { ...found.value }
-    yield* (yield* RunningNumbers).hold(numberId)
+    const running = yield* RunningNumbers
+    yield* running.hold(numberId)
     const start = yield* DomainClock.now
     const counters = NumberCounters.make({
       states,
@@ -129,12 +133,22 @@ export const NumberLive = NumberEntity.toLayer(
           states.setFault(numberId, fault, new Date())
         ))
 
+    // The send takes the number's section itself, for its decision and record only.
+    const sendHere = (payload: SendPayload) =>
+      payload.accountId !== undefined && payload.accountId !== number.accountId
+        ? Effect.fail(new NumberNotFound())
+        : guarded(Effect.zipRight(connected, send(payload)))
+    // Sends from this process reach the entity directly, for as long as it owns the shard.
+    yield* running.serve(numberId, sendHere, {
+      here: () => sharding.hasShardId(address.shardId),
+      grace: Option.match(yield* Effect.serviceOption(ShardingConfig.ShardingConfig), {
+        onNone: () => ShardingConfig.defaults.entityTerminationTimeout,
+        onSome: (config) => config.entityTerminationTimeout
+      })
+    })
+
     return NumberEntity.of({
-      // The send takes the number's section itself, for its decision and record only.
-      Send: ({ payload }) =>
-        payload.accountId !== undefined && payload.accountId !== number.accountId
-          ? Effect.fail(new NumberNotFound())
-          : guarded(Effect.zipRight(connected, send(payload))),
+      Send: ({ payload }) => sendHere(payload),
       Limits: () =>
         Effect.flatMap(DomainClock.now, counters.limitsView).pipe(
           guarded,

@@ -3,16 +3,41 @@
  * the end of its scope. The supervisor wakes only the numbers of its shards that are not, so a
  * round costs nothing for the numbers that are up.
  *
+ * A running entity also serves its sends here, so that a send made in the same process (REST,
+ * MCP) reaches it without the cluster's messaging (its RPC client, mailbox and server, about a
+ * fifth of a send's CPU). Such a call is the entity's own: as it stops, the entity lets the calls
+ * under way finish, for as long as the cluster lets its own requests finish, and interrupts what
+ * is left before it closes its connection; a number whose shard has moved on, or whose entity is
+ * on its way out, is called through the cluster, which takes the call to its owner.
+ *
  * @since 1.0.0
  */
+import type { SendError, SendPayload, Sent } from "@wagate/entities/NumberEntity"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as Scope from "effect/Scope"
+
+/** A number's send, called in this process: what its entity's `Send` answers. @since 1.0.0 */
+export type LocalSend = (payload: SendPayload) => Effect.Effect<Sent, SendError>
+
+interface Served {
+  readonly send: LocalSend
+  /** Whether this runner still owns the number's shard. */
+  readonly here: () => boolean
+  closing: boolean
+}
 
 /** @since 1.0.0 */
 export class RunningNumbers extends Effect.Service<RunningNumbers>()("@wagate/numbers/RunningNumbers", {
   sync: () => {
     // Entities of a number at once (one on its way out while its shard came back): a count.
     const running = new Map<number, number>()
+    // The send of each number's newest entity that is not on its way out.
+    const served = new Map<number, Served>()
     return {
       has: (numberId: number): boolean => running.has(numberId),
       /**
@@ -31,7 +56,57 @@ export class RunningNumbers extends Effect.Service<RunningNumbers>()("@wagate/nu
               else running.delete(numberId)
             })
           )
-        })
+        }),
+      /**
+       * Serves the number's sends in this process for the current scope (its entity's), while
+       * `here` says the runner owns the number's shard. Each call runs in the entity's context
+       * (its clock, its scope: as the cluster would run it), in a fiber of its own, so that the
+       * entity can interrupt it; as the scope closes, calls are no longer taken, and
+       * those under way get up to `grace` to finish before they are interrupted (they then fail
+       * as interrupted, which the caller answers as a runner stopping). Added last as the entity
+       * starts, so that this runs before the rest of its teardown (the connection's close).
+       */
+      serve: (numberId: number, send: LocalSend, options: { readonly here: () => boolean; readonly grace: Duration.DurationInput }) =>
+        Effect.flatMap(Effect.context<Scope.Scope>(), (context) => {
+          const scope = Context.get(context, Scope.Scope)
+          const calls = new Set<Fiber.RuntimeFiber<Sent, SendError>>()
+          let drained: Deferred.Deferred<void> | undefined
+          const ended = (fiber: Fiber.RuntimeFiber<Sent, SendError>) => {
+            calls.delete(fiber)
+            if (drained !== undefined && calls.size === 0) Deferred.unsafeDone(drained, Effect.void)
+          }
+          const entry: Served = {
+            here: options.here,
+            closing: false,
+            send: (payload) =>
+              Effect.flatMap(Effect.fork(Effect.mapInputContext(send(payload), () => context)), (fiber) => {
+                calls.add(fiber)
+                fiber.addObserver(() => ended(fiber))
+                return Fiber.join(fiber)
+              })
+          }
+          served.set(numberId, entry)
+          return Scope.addFinalizer(
+            scope,
+            Effect.suspend(() => {
+              entry.closing = true
+              if (served.get(numberId) === entry) served.delete(numberId)
+              if (calls.size === 0) return Effect.void
+              const done = drained = Deferred.unsafeMake<void>(FiberId.none)
+              // Finalizers run uninterruptibly: the wait is made interruptible for its time limit.
+              return Deferred.await(done).pipe(
+                Effect.timeoutOption(options.grace),
+                Effect.interruptible,
+                Effect.zipRight(Effect.suspend(() => Fiber.interruptAll(calls)))
+              )
+            })
+          )
+        }),
+      /** The number's send in this process, if its entity runs here and owns its shard. */
+      localSend: (numberId: number): LocalSend | undefined => {
+        const entry = served.get(numberId)
+        return entry !== undefined && !entry.closing && entry.here() ? entry.send : undefined
+      }
     }
   }
 }) {}

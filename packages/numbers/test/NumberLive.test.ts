@@ -261,3 +261,25 @@ describe("number entity whose shard moves while it starts", () => {
       assert.deepStrictEqual(NumberSupervisor.toWake([numberId, numberId + 1000], () => true, running.has), [numberId + 1000])
     }).pipe(Effect.provide(Env)), { timeout: 60_000 })
 })
+
+describe("number entity serving the sends of its own process", () => {
+  it.scopedLive("a running number serves sends made in the process, under the same rules, while it owns its shard", () =>
+    Effect.gen(function*() {
+      const running = yield* RunningNumbers
+      const { client, numberId } = yield* linkedNumber
+      yield* customer("77770000013")
+      const local = running.localSend(numberId)
+      assert.isDefined(local)
+      const send = (accountId?: number) =>
+        refusal(local!({ to: "77770000013", content: { _tag: "text", text: "near" }, source: "api", accountId }))
+      assert.strictEqual(yield* send(), "sent")
+      assert.strictEqual(yield* send(), "rate_limited", "the number's limits hold for sends made in the process")
+      assert.strictEqual(yield* send(numberId + 1000), "number_not_found", "and its account")
+      assert.strictEqual((yield* client.Limits()).used.messages, 1)
+      assert.deepStrictEqual((yield* (yield* SimNetwork).sent({ from: PHONE })).map((m) => m.text), ["near"])
+
+      shardsMoved = true
+      yield* Effect.addFinalizer(() => Effect.sync(() => void (shardsMoved = false)))
+      assert.isUndefined(running.localSend(numberId), "its shard moved on: sends go through the cluster")
+    }).pipe(Effect.provide(Env)), { timeout: 60_000 })
+})

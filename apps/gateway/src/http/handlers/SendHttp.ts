@@ -13,6 +13,7 @@ import { NumberId } from "@wagate/domain/Ids"
 import * as Traced from "@wagate/domain/Traced"
 import { Conversations } from "@wagate/store/Conversations"
 import { IDEMPOTENCY_TTL_MS } from "@wagate/numbers/NumberSend"
+import { RunningNumbers } from "@wagate/numbers/RunningNumbers"
 import * as DomainClock from "@wagate/domain/DomainClock"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
@@ -52,6 +53,7 @@ export const makeSendMessage = Effect.gen(function*() {
   const scope = yield* NumberScope
   const conversations = yield* Conversations
   const numbers = yield* NumberEntity.client
+  const running = yield* RunningNumbers
   const { entityTimeoutMs } = yield* Settings
 
   return Effect.fnUntraced(
@@ -95,12 +97,12 @@ export const makeSendMessage = Effect.gen(function*() {
       }
 
       const timeout = Duration.millis(send.content._tag === "text" ? entityTimeoutMs : 6 * entityTimeoutMs)
-      const sent = yield* numbers(String(number.id)).Send({
-        to: send.to,
-        content: send.content,
-        source,
-        idempotency,
-        accountId: principal.accountId
+      const payload = { to: send.to, content: send.content, source, idempotency, accountId: principal.accountId }
+      // The number's entity in this process if it runs here (asked again when it moved), else
+      // through the cluster to wherever it runs.
+      const sent = yield* Effect.suspend(() => {
+        const local = running.localSend(number.id)
+        return local !== undefined ? local(payload) : numbers(String(number.id)).Send(payload)
       }).pipe(bounded(timeout))
       return { _tag: "Sent", numberId: number.id, sent } satisfies SendAnswer
     },
