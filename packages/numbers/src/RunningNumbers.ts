@@ -78,12 +78,17 @@ export class RunningNumbers extends Effect.Service<RunningNumbers>()("@wagate/nu
           const entry: Served = {
             here: options.here,
             closing: false,
+            // Not the caller's child: a caller that stops waiting (its time limit) is answered
+            // at once, as with a call through the cluster, even when the send cannot be
+            // interrupted where it is; the send is told to stop, and the entity waits for it.
             send: (payload) =>
-              Effect.flatMap(Effect.fork(Effect.mapInputContext(send(payload), () => context)), (fiber) => {
-                calls.add(fiber)
-                fiber.addObserver(() => ended(fiber))
-                return Fiber.join(fiber)
-              })
+              Effect.uninterruptibleMask((restore) =>
+                Effect.flatMap(Effect.forkDaemon(restore(Effect.mapInputContext(send(payload), () => context))), (fiber) => {
+                  calls.add(fiber)
+                  fiber.addObserver(() => ended(fiber))
+                  return Effect.onInterrupt(restore(Fiber.join(fiber)), () => Fiber.interruptFork(fiber))
+                })
+              )
           }
           served.set(numberId, entry)
           return Scope.addFinalizer(

@@ -19,7 +19,7 @@ const payload: SendPayload = { to: "77770000001", content: { _tag: "text", text:
 const sent: Sent = { messageId: 1, waMessageId: "3EB0X", phone: "77010000001", quota: { limit: 200, remaining: 199, reset: 1 } }
 
 /** An entity's scope serving a send that waits for `release`, with `here` saying whether it owns the shard. */
-const serving = (grace: Duration.DurationInput) =>
+const serving = (grace: Duration.DurationInput, interruptible = true) =>
   Effect.gen(function*() {
     const running = yield* RunningNumbers
     const scope = yield* Scope.make()
@@ -28,7 +28,11 @@ const serving = (grace: Duration.DurationInput) =>
     let here = true
     yield* running.serve(
       7,
-      () => Effect.zipRight(Deferred.succeed(started, undefined), Effect.as(Deferred.await(release), sent)),
+      () =>
+        Effect.zipRight(
+          Deferred.succeed(started, undefined),
+          Effect.as(interruptible ? Deferred.await(release) : Effect.uninterruptible(Deferred.await(release)), sent)
+        ),
       { here: () => here, grace }
     ).pipe(Scope.extend(scope))
     return { running, scope, release, started, move: () => void (here = false) }
@@ -74,5 +78,21 @@ describe("RunningNumbers: sends served in the process", () => {
       yield* Fiber.join(closing)
       const exit = yield* Fiber.join(call)
       assert.isTrue(Exit.isInterrupted(exit), "the caller sees the call interrupted (answered as a runner stopping)")
+    }).pipe(Effect.provide(RunningNumbers.Default)))
+
+  it.scoped("a caller that stops waiting is answered at once, even when the send cannot be interrupted where it is", () =>
+    Effect.gen(function*() {
+      const { release, running, scope, started } = yield* serving("15 seconds", false)
+      const call = yield* Effect.fork(Effect.either(Effect.timeout(running.localSend(7)!(payload), "2 seconds")))
+      yield* Deferred.await(started)
+      yield* TestClock.adjust("2 seconds")
+      const answer = yield* Fiber.join(call)
+      assert.isTrue(answer._tag === "Left" && answer.left._tag === "TimeoutException")
+      // The entity waits for the send it could not stop before its teardown goes on.
+      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      yield* TestClock.adjust("1 second")
+      assert.isNull(closing.unsafePoll())
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(closing)
     }).pipe(Effect.provide(RunningNumbers.Default)))
 })
