@@ -168,32 +168,6 @@ const scopedLoad = (...args: Parameters<typeof startLoad>) =>
     (load) => Effect.promise(() => load.stop().catch(() => {}))
   )
 
-/**
- * Every accepted send reached the network exactly once, and nothing else did. A send accepted
- * while its number was moving may be recorded as pending and go out on the entity's next sweep
- * (30 s), so this waits up to 45 s for the accepted ones to arrive.
- */
-const assertSentOnce = async (simUrl: string, tag: string, outcomes: ReadonlyArray<SendOutcome>) => {
-  const accepted = outcomes.filter((o) => o.status === 200).map((o) => o.text)
-  const deadline = Date.now() + 45_000
-  let log: ReadonlyArray<ClusterLoad.Sent> = []
-  const counts = new Map<string, number>()
-  let lost: Array<string> = []
-  for (;;) {
-    log = (await ClusterLoad.sentLog(simUrl)).filter((m) => m.text?.startsWith(`${tag}-`))
-    counts.clear()
-    for (const m of log) counts.set(m.text!, (counts.get(m.text!) ?? 0) + 1)
-    lost = accepted.filter((text) => !counts.has(text))
-    if (lost.length === 0 || Date.now() > deadline) break
-    await sleep(1000)
-  }
-  const twice = [...counts].filter(([, n]) => n > 1).map(([text]) => text)
-  const acceptedSet = new Set(accepted)
-  const unaccepted = [...counts.keys()].filter((text) => !acceptedSet.has(text))
-  assert.deepStrictEqual({ twice, lost, unaccepted }, { twice: [], lost: [], unaccepted: [] })
-  return log
-}
-
 /** Every incoming message the peers wrote is stored. */
 const assertIncomingKept = (cluster: ClusterProcesses.Cluster, ids: ReadonlyArray<string>) =>
   Effect.gen(function*() {
@@ -304,7 +278,7 @@ describe.skipIf(process.env.WAGATE_CLUSTER_TEST === "0")("cluster of separate pr
         (paced === undefined ? `asserting the target, ${bound} ms` : `${PACED_BY[paced]}: asserting ${bound} ms (target ${FAILOVER_TARGET_MS} ms ${failoverMs <= FAILOVER_TARGET_MS ? "met" : "missed"})`))
       assert.isAtMost(failoverMs, bound, `every number WORKING again within ${bound} ms`)
       const network = yield* Effect.promise(() =>
-        assertSentOnce(cluster.simUrl, "kill", [...load.sends, ...load.hotSends])
+        ClusterLoad.assertSentOnce(cluster.simUrl, "kill", [...load.sends, ...load.hotSends])
       )
       yield* assertIncomingKept(cluster, load.incoming)
       // The hot numbers were asked for more than one message a second throughout the handover.
@@ -371,7 +345,7 @@ describe.skipIf(process.env.WAGATE_CLUSTER_TEST === "0")("cluster of separate pr
         ),
         []
       )
-      yield* Effect.promise(() => assertSentOnce(cluster.simUrl, "roll", rolling.sends))
+      yield* Effect.promise(() => ClusterLoad.assertSentOnce(cluster.simUrl, "roll", rolling.sends))
       yield* assertIncomingKept(cluster, rolling.incoming)
       log(`done in ${Date.now() - started} ms`)
     })), { timeout: 900_000 })

@@ -4,6 +4,7 @@
  * Idempotency-Key, retried with it until it has a definite answer), have peers write to the
  * numbers through the simulator's control API, and read back what the network received.
  */
+import { assert } from "@effect/vitest"
 import { OPERATOR_TOKEN } from "./ClusterProcesses.js"
 
 const ops = { authorization: `Bearer ${OPERATOR_TOKEN}`, "content-type": "application/json" }
@@ -173,4 +174,30 @@ export const steady = async (perSecond: number, running: () => boolean, tick: (i
     pending.push(ticked)
   }
   await Promise.all(pending)
+}
+
+/**
+ * Every accepted send reached the network exactly once, and nothing else did. A send accepted
+ * while its number was moving may be recorded as pending and go out on the entity's next sweep
+ * (30 s), so this waits up to 45 s for the accepted ones to arrive.
+ */
+export const assertSentOnce = async (simUrl: string, tag: string, outcomes: ReadonlyArray<SendOutcome>) => {
+  const accepted = outcomes.filter((o) => o.status === 200).map((o) => o.text)
+  const deadline = Date.now() + 45_000
+  let log: ReadonlyArray<Sent> = []
+  const counts = new Map<string, number>()
+  let lost: Array<string> = []
+  for (;;) {
+    log = (await sentLog(simUrl)).filter((m) => m.text?.startsWith(`${tag}-`))
+    counts.clear()
+    for (const m of log) counts.set(m.text!, (counts.get(m.text!) ?? 0) + 1)
+    lost = accepted.filter((text) => !counts.has(text))
+    if (lost.length === 0 || Date.now() > deadline) break
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+  }
+  const twice = [...counts].filter(([, n]) => n > 1).map(([text]) => text)
+  const acceptedSet = new Set(accepted)
+  const unaccepted = [...counts.keys()].filter((text) => !acceptedSet.has(text))
+  assert.deepStrictEqual({ twice, lost, unaccepted }, { twice: [], lost: [], unaccepted: [] })
+  return log
 }

@@ -1,6 +1,6 @@
 /**
  * A wagate cluster of separate processes on the loopback, as a deployment runs it: the
- * standalone simulator, one api process and runner processes, sharing a fresh PostgreSQL
+ * standalone simulator, one api process and runner processes (or processes of the role `all`), sharing a fresh PostgreSQL
  * database and a Redis key prefix. Every process is stopped when the scope closes.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -49,6 +49,8 @@ export interface Cluster {
   readonly database: string
   /** The runners now running, by slot. */
   readonly runners: Array<Child | null>
+  /** The HTTP address of each runner started with the role `all`, by slot (its latest start). */
+  readonly runnerUrls: Array<string | null>
   /** Starts (again) the runner of `slot`, on the slot's runner port. */
   readonly startRunner: (slot: number) => Effect.Effect<Child>
   /** Runners registered and healthy in the cluster's table (heartbeat within the lock expiration, 30 s). */
@@ -63,6 +65,8 @@ export interface StartOptions {
   readonly initialRunners?: number
   /** How each process is spawned (default `spawnTs`), e.g. to run its entry under a probe. */
   readonly spawn?: typeof spawnTs
+  /** The runners' role: `runner` (default), or `all` to serve HTTP beside their entities. */
+  readonly runnerRole?: "runner" | "all"
 }
 
 /** The simulator, an api process and `runnerCount` runners (or `initialRunners` of them), all ready. */
@@ -125,16 +129,19 @@ export const start = <A>(
     const prepared = yield* beforeRunners({ apiUrl, simUrl, sql })
     console.log(`[cluster] prepared in ${Date.now() - started} ms`)
     const runners: Array<Child | null> = runnerPorts.map(() => null)
+    const runnerUrls: Array<string | null> = runnerPorts.map(() => null)
+    const runnerRole = options.runnerRole ?? "runner"
     const startRunner = (slot: number) =>
       Effect.gen(function*() {
+        const port = yield* freePort
         const child = spawn(`runner-${slot}`, GATEWAY, {
           nodeArgs: GATEWAY_NODE_ARGS,
           env: {
             ...common,
-            WAGATE_ROLE: "runner",
+            WAGATE_ROLE: runnerRole,
             LOG_LEVEL: "debug",
             HTTP_HOST: "127.0.0.1",
-            HTTP_PORT: String(yield* freePort),
+            HTTP_PORT: String(port),
             RUNNER_HOST: "127.0.0.1",
             RUNNER_LISTEN_HOST: "127.0.0.1",
             RUNNER_PORT: String(runnerPorts[slot]),
@@ -144,6 +151,10 @@ export const start = <A>(
         })
         runners[slot] = child
         yield* Scope.addFinalizer(scope, Effect.suspend(() => stop(child, 20_000)))
+        if (runnerRole === "all") {
+          runnerUrls[slot] = `http://127.0.0.1:${port}`
+          yield* waitReady(child, `${runnerUrls[slot]}/api/status`, 120_000)
+        }
         return child
       })
     const healthyRunners = sql<{ n: number }>`
@@ -156,7 +167,7 @@ export const start = <A>(
     yield* untilTrue(Effect.map(healthyRunners, (n) => n === initialRunners), 120_000, "runners registered")
     console.log(`[cluster] ${initialRunners} runners registered in ${Date.now() - started} ms`)
     const database = new URL(url).pathname.slice(1)
-    return { simUrl, apiUrl, simulator: sim, api, sql, database, runners, startRunner, healthyRunners, prepared, logs }
+    return { simUrl, apiUrl, simulator: sim, api, sql, database, runners, runnerUrls, startRunner, healthyRunners, prepared, logs }
   })
 
 /** Polls until `check` is true, dying with `what` after `timeoutMs`. */
