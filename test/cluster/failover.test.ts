@@ -203,18 +203,7 @@ describe.skipIf(process.env.WAGATE_CLUSTER_TEST === "0")("cluster of separate pr
   it.live("survives kill -9 of a runner and a rolling restart under load", () =>
     Effect.scoped(Effect.gen(function*() {
       const started = Date.now()
-      const cluster = yield* ClusterProcesses.start(3, ({ apiUrl, sql }) =>
-        Effect.promise(() =>
-          ClusterLoad.provision(apiUrl, (accountId, phones) =>
-            Effect.runPromise(Effect.orDie(Effect.asVoid(Effect.zipRight(
-              sql`UPDATE accounts SET numbers_limit = ${phones.length} WHERE id = ${accountId}`,
-              sql`
-              INSERT INTO numbers (account_id, phone, status, linked, connected_at)
-              SELECT ${accountId}, phone, 'STARTING', true, now() - interval '10 days'
-              FROM unnest(${`{${phones.join(",")}}`}::text[]) AS phone`
-            )))), ACCOUNTS, NUMBERS / ACCOUNTS)
-        )
-      )
+      const cluster = yield* ClusterProcesses.start(3, (ready) => ClusterLoad.provisionLinked(ready, ACCOUNTS, NUMBERS / ACCOUNTS))
       const numbers = cluster.prepared
       log(`cluster up in ${Date.now() - started} ms`)
       const phones = new Set(numbers.map((n) => n.phone))

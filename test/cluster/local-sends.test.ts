@@ -19,17 +19,10 @@ const log = (line: string) => console.log(`[local sends] ${line}`)
 describe.skipIf(process.env.WAGATE_CLUSTER_TEST === "0")("processes that serve HTTP and host entities", () => {
   it.live("sends through one of them reach every number, once, while shards move to a joining process and from a stopping one", () =>
     Effect.scoped(Effect.gen(function*() {
-      const cluster = yield* ClusterProcesses.start(3, ({ apiUrl, sql }) =>
-        Effect.promise(() =>
-          ClusterLoad.provision(apiUrl, (accountId, phones) =>
-            Effect.runPromise(Effect.orDie(Effect.asVoid(Effect.zipRight(
-              sql`UPDATE accounts SET numbers_limit = ${phones.length} WHERE id = ${accountId}`,
-              sql`
-              INSERT INTO numbers (account_id, phone, status, linked, connected_at)
-              SELECT ${accountId}, phone, 'STARTING', true, now() - interval '10 days'
-              FROM unnest(${`{${phones.join(",")}}`}::text[]) AS phone`
-            )))), 1, NUMBERS)
-        ), {}, { initialRunners: 2, runnerRole: "all" })
+      const cluster = yield* ClusterProcesses.start(3, (ready) => ClusterLoad.provisionLinked(ready, 1, NUMBERS), {}, {
+        initialRunners: 2,
+        runnerRole: "all"
+      })
       const numbers = cluster.prepared
       const phones = new Set(numbers.map((n) => n.phone))
       const allWorking = (what: string) =>

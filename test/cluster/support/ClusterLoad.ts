@@ -4,7 +4,9 @@
  * Idempotency-Key, retried with it until it has a definite answer), have peers write to the
  * numbers through the simulator's control API, and read back what the network received.
  */
+import type * as SqlClient from "@effect/sql/SqlClient"
 import { assert } from "@effect/vitest"
+import * as Effect from "effect/Effect"
 import { OPERATOR_TOKEN } from "./ClusterProcesses.js"
 
 const ops = { authorization: `Bearer ${OPERATOR_TOKEN}`, "content-type": "application/json" }
@@ -105,6 +107,26 @@ export const provision = async (
   }
   return numbers
 }
+
+/**
+ * `provision`, with the numbers written as linked ten days before (out of their warm-up), which
+ * the runners connect as they start.
+ */
+export const provisionLinked = (
+  ready: { readonly apiUrl: string; readonly sql: SqlClient.SqlClient },
+  accounts: number,
+  perAccount: number
+) =>
+  Effect.promise(() =>
+    provision(ready.apiUrl, (accountId, phones) =>
+      Effect.runPromise(Effect.orDie(Effect.asVoid(Effect.zipRight(
+        ready.sql`UPDATE accounts SET numbers_limit = ${phones.length} WHERE id = ${accountId}`,
+        ready.sql`
+        INSERT INTO numbers (account_id, phone, status, linked, connected_at)
+        SELECT ${accountId}, phone, 'STARTING', true, now() - interval '10 days'
+        FROM unnest(${`{${phones.join(",")}}`}::text[]) AS phone`
+      )))), accounts, perAccount)
+  )
 
 export interface SendOutcome {
   readonly text: string
