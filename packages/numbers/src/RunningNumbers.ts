@@ -5,7 +5,7 @@
  *
  * A running entity also serves its sends here, so that a send made in the same process (REST,
  * MCP) reaches it without the cluster's messaging (its RPC client, mailbox and server, about a
- * fifth of a send's CPU). Such a call is the entity's own: as it stops, the entity lets the calls
+ * sixth of a send's CPU). Such a call is the entity's own: as it stops, the entity lets the calls
  * under way finish, for as long as the cluster lets its own requests finish, and interrupts what
  * is left before it closes its connection; a number whose shard has moved on, or whose entity is
  * on its way out, is called through the cluster, which takes the call to its owner.
@@ -28,7 +28,6 @@ interface Served {
   readonly send: LocalSend
   /** Whether this runner still owns the number's shard. */
   readonly here: () => boolean
-  closing: boolean
 }
 
 /** @since 1.0.0 */
@@ -77,7 +76,6 @@ export class RunningNumbers extends Effect.Service<RunningNumbers>()("@wagate/nu
           }
           const entry: Served = {
             here: options.here,
-            closing: false,
             // Not the caller's child: a caller that stops waiting (its time limit) is answered
             // at once, as with a call through the cluster, even when the send cannot be
             // interrupted where it is; the send is told to stop, and the entity waits for it.
@@ -94,7 +92,6 @@ export class RunningNumbers extends Effect.Service<RunningNumbers>()("@wagate/nu
           return Scope.addFinalizer(
             scope,
             Effect.suspend(() => {
-              entry.closing = true
               if (served.get(numberId) === entry) served.delete(numberId)
               if (calls.size === 0) return Effect.void
               const done = drained = Deferred.unsafeMake<void>(FiberId.none)
@@ -110,7 +107,7 @@ export class RunningNumbers extends Effect.Service<RunningNumbers>()("@wagate/nu
       /** The number's send in this process, if its entity runs here and owns its shard. */
       localSend: (numberId: number): LocalSend | undefined => {
         const entry = served.get(numberId)
-        return entry !== undefined && !entry.closing && entry.here() ? entry.send : undefined
+        return entry !== undefined && entry.here() ? entry.send : undefined
       }
     }
   }
