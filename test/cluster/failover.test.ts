@@ -168,27 +168,6 @@ const scopedLoad = (...args: Parameters<typeof startLoad>) =>
     (load) => Effect.promise(() => load.stop().catch(() => {}))
   )
 
-/** Every incoming message the peers wrote is stored. */
-const assertIncomingKept = (cluster: ClusterProcesses.Cluster, ids: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const missing = () =>
-      Effect.map(
-        cluster.sql<{ wa_message_id: string }>`
-          SELECT wa_message_id FROM messages WHERE direction = 'in' AND wa_message_id IN ${cluster.sql.in(ids)}`,
-        (rows) => {
-          const stored = new Set(rows.map((r) => r.wa_message_id))
-          return ids.filter((id) => !stored.has(id))
-        }
-      ).pipe(Effect.orDie)
-    const deadline = Date.now() + 30_000
-    let left = yield* missing()
-    while (left.length > 0 && Date.now() < deadline) {
-      yield* Effect.sleep("500 millis")
-      left = yield* missing()
-    }
-    assert.deepStrictEqual(left, [])
-  })
-
 const summary = (outcomes: ReadonlyArray<SendOutcome>) => {
   const byStatus = new Map<string, number>()
   for (const o of outcomes) {
@@ -228,7 +207,7 @@ describe.skipIf(process.env.WAGATE_CLUSTER_TEST === "0")("cluster of separate pr
         (n, i) => Effect.promise(() => ClusterLoad.inbound(cluster.simUrl, n, `hello-${i}`)),
         { concurrency: 20 }
       )
-      yield* assertIncomingKept(cluster, greetings)
+      yield* ClusterLoad.assertIncomingKept(cluster, greetings)
       log(`${NUMBERS} numbers linked and greeted at ${Date.now() - started} ms`)
 
       // --- kill -9 mid-load ---
@@ -269,7 +248,7 @@ describe.skipIf(process.env.WAGATE_CLUSTER_TEST === "0")("cluster of separate pr
       const network = yield* Effect.promise(() =>
         ClusterLoad.assertSentOnce(cluster.simUrl, "kill", [...load.sends, ...load.hotSends])
       )
-      yield* assertIncomingKept(cluster, load.incoming)
+      yield* ClusterLoad.assertIncomingKept(cluster, load.incoming)
       // The hot numbers were asked for more than one message a second throughout the handover.
       let closest = Infinity
       for (const n of numbers.slice(0, HOT)) {
@@ -335,7 +314,7 @@ describe.skipIf(process.env.WAGATE_CLUSTER_TEST === "0")("cluster of separate pr
         []
       )
       yield* Effect.promise(() => ClusterLoad.assertSentOnce(cluster.simUrl, "roll", rolling.sends))
-      yield* assertIncomingKept(cluster, rolling.incoming)
+      yield* ClusterLoad.assertIncomingKept(cluster, rolling.incoming)
       log(`done in ${Date.now() - started} ms`)
     })), { timeout: 900_000 })
 })

@@ -33,14 +33,7 @@ describe.skipIf(process.env.WAGATE_CLUSTER_TEST === "0")("processes that serve H
         )
       yield* allWorking("numbers WORKING")
       const greetings = yield* Effect.forEach(numbers, (n, i) => Effect.promise(() => ClusterLoad.inbound(cluster.simUrl, n, `hello-${i}`)))
-      yield* ClusterProcesses.untilTrue(
-        Effect.map(
-          cluster.sql<{ n: number }>`SELECT count(*)::int AS n FROM messages WHERE direction = 'in' AND wa_message_id IN ${cluster.sql.in(greetings)}`,
-          ([row]) => row.n === NUMBERS
-        ).pipe(Effect.orDie),
-        30_000,
-        "greetings stored"
-      )
+      yield* ClusterLoad.assertIncomingKept(cluster, greetings)
 
       // Every send through the first process, each number in turn.
       const url = cluster.runnerUrls[0]!

@@ -223,3 +223,24 @@ export const assertSentOnce = async (simUrl: string, tag: string, outcomes: Read
   assert.deepStrictEqual({ twice, lost, unaccepted }, { twice: [], lost: [], unaccepted: [] })
   return log
 }
+
+/** Every incoming message the peers wrote is stored. */
+export const assertIncomingKept = (cluster: { readonly sql: SqlClient.SqlClient }, ids: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const missing = () =>
+      Effect.map(
+        cluster.sql<{ wa_message_id: string }>`
+          SELECT wa_message_id FROM messages WHERE direction = 'in' AND wa_message_id IN ${cluster.sql.in(ids)}`,
+        (rows) => {
+          const stored = new Set(rows.map((r) => r.wa_message_id))
+          return ids.filter((id) => !stored.has(id))
+        }
+      ).pipe(Effect.orDie)
+    const deadline = Date.now() + 30_000
+    let left = yield* missing()
+    while (left.length > 0 && Date.now() < deadline) {
+      yield* Effect.sleep("500 millis")
+      left = yield* missing()
+    }
+    assert.deepStrictEqual(left, [])
+  })

@@ -1,7 +1,8 @@
 /**
  * A wagate cluster of separate processes on the loopback, as a deployment runs it: the
- * standalone simulator, one api process and runner processes (or processes of the role `all`), sharing a fresh PostgreSQL
- * database and a Redis key prefix. Every process is stopped when the scope closes.
+ * standalone simulator, one api process and runner processes (or processes of the role `all`),
+ * sharing a fresh PostgreSQL database and a Redis key prefix. Every process is stopped when the
+ * scope closes.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as PgClient from "@effect/sql-pg/PgClient"
