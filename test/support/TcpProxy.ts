@@ -2,7 +2,8 @@
  * A TCP proxy on loopback in front of a server (PostgreSQL), which a test can make unresponsive
  * (`freeze`: connections stay open, nothing goes through either way, new ones are accepted and
  * left waiting, as behind a network partition or a stalled server), bring back (`thaw`) or cut
- * (`cut`: every connection reset, as when the server restarts).
+ * (`cut`: every connection reset, as when the server restarts). `freezeOnSend` freezes each
+ * connection as its client sends a given text, as a server that stalls on one command.
  */
 import * as Effect from "effect/Effect"
 import { connect, createServer, type Socket } from "node:net"
@@ -12,25 +13,38 @@ export interface TcpProxy {
   readonly freeze: Effect.Effect<void>
   readonly thaw: Effect.Effect<void>
   readonly cut: Effect.Effect<void>
+  /** From now on, freezes a connection as its client sends `text` (none: stop doing so). */
+  readonly freezeOnSend: (text: string | undefined) => Effect.Effect<void>
+  /** How many connections `freezeOnSend` has frozen. */
+  readonly frozenOnSend: () => number
 }
 
 export const start = (target: { readonly host: string; readonly port: number }) =>
   Effect.acquireRelease(
     Effect.async<{ proxy: TcpProxy; close: () => void }>((resume) => {
       let frozen = false
+      let freezeText: string | undefined
+      let frozenOnSend = 0
       const pairs = new Set<readonly [Socket, Socket]>()
       const server = createServer((client) => {
         const upstream = connect(target.port, target.host)
         const pair = [client, upstream] as const
         pairs.add(pair)
-        const forward = (from: Socket, to: Socket) => from.on("data", (chunk) => to.write(chunk))
-        forward(client, upstream)
-        forward(upstream, client)
         const drop = () => {
           pairs.delete(pair)
           client.destroy()
           upstream.destroy()
         }
+        client.on("data", (chunk: Buffer) => {
+          if (freezeText !== undefined && chunk.includes(freezeText)) {
+            frozenOnSend++
+            client.pause()
+            upstream.pause()
+          } else {
+            upstream.write(chunk)
+          }
+        })
+        upstream.on("data", (chunk) => client.write(chunk))
         client.on("error", drop).on("close", drop)
         upstream.on("error", drop).on("close", drop)
         if (frozen) (client.pause(), upstream.pause())
@@ -51,7 +65,12 @@ export const start = (target: { readonly host: string; readonly port: number }) 
             cut: Effect.sync(() => {
               for (const [a, b] of pairs) (a.resetAndDestroy(), b.resetAndDestroy())
               pairs.clear()
-            })
+            }),
+            freezeOnSend: (text) =>
+              Effect.sync(() => {
+                freezeText = text
+              }),
+            frozenOnSend: () => frozenOnSend
           },
           close: () => {
             for (const [a, b] of pairs) (a.destroy(), b.destroy())

@@ -7,9 +7,11 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { BlobStore } from "@wagate/media/BlobStore"
 import { MediaFetcher } from "@wagate/media/MediaFetcher"
 import * as Database from "@wagate/store/Database"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
 import { realpathSync } from "node:fs"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
@@ -74,12 +76,27 @@ export const Main = Layer.unwrapEffect(Effect.gen(function*() {
   return Layer.mergeAll(gateway, metrics, Layer.effectDiscard(announce), Shutdown.layer(settings.shutdownTimeoutMs))
 })).pipe(Layer.provide(Settings.layer))
 
+/**
+ * A promise that fails with nobody waiting for it (a library's stray command, such as ioredis'
+ * or Baileys') is logged, and the process goes on: by default Node would stop it, and with it
+ * every number it runs.
+ */
+const logStrayRejections = Effect.gen(function*() {
+  const runtime = yield* Effect.runtime<never>()
+  const log = (reason: unknown) =>
+    Runtime.runFork(runtime)(Effect.logError("a promise failed with nobody waiting for it; the process goes on", Cause.die(reason)))
+  yield* Effect.acquireRelease(
+    Effect.sync(() => process.on("unhandledRejection", log)),
+    () => Effect.sync(() => process.off("unhandledRejection", log))
+  )
+})
+
 /** Runs a process of `layer` (Main, or Main with a test's hooks) until SIGTERM/SIGINT. */
 export const launch = (layer: Layer.Layer<never, unknown>) =>
   NodeRuntime.runMain(
     Effect.gen(function*() {
       const telemetry = yield* Telemetry.settings
-      return yield* Layer.launch(layer).pipe(
+      return yield* Layer.launch(Layer.merge(Layer.scopedDiscard(logStrayRejections), layer)).pipe(
         // Without an exporter spans would only cost time: each one allocates and captures a stack.
         Effect.withTracerEnabled(Option.isSome(Telemetry.tracesUrl(telemetry))),
         Effect.provide(Telemetry.layer(telemetry))

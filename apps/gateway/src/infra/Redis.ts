@@ -42,7 +42,11 @@ const open = (url: string) =>
         enableOfflineQueue: false,
         connectTimeout: 2000,
         commandTimeout: COMMAND_TIMEOUT_MS,
-        retryStrategy: (times) => Math.min(times * 200, 2000)
+        retryStrategy: (times) => Math.min(times * 200, 2000),
+        // ioredis would subscribe again after a reconnection with a command nobody waits for, whose
+        // failure (Redis stalling, the connection dropping again) is an unhandled rejection, which
+        // stops the process. A subscriber subscribes again itself (KeyRevocations).
+        autoResubscribe: false
       })
       // Without a listener ioredis prints every failed reconnect; the commands that fail while
       // Redis is down are reported by their callers, once per outage.

@@ -1,0 +1,29 @@
+/**
+ * A failed promise nobody waits for (a library's stray command) does not stop a real gateway:
+ * it is logged, and the process goes on serving its numbers.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { eventually, linked, provision } from "../support/Fixtures.js"
+import { send, setup, startGateway } from "./support/GatewayProcess.js"
+
+describe("a stray failed promise", () => {
+  it.scopedLive("is logged and the gateway goes on sending", () =>
+    Effect.gen(function*() {
+      const context = yield* setup
+      const gateway = yield* startGateway(context.env, "test/e2e/support/HookedGateway.ts")
+      const acme = yield* provision(context.ops)
+      yield* linked(context.ops, acme.numbers[0]!.id)
+      const numberKey = acme.numberKeys[0]!
+
+      const stray = yield* send(context.url, numberKey, "stray")
+      assert.strictEqual(stray.status, 200, JSON.stringify(stray.body))
+      yield* eventually(Effect.sync(() => gateway.output()), (output) => output.includes("a stray command failed"), 30_000)
+      assert.include(gateway.output(), "nobody waiting for it")
+
+      // One message a second per number: asked again until that second has passed.
+      const after = yield* eventually(send(context.url, numberKey, "after the stray one"), (r) => r.status !== 429, 10_000)
+      assert.strictEqual(after.status, 200, JSON.stringify(after.body))
+      assert.isNull(gateway.child.exitCode)
+    }), { timeout: 180_000 })
+})
