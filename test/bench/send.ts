@@ -34,6 +34,7 @@ import * as diagnostics from "node:diagnostics_channel"
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import pg from "pg"
 import {
@@ -162,7 +163,7 @@ if (process.argv[2] === "--load") {
   }))
   // For exploration: latency by second of the load (warm-up included), and connections opened.
   if (process.env.BENCH_TIMELINE) {
-    const lines = [`connections opened: ${connected}`, "second\tanswers\trefused\tp50 ms\tp99 ms\tmax ms"]
+    const lines = [`connections opened: ${connected}`, `load started: ${loadStart} (${new Date(loadStart).toISOString()})`, "second\tanswers\trefused\tp50 ms\tp99 ms\tmax ms"]
     for (let second = 0; second <= (timeline.at(-1)?.[0] ?? -1); second++) {
       const answers = timeline.filter(([s]) => s === second)
       const ok = answers.filter(([, , status]) => status === 200).map(([, ms]) => ms).sort((a, b) => a - b)
@@ -218,6 +219,7 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
     nodeArgs: [
       ...GATEWAY_NODE_ARGS,
       ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_CPU_PROF] : []),
+      ...(process.env.BENCH_ALLOC_PROF ? ["--import", fileURLToPath(new URL("./support/allocation-sampler.mjs", import.meta.url))] : []),
       // For exploration, e.g. BENCH_NODE_ARGS=--trace-gc BENCH_GATEWAY_LOG=/tmp/gateway.log
       ...(process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((a) => a !== "")
     ],
@@ -230,6 +232,7 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
       RUNNER_PORT: String(await freePort()),
       OPERATOR_TOKEN: TOKEN,
       DATA_DIR: mkdtempSync(join(tmpdir(), "wagate-bench-")),
+      ...(process.env.BENCH_ALLOC_PROF ? { ALLOC_PROF_FILE: process.env.BENCH_ALLOC_PROF } : {}),
       ...(POOL === undefined ? {} : { DATABASE_POOL_SIZE: String(POOL) })
     }
   })
@@ -287,9 +290,12 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
         const [g0, p0] = cpu()
         const startUs = monotonicUs()
         commitsAtStart = commits()
+        // The allocation sampler (BENCH_ALLOC_PROF) starts and stops on SIGUSR2.
+        if (process.env.BENCH_ALLOC_PROF) process.kill(gateway.pid, "SIGUSR2")
         setTimeout(() => {
           const [g1, p1] = cpu()
           commitsAtEnd = commits()
+          if (process.env.BENCH_ALLOC_PROF) process.kill(gateway.pid, "SIGUSR2")
           // The profile's summary (test/bench/profile-summary.ts) keeps to this window.
           if (process.env.BENCH_CPU_PROF) {
             writeFileSync(
@@ -331,6 +337,9 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
     const perSend = (seconds: number) => (1000 * seconds) / sendsInWindow
     // PostgreSQL counts commits with a delay of up to a second; over the window it is close enough.
     console.error(`PostgreSQL commits per accepted send: ${((await commitsAtEnd - await commitsAtStart) / sendsInWindow).toFixed(2)}`)
+    if (process.env.BENCH_ALLOC_PROF) {
+      console.error(`allocations of the measured window: npx tsx test/bench/allocation-summary.ts ${process.env.BENCH_ALLOC_PROF} --sends ${Math.round(sendsInWindow)}`)
+    }
     const result: Result = { ...measured, cpu: { gateway: perSend(gatewayCpu), postgres: perSend(postgresCpu) } }
     return { result, rss }
   } finally {
