@@ -1,6 +1,6 @@
 /**
  * A failed promise nobody waits for (a library's stray command) does not stop a real gateway:
- * it is logged, and the process goes on serving its numbers.
+ * it is logged and counted, and the process goes on serving its numbers.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -25,5 +25,10 @@ describe("a stray failed promise", () => {
       const after = yield* eventually(send(context.url, numberKey, "after the stray one"), (r) => r.status !== 429, 10_000)
       assert.strictEqual(after.status, 200, JSON.stringify(after.body))
       assert.isNull(gateway.child.exitCode)
+      // Counted for alerts, beside the log line.
+      const metrics = yield* Effect.promise(() =>
+        fetch(`${context.url}/ops/v1/metrics`, { headers: { authorization: `Bearer ${context.env.OPERATOR_TOKEN}` } }).then((r) => r.text())
+      )
+      assert.match(metrics, /^wagate_stray_failures 1$/m)
     }), { timeout: 180_000 })
 })

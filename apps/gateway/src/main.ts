@@ -24,6 +24,7 @@ import * as Gateway from "./Gateway.js"
 import * as DataDir from "./infra/DataDir.js"
 import * as MetricsServer from "./infra/MetricsServer.js"
 import * as NodeServer from "./http/NodeServer.js"
+import * as Prometheus from "./infra/Prometheus.js"
 import * as Redis from "./infra/Redis.js"
 import { RequestCounter } from "./infra/RequestCounter.js"
 import * as Network from "./Network.js"
@@ -83,8 +84,10 @@ export const Main = Layer.unwrapEffect(Effect.gen(function*() {
  */
 const logStrayRejections = Effect.gen(function*() {
   const runtime = yield* Effect.runtime<never>()
-  const log = (reason: unknown) =>
+  const log = (reason: unknown) => {
+    Prometheus.strayFailures.inc()
     Runtime.runFork(runtime)(Effect.logError("a promise failed with nobody waiting for it; the process goes on", Cause.die(reason)))
+  }
   yield* Effect.acquireRelease(
     Effect.sync(() => process.on("unhandledRejection", log)),
     () => Effect.sync(() => process.off("unhandledRejection", log))

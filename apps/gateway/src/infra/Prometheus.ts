@@ -53,6 +53,13 @@ export const sendsAccepted = new Prom.Counter({
   registers: [registry]
 })
 
+/** Promises that failed with nobody waiting for them (main.ts logs each; the process goes on). */
+export const strayFailures = new Prom.Counter({
+  name: "wagate_stray_failures",
+  help: "Promises that failed with nobody waiting for them (a library's stray command); each is logged and the process goes on",
+  registers: [registry]
+})
+
 /** Sends refused, by the error code answered (rate_limited, not_connected, invalid_param, capacity...). */
 export const sendRefusals = new Prom.Counter({
   name: "wagate_send_refusals",
