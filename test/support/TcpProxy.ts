@@ -36,12 +36,12 @@ export const start = (target: { readonly host: string; readonly port: number }) 
           upstream.destroy()
         }
         client.on("data", (chunk: Buffer) => {
+          upstream.write(chunk)
+          // The server gets the command; its answer waits, unread, until a thaw.
           if (freezeText !== undefined && chunk.includes(freezeText)) {
             frozenOnSend++
             client.pause()
             upstream.pause()
-          } else {
-            upstream.write(chunk)
           }
         })
         upstream.on("data", (chunk) => client.write(chunk))
