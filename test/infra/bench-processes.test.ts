@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import { execFile } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { readFileSync } from "node:fs"
-import { GATEWAY_NODE_ARGS, scopedNode, spawnNode } from "../bench/support/Processes.js"
+import { GATEWAY_NODE_ARGS, scopedNode, spawnNode, TYPESCRIPT_LOADER } from "../bench/support/Processes.js"
 
 const PROCESSES = fileURLToPath(new URL("../bench/support/Processes.ts", import.meta.url))
 /** A child that runs until it is stopped. */
@@ -75,9 +75,8 @@ describe("benchmark child processes", () => {
 })
 
 describe("the benchmarks' gateways", () => {
-  it("run with the node flags `npm start` gives the gateway", () => {
+  it("run with the node flags and the TypeScript loader `npm start` gives the gateway", () => {
     const start: string = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).scripts.start
-    const flags = start.split(/\s+/).filter((word) => word.startsWith("--") && word !== "--import")
-    assert.deepStrictEqual(flags, [...GATEWAY_NODE_ARGS])
+    assert.strictEqual(start, `exec node ${[...GATEWAY_NODE_ARGS, ...TYPESCRIPT_LOADER].join(" ")} apps/gateway/src/main.ts`)
   })
 })

@@ -79,7 +79,10 @@ export const spawnNode = (name: string, args: ReadonlyArray<string>, options: Sp
   return { name, process: child, pid: child.pid!, output: () => output.slice(-OUTPUT_KEPT), stopping }
 }
 
-/** A TypeScript entry run with Node through the tsx loader, as `npm start` runs the gateway. */
+/** How `npm start` has Node run TypeScript (runtime/typescript.mjs). */
+export const TYPESCRIPT_LOADER: ReadonlyArray<string> = ["--import", "./runtime/typescript.mjs"]
+
+/** A TypeScript entry run with Node as `npm start` runs the gateway. */
 export const spawnTs = (
   name: string,
   entry: string,
@@ -87,7 +90,7 @@ export const spawnTs = (
     readonly args?: ReadonlyArray<string>
     readonly nodeArgs?: ReadonlyArray<string>
   } = {}
-): Child => spawnNode(name, [...(options.nodeArgs ?? []), "--import", "tsx", entry, ...(options.args ?? [])], options)
+): Child => spawnNode(name, [...(options.nodeArgs ?? []), ...TYPESCRIPT_LOADER, entry, ...(options.args ?? [])], options)
 
 /**
  * The next message of a child started with `ipc`; a child that exits first (its output says why)

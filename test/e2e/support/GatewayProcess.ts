@@ -15,6 +15,7 @@ import { join } from "node:path"
 import { eventually } from "../../support/Fixtures.js"
 import { freshDatabase, OPERATOR_TOKEN, WEBHOOK_SECRET_KEY } from "../../support/TestGateway.js"
 import { freePort } from "../../support/Ports.js"
+import { TYPESCRIPT_LOADER } from "../../bench/support/Processes.js"
 
 const root = join(import.meta.dirname, "../../..")
 export const BOUND_MS = 4_000
@@ -32,7 +33,7 @@ export const startGateway = (env: Record<string, string>, entry = "apps/gateway/
       for (const [k, v] of Object.entries(process.env)) {
         if (v !== undefined && !/^(DATABASE_URL|REDIS_URL|OPERATOR_TOKEN|S3_|WA_|WAGATE_|HTTP_|RUNNER_|WEBHOOK_)/.test(k)) base[k] = v
       }
-      const child = spawn(process.execPath, ["--import", "tsx", entry], {
+      const child = spawn(process.execPath, [...TYPESCRIPT_LOADER, entry], {
         cwd: root,
         env: { ...base, ...env },
         stdio: ["ignore", "pipe", "pipe"]
