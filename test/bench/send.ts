@@ -31,7 +31,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Effect from "effect/Effect"
 import { randomBytes } from "node:crypto"
 import * as diagnostics from "node:diagnostics_channel"
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -206,6 +206,23 @@ const addNumber = async (url: string, accountId: number, phone: string): Promise
   }
 }
 
+/** Not a signal the gateway or the allocation sampler (SIGUSR2) answers otherwise. */
+const SNAPSHOT_SIGNAL = "SIGWINCH"
+
+/**
+ * Has the gateway write a heap snapshot into `dir` and waits until it is written: the gateway
+ * writes it on its main thread, so it answers a request again only when the file is complete.
+ */
+const heapSnapshot = async (pid: number, base: string, dir: string) => {
+  mkdirSync(dir, { recursive: true })
+  const before = new Set(readdirSync(dir))
+  process.kill(pid, SNAPSHOT_SIGNAL)
+  while (!readdirSync(dir).some((f) => f.endsWith(".heapsnapshot") && !before.has(f))) await new Promise((r) => setTimeout(r, 200))
+  await fetch(`${base}/api/status`, { signal: AbortSignal.timeout(600_000) })
+  const file = readdirSync(dir).find((f) => f.endsWith(".heapsnapshot") && !before.has(f))!
+  console.error(`heap snapshot with ${NUMBERS} numbers linked: npx tsx test/bench/heap-summary.ts ${join(dir, file)} --per ${NUMBERS}`)
+}
+
 const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
   const name = `wagate_bench_${randomBytes(4).toString("hex")}`
   const admin = new pg.Client({ connectionString: ADMIN })
@@ -220,6 +237,8 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
       ...GATEWAY_NODE_ARGS,
       ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_CPU_PROF] : []),
       ...(process.env.BENCH_ALLOC_PROF ? ["--import", fileURLToPath(new URL("./support/allocation-sampler.mjs", import.meta.url))] : []),
+      // BENCH_HEAP_SNAPSHOT=DIR: a heap snapshot once the numbers are linked, before any send.
+      ...(process.env.BENCH_HEAP_SNAPSHOT ? [`--heapsnapshot-signal=${SNAPSHOT_SIGNAL}`, `--diagnostic-dir=${process.env.BENCH_HEAP_SNAPSHOT}`] : []),
       // For exploration, e.g. BENCH_NODE_ARGS=--trace-gc BENCH_GATEWAY_LOG=/tmp/gateway.log
       ...(process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((a) => a !== "")
     ],
@@ -271,6 +290,7 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
     const idleCpu = (cpuSeconds(gateway.pid) - idle0) / 5
     const idleEndUs = monotonicUs()
     console.error(`idle: the gateway used ${(100 * idleCpu).toFixed(1)}% of a core with ${NUMBERS} numbers linked`)
+    if (process.env.BENCH_HEAP_SNAPSHOT) await heapSnapshot(gateway.pid, base, process.env.BENCH_HEAP_SNAPSHOT)
     console.error(`sending for ${SECONDS} s...`)
     const started = spawnTs("load", import.meta.filename, { args: ["--load"], ipc: true, reportExit: false })
     load = started
