@@ -7,8 +7,9 @@
  * whatever is not ours; our own sources are compiled by `typescript-hooks.mjs`, which differs from
  * tsx in one setting: it does not wrap every named function in a call that sets its `name`
  * (esbuild's `keepNames`, which tsx always turns on). That call redefines a property of every
- * function object as it is created, which moves the function to a slow dictionary of 256 bytes
- * of its own: for a gateway of 2,000 numbers about 30 MB of heap, and time on every request.
+ * function object as it is created, which moves the function's properties to a dictionary of
+ * 256 bytes of its own: for a gateway of 2,000 numbers about 35 MB of heap, and a property
+ * redefinition for every function made on a request.
  * Without it, V8 names the functions itself (`const send = () => ...` is named `send`), so stack
  * traces and profiles keep their names. docs/performance.md, twelfth round.
  */
