@@ -74,6 +74,29 @@ describe("benchmark child processes", () => {
   })
 })
 
+describe("the benchmarks", () => {
+  // Each runs in a plain Node process (`npm run bench`), where a module that needs the test
+  // runner (vitest's `assert`) fails to load: the cluster benchmark once did, through a helper
+  // it shares with the cluster tests.
+  const registered = [...readFileSync(new URL("../bench/run.ts", import.meta.url), "utf8").matchAll(/import\("\.\/(\w+)\.js"\)/g)]
+    .map((match) => match[1]!)
+
+  it("are all registered in the runner", () => {
+    assert.includeMembers(registered, ["messages", "baileys", "webhooks", "media", "send", "exports", "cluster"])
+  })
+
+  it.each(registered)("%s loads outside the test runner", async (name) => {
+    const script = `const m = await import(${JSON.stringify(fileURLToPath(new URL(`../bench/${name}.ts`, import.meta.url)))})
+      if (typeof m.main !== "function") throw new Error("no main")`
+    const failure = await new Promise<string | undefined>((resolve) =>
+      execFile(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], (error, _stdout, stderr) =>
+        resolve(error === null ? undefined : stderr)
+      )
+    )
+    assert.isUndefined(failure, failure)
+  }, 60_000)
+})
+
 describe("the benchmarks' gateways", () => {
   it("run with the node flags and the TypeScript loader `npm start` gives the gateway", () => {
     const start: string = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).scripts.start

@@ -5,7 +5,7 @@
  * numbers through the simulator's control API, and read back what the network received.
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
-import { assert } from "@effect/vitest"
+import { deepStrictEqual } from "node:assert/strict"
 import * as Effect from "effect/Effect"
 import { OPERATOR_TOKEN } from "./ClusterProcesses.js"
 
@@ -220,7 +220,7 @@ export const assertSentOnce = async (simUrl: string, tag: string, outcomes: Read
   const twice = [...counts].filter(([, n]) => n > 1).map(([text]) => text)
   const acceptedSet = new Set(accepted)
   const unaccepted = [...counts.keys()].filter((text) => !acceptedSet.has(text))
-  assert.deepStrictEqual({ twice, lost, unaccepted }, { twice: [], lost: [], unaccepted: [] })
+  deepStrictEqual({ twice, lost, unaccepted }, { twice: [], lost: [], unaccepted: [] })
   return log
 }
 
@@ -242,5 +242,5 @@ export const assertIncomingKept = (cluster: { readonly sql: SqlClient.SqlClient 
       yield* Effect.sleep("500 millis")
       left = yield* missing()
     }
-    assert.deepStrictEqual(left, [])
+    deepStrictEqual(left, [])
   })
