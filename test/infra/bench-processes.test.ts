@@ -1,8 +1,9 @@
 /**
  * The benchmarks' child processes (test/bench/support/Processes.ts) never outlive their run:
  * stopped when their scope closes on success, failure or a timeout, and killed when the
- * benchmark process itself exits while they still run. The gateways they start run with the
- * node flags of `npm start`.
+ * benchmark process itself exits while they still run. Every registered benchmark loads in a
+ * plain Node process, and the gateways they start run with the node flags and the TypeScript
+ * loader of `npm start`.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
