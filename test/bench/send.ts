@@ -217,9 +217,11 @@ const heapSnapshot = async (pid: number, base: string, dir: string) => {
   mkdirSync(dir, { recursive: true })
   const before = new Set(readdirSync(dir))
   process.kill(pid, SNAPSHOT_SIGNAL)
-  while (!readdirSync(dir).some((f) => f.endsWith(".heapsnapshot") && !before.has(f))) await new Promise((r) => setTimeout(r, 200))
+  let file: string | undefined
+  while ((file = readdirSync(dir).find((f) => f.endsWith(".heapsnapshot") && !before.has(f))) === undefined) {
+    await new Promise((r) => setTimeout(r, 200))
+  }
   await fetch(`${base}/api/status`, { signal: AbortSignal.timeout(600_000) })
-  const file = readdirSync(dir).find((f) => f.endsWith(".heapsnapshot") && !before.has(f))!
   console.error(`heap snapshot with ${NUMBERS} numbers linked: npx tsx test/bench/heap-summary.ts ${join(dir, file)} --per ${NUMBERS}`)
 }
 
