@@ -31,7 +31,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Effect from "effect/Effect"
 import { randomBytes } from "node:crypto"
 import * as diagnostics from "node:diagnostics_channel"
-import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -206,7 +206,35 @@ const addNumber = async (url: string, accountId: number, phone: string): Promise
   }
 }
 
-/** Not a signal the gateway or the allocation sampler (SIGUSR2) answers otherwise. */
+/** What `support/gc-watch.mjs` saw in the gateway over the measured window. */
+interface Watch {
+  readonly windowMs: number
+  readonly fullCollections: ReadonlyArray<{ readonly atMs: number; readonly pauseMs: number }>
+  readonly loopDelayMaxMs: number
+  readonly loopDelayP99Ms: number
+}
+
+/** The watch's report, written by the gateway when the window ends (within seconds), if it came. */
+const readWatch = async (file: string): Promise<Watch | undefined> => {
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline;) {
+    if (existsSync(file)) return JSON.parse(readFileSync(file, "utf8")) as Watch
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  return undefined
+}
+
+const describeWatch = (watch: Watch | undefined) => {
+  if (watch === undefined) return "no report from the gateway's watch"
+  const full = watch.fullCollections
+  const collections = full.length === 0
+    ? "no full collection"
+    : `${full.length} full collection${full.length === 1 ? "" : "s"} (${
+      full.map((c) => `at ${(c.atMs / 1000).toFixed(1)} s, a ${c.pauseMs} ms pause`).join("; ")
+    })`
+  return `${collections}; the event loop was held up to ${watch.loopDelayMaxMs} ms (p99 of its delay ${watch.loopDelayP99Ms} ms)`
+}
+
+/** Not a signal the gateway or its preloads (SIGUSR2) answer otherwise. */
 const SNAPSHOT_SIGNAL = "SIGWINCH"
 
 /**
@@ -234,10 +262,15 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
   url.pathname = `/${name}`
   const port = await freePort()
   if (process.env.BENCH_CPU_PROF) mkdirSync(process.env.BENCH_CPU_PROF, { recursive: true })
+  const dataDir = mkdtempSync(join(tmpdir(), "wagate-bench-"))
+  const gcWatchFile = join(dataDir, "gc-watch.json")
   const gateway = spawnTs("gateway", "apps/gateway/src/main.ts", {
     nodeArgs: [
       ...GATEWAY_NODE_ARGS,
       ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_CPU_PROF] : []),
+      // What held the event loop over the measured window (full collections, loop delay).
+      "--import",
+      fileURLToPath(new URL("./support/gc-watch.mjs", import.meta.url)),
       ...(process.env.BENCH_ALLOC_PROF ? ["--import", fileURLToPath(new URL("./support/allocation-sampler.mjs", import.meta.url))] : []),
       // BENCH_HEAP_SNAPSHOT=DIR: a heap snapshot once the numbers are linked, before any send.
       ...(process.env.BENCH_HEAP_SNAPSHOT ? [`--heapsnapshot-signal=${SNAPSHOT_SIGNAL}`, `--diagnostic-dir=${process.env.BENCH_HEAP_SNAPSHOT}`] : []),
@@ -252,8 +285,9 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
       HTTP_HOST: "127.0.0.1",
       RUNNER_PORT: String(await freePort()),
       OPERATOR_TOKEN: TOKEN,
-      DATA_DIR: mkdtempSync(join(tmpdir(), "wagate-bench-")),
-      ...(process.env.BENCH_ALLOC_PROF ? { ALLOC_PROF_FILE: process.env.BENCH_ALLOC_PROF } : {}),
+      DATA_DIR: dataDir,
+      GC_WATCH_FILE: gcWatchFile,
+      ...(process.env.BENCH_ALLOC_PROF ? { ALLOC_PROF_FILE: process.env.BENCH_ALLOC_PROF, ALLOC_PROF_PROMOTED: process.env.BENCH_ALLOC_PROMOTED ?? "" } : {}),
       ...(POOL === undefined ? {} : { DATABASE_POOL_SIZE: String(POOL) })
     }
   })
@@ -312,12 +346,13 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
         const [g0, p0] = cpu()
         const startUs = monotonicUs()
         commitsAtStart = commits()
-        // The allocation sampler (BENCH_ALLOC_PROF) starts and stops on SIGUSR2.
-        if (process.env.BENCH_ALLOC_PROF) process.kill(gateway.pid, "SIGUSR2")
+        // The window's watch (gc-watch.mjs) and the allocation sampler (BENCH_ALLOC_PROF) start
+        // and stop on SIGUSR2.
+        process.kill(gateway.pid, "SIGUSR2")
         setTimeout(() => {
           const [g1, p1] = cpu()
           commitsAtEnd = commits()
-          if (process.env.BENCH_ALLOC_PROF) process.kill(gateway.pid, "SIGUSR2")
+          process.kill(gateway.pid, "SIGUSR2")
           // The profile's summary (test/bench/profile-summary.ts) keeps to this window.
           if (process.env.BENCH_CPU_PROF) {
             writeFileSync(
@@ -359,6 +394,7 @@ const gatewayRun = async (): Promise<{ result: Result; rss: number }> => {
     const perSend = (seconds: number) => (1000 * seconds) / sendsInWindow
     // PostgreSQL counts commits with a delay of up to a second; over the window it is close enough.
     console.error(`PostgreSQL commits per accepted send: ${((await commitsAtEnd - await commitsAtStart) / sendsInWindow).toFixed(2)}`)
+    console.error(`the measured window: ${describeWatch(await readWatch(gcWatchFile))}`)
     if (process.env.BENCH_ALLOC_PROF) {
       console.error(`allocations of the measured window: npx tsx test/bench/allocation-summary.ts ${process.env.BENCH_ALLOC_PROF} --sends ${Math.round(sendsInWindow)}`)
     }

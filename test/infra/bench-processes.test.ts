@@ -3,13 +3,16 @@
  * stopped when their scope closes on success, failure or a timeout, and killed when the
  * benchmark process itself exits while they still run. Every registered benchmark loads in a
  * plain Node process, and the gateways they start run with the node flags and the TypeScript
- * loader of `npm start`.
+ * loader of `npm start`; the send benchmark's watch of a gateway's window reports its full
+ * collections and how long its event loop was held.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { execFile } from "node:child_process"
 import { fileURLToPath } from "node:url"
-import { readFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { GATEWAY_NODE_ARGS, scopedNode, spawnNode, TYPESCRIPT_LOADER } from "../bench/support/Processes.js"
 
 const PROCESSES = fileURLToPath(new URL("../bench/support/Processes.ts", import.meta.url))
@@ -103,4 +106,51 @@ describe("the benchmarks' gateways", () => {
     const start: string = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).scripts.start
     assert.strictEqual(start, `exec node ${[...GATEWAY_NODE_ARGS, ...TYPESCRIPT_LOADER].join(" ")} apps/gateway/src/main.ts`)
   })
+})
+
+describe("the send benchmark's watch of the gateway", () => {
+  it.live("reports the full collections and the longest hold of the event loop between its two signals", () =>
+    Effect.gen(function*() {
+      const file = join(mkdtempSync(join(tmpdir(), "wagate-gc-watch-")), "watch.json")
+      // Once the window has begun: a full collection, then 300 ms in which the loop is held.
+      const script = `process.on("SIGUSR2", () => setTimeout(() => {
+          globalThis.gc()
+          const until = Date.now() + 300
+          while (Date.now() < until) {}
+          console.log("done")
+        }, 50))
+        console.log("ready")
+        setInterval(() => {}, 1000)`
+      const watch = fileURLToPath(new URL("../bench/support/gc-watch.mjs", import.meta.url))
+      const child = spawnNode("watched", ["--expose-gc", "--import", watch, "-e", script], {
+        env: { GC_WATCH_FILE: file },
+        reportExit: false
+      })
+      const printed = (line: string) =>
+        Effect.gen(function*() {
+          const deadline = Date.now() + 20_000
+          while (!child.output().includes(line)) {
+            if (Date.now() > deadline) return yield* Effect.dieMessage(`the child did not print "${line}": ${child.output()}`)
+            yield* Effect.sleep("20 millis")
+          }
+        })
+      yield* printed("ready")
+      process.kill(child.pid, "SIGUSR2")
+      yield* printed("done")
+      process.kill(child.pid, "SIGUSR2")
+      const deadline = Date.now() + 20_000
+      while (!existsSync(file)) {
+        if (Date.now() > deadline) return yield* Effect.dieMessage("no report was written")
+        yield* Effect.sleep("20 millis")
+      }
+      child.process.kill("SIGKILL")
+      const report = JSON.parse(readFileSync(file, "utf8"))
+      assert.isAtLeast(report.fullCollections.length, 1)
+      const [first] = report.fullCollections
+      assert.isAtLeast(first.atMs, 0)
+      assert.isAtMost(first.atMs, report.windowMs)
+      assert.isAtLeast(first.pauseMs, 0)
+      assert.isAtLeast(report.loopDelayMaxMs, 250)
+      assert.isAtMost(report.loopDelayP99Ms, report.loopDelayMaxMs)
+    }), 60_000)
 })

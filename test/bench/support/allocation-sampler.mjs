@@ -2,7 +2,10 @@
  * Preloaded into a benchmark's gateway (`--import`) for BENCH_ALLOC_PROF=FILE: V8's sampling heap
  * profiler, counting every allocation, those the collector has since freed included, between the
  * first SIGUSR2 (the measured window's start) and the second (its end), written to FILE as a
- * `.heapprofile` (Chrome DevTools reads it; test/bench/allocation-summary.ts sums it up).
+ * `.heapprofile` (Chrome DevTools reads it; test/bench/allocation-summary.ts sums it up). With
+ * ALLOC_PROF_PROMOTED=1 (the benchmark's BENCH_ALLOC_PROMOTED=1) it leaves out what young
+ * collections freed: what is left outlived the young generation (promoted, or still alive at
+ * the window's end), the allocations that fill the old generation and bring on full collections.
  * Plain JavaScript: it is loaded before tsx.
  */
 import { writeFileSync } from "node:fs"
@@ -19,7 +22,7 @@ process.on("SIGUSR2", () => {
       session.post("HeapProfiler.startSampling", {
         samplingInterval: 16384,
         includeObjectsCollectedByMajorGC: true,
-        includeObjectsCollectedByMinorGC: true
+        includeObjectsCollectedByMinorGC: process.env.ALLOC_PROF_PROMOTED !== "1"
       }))
     return
   }

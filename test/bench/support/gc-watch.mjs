@@ -1,0 +1,43 @@
+/**
+ * Preloaded into the send benchmark's gateway (`--import`): what held its event loop over the
+ * measured window, between the first SIGUSR2 (the window's start) and the second (its end),
+ * written to GC_WATCH_FILE as JSON: the full (mark-compact) collections and their pauses, when
+ * they fell in the window, and the event loop's delay (its largest and its p99). A window with a
+ * full collection has a p99 of sends several times that of one without (docs/performance.md,
+ * send path, thirteenth round), so the benchmark prints both beside its figures.
+ * Plain JavaScript: it is loaded before tsx.
+ */
+import { writeFileSync } from "node:fs"
+import { constants, monitorEventLoopDelay, performance, PerformanceObserver } from "node:perf_hooks"
+
+const file = process.env.GC_WATCH_FILE
+const delay = monitorEventLoopDelay({ resolution: 10 })
+/** @type {Array<{ atMs: number; pauseMs: number }>} */
+const full = []
+let startedAt = -1
+const observer = new PerformanceObserver((list) => {
+  if (startedAt < 0) return
+  for (const entry of list.getEntries()) {
+    if (entry.detail?.kind !== constants.NODE_PERFORMANCE_GC_MAJOR) continue
+    full.push({ atMs: Math.round(entry.startTime - startedAt), pauseMs: Number(entry.duration.toFixed(1)) })
+  }
+})
+observer.observe({ entryTypes: ["gc"] })
+
+process.on("SIGUSR2", () => {
+  if (startedAt < 0) {
+    startedAt = performance.now()
+    delay.enable()
+    return
+  }
+  delay.disable()
+  const ms = (ns) => Math.round(ns / 1e6)
+  const report = {
+    windowMs: Math.round(performance.now() - startedAt),
+    fullCollections: full,
+    loopDelayMaxMs: ms(delay.max),
+    loopDelayP99Ms: ms(delay.percentile(99))
+  }
+  if (file) writeFileSync(file, JSON.stringify(report))
+  observer.disconnect()
+})
