@@ -122,7 +122,7 @@ describe("the send benchmark's watch of the gateway", () => {
         console.log("ready")
         setInterval(() => {}, 1000)`
       const watch = fileURLToPath(new URL("../bench/support/gc-watch.mjs", import.meta.url))
-      const child = spawnNode("watched", ["--expose-gc", "--import", watch, "-e", script], {
+      const child = yield* scopedNode("watched", ["--expose-gc", "--import", watch, "-e", script], {
         env: { GC_WATCH_FILE: file },
         reportExit: false
       })
@@ -143,7 +143,6 @@ describe("the send benchmark's watch of the gateway", () => {
         if (Date.now() > deadline) return yield* Effect.dieMessage("no report was written")
         yield* Effect.sleep("20 millis")
       }
-      child.process.kill("SIGKILL")
       const report = JSON.parse(readFileSync(file, "utf8"))
       assert.isAtLeast(report.fullCollections.length, 1)
       const [first] = report.fullCollections
@@ -152,5 +151,5 @@ describe("the send benchmark's watch of the gateway", () => {
       assert.isAtLeast(first.pauseMs, 0)
       assert.isAtLeast(report.loopDelayMaxMs, 250)
       assert.isAtMost(report.loopDelayP99Ms, report.loopDelayMaxMs)
-    }), 60_000)
+    }).pipe(Effect.scoped), 60_000)
 })

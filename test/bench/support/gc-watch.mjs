@@ -7,7 +7,7 @@
  * send path, thirteenth round), so the benchmark prints both beside its figures.
  * Plain JavaScript: it is loaded before tsx.
  */
-import { writeFileSync } from "node:fs"
+import { renameSync, writeFileSync } from "node:fs"
 import { constants, monitorEventLoopDelay, performance, PerformanceObserver } from "node:perf_hooks"
 
 const file = process.env.GC_WATCH_FILE
@@ -38,6 +38,10 @@ process.on("SIGUSR2", () => {
     loopDelayMaxMs: ms(delay.max),
     loopDelayP99Ms: ms(delay.percentile(99))
   }
-  if (file) writeFileSync(file, JSON.stringify(report))
+  // Whole or not at all for the benchmark, which reads the file as soon as it is there.
+  if (file) {
+    writeFileSync(`${file}.part`, JSON.stringify(report))
+    renameSync(`${file}.part`, file)
+  }
   observer.disconnect()
 })
