@@ -14,6 +14,7 @@ import { existsSync, mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { GATEWAY_NODE_ARGS, scopedNode, spawnNode, TYPESCRIPT_LOADER } from "../bench/support/Processes.js"
+import { eventually } from "../support/Fixtures.js"
 
 const PROCESSES = fileURLToPath(new URL("../bench/support/Processes.ts", import.meta.url))
 /** A child that runs until it is stopped. */
@@ -126,23 +127,12 @@ describe("the send benchmark's watch of the gateway", () => {
         env: { GC_WATCH_FILE: file },
         reportExit: false
       })
-      const printed = (line: string) =>
-        Effect.gen(function*() {
-          const deadline = Date.now() + 20_000
-          while (!child.output().includes(line)) {
-            if (Date.now() > deadline) return yield* Effect.dieMessage(`the child did not print "${line}": ${child.output()}`)
-            yield* Effect.sleep("20 millis")
-          }
-        })
+      const printed = (line: string) => eventually(Effect.sync(child.output), (output) => output.includes(line), 20_000)
       yield* printed("ready")
       process.kill(child.pid, "SIGUSR2")
       yield* printed("done")
       process.kill(child.pid, "SIGUSR2")
-      const deadline = Date.now() + 20_000
-      while (!existsSync(file)) {
-        if (Date.now() > deadline) return yield* Effect.dieMessage("no report was written")
-        yield* Effect.sleep("20 millis")
-      }
+      yield* eventually(Effect.sync(() => existsSync(file)), (written) => written, 20_000)
       const report = JSON.parse(readFileSync(file, "utf8"))
       assert.isAtLeast(report.fullCollections.length, 1)
       const [first] = report.fullCollections
