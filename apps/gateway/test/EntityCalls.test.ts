@@ -1,5 +1,9 @@
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { assert, describe, it } from "@effect/vitest"
 import { NotConnected } from "@wagate/domain/ApiError"
+import { CurrentKey } from "@wagate/domain/Auth"
+import { AccountId, ApiKeyId } from "@wagate/domain/Ids"
 import { NumberMoved } from "@wagate/entities/NumberEntity"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -72,5 +76,33 @@ describe("bounded entity calls", () => {
       assert.strictEqual(HashMap.size(started), 0)
       // The request keeps its own.
       assert.deepStrictEqual(HashMap.get(own, "request_id"), Option.some("r-1"))
+    }))
+
+  it.effect("what a call starts keeps nothing of the request: not the request, its key, nor its response's handlers", () =>
+    Effect.gen(function*() {
+      const request = HttpServerRequest.fromWeb(new Request("http://localhost/api/v1/messages/send", { method: "POST" }))
+      const key = { keyId: ApiKeyId.make(1), accountId: AccountId.make(1), numberId: null }
+      // As the cluster starts an entity: a fiber forked in the calling fiber that outlives the call.
+      const call = Effect.flatMap(
+        Effect.forkDaemon(Effect.all([
+          Effect.serviceOption(HttpServerRequest.HttpServerRequest),
+          Effect.serviceOption(CurrentKey),
+          FiberRef.get(HttpApp.currentPreResponseHandlers)
+        ])),
+        Fiber.join
+      )
+      const [[startedRequest, startedKey, startedHandlers], own] = yield* Effect.all([
+        bounded("15 seconds")(call),
+        Effect.serviceOption(CurrentKey)
+      ]).pipe(
+        Effect.locally(HttpApp.currentPreResponseHandlers, Option.some((_request, response) => Effect.succeed(response))),
+        Effect.provideService(HttpServerRequest.HttpServerRequest, request),
+        Effect.provideService(CurrentKey, key)
+      )
+      assert.isTrue(Option.isNone(startedRequest))
+      assert.isTrue(Option.isNone(startedKey))
+      assert.isTrue(Option.isNone(startedHandlers))
+      // The request keeps its own.
+      assert.deepStrictEqual(own, Option.some(key))
     }))
 })

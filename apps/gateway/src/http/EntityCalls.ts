@@ -10,9 +10,14 @@
  * endpoints do not declare it, since it is never the client's doing.
  */
 import type { AlreadyProcessingMessage, MailboxFull, PersistenceError } from "@effect/cluster/ClusterError"
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Capacity, type InternalError } from "@wagate/domain/ApiError"
+import { CurrentKey } from "@wagate/domain/Auth"
 import type { NumberMoved } from "@wagate/entities/NumberEntity"
 import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
@@ -36,14 +41,28 @@ const isMoved = (e: unknown): e is NumberMoved => Predicate.isTagged(e, "NumberM
 const followMoves = <A, E, R>(call: Effect.Effect<A, E | NumberMoved, R>): Effect.Effect<A, E, R> =>
   Effect.catchAll(call, (e) => isMoved(e) ? Effect.delay(followMoves(call), MOVED_RETRY_DELAY) : Effect.fail(e))
 
+/** What the HTTP stack and the authentication provide for one request. */
+const withoutRequest = Context.omit(
+  HttpServerRequest.HttpServerRequest,
+  HttpServerRequest.ParsedSearchParams,
+  HttpRouter.RouteContext,
+  CurrentKey
+)
+
 /**
- * The call without the request's log annotations: the cluster builds an entity in the fiber of the
- * call that starts it, and the entity's fibers keep that fiber's refs for the entity's life. A
- * number first called by a request would otherwise log with that request's `request_id` for as
- * long as it runs.
+ * The call without the request: the cluster builds an entity in the fiber of the call that starts
+ * it, with the caller's context merged into the entity's, and the entity's fibers keep that
+ * fiber's refs and context for the entity's life. A number first called by a request would
+ * otherwise log with that request's `request_id` for as long as it runs, and keep the request
+ * itself (its body, its response, the key that made it) in memory until it stops.
  */
 const detached = <A, E, R>(call: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.locally(call, FiberRef.currentLogAnnotations, HashMap.empty())
+  call.pipe(
+    Effect.locally(FiberRef.currentLogAnnotations, HashMap.empty()),
+    Effect.locally(HttpApp.currentPreResponseHandlers, Option.none()),
+    // The call itself needs none of these: entity calls take what they need in their payload.
+    Effect.mapInputContext((context: Context.Context<R>) => withoutRequest(context) as Context.Context<R>)
+  )
 
 export const bounded = (timeout: Duration.DurationInput) =>
 <A, E, R>(
