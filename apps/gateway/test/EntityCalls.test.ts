@@ -6,6 +6,7 @@ import { CurrentKey } from "@wagate/domain/Auth"
 import { AccountId, ApiKeyId } from "@wagate/domain/Ids"
 import { NumberMoved } from "@wagate/entities/NumberEntity"
 import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
@@ -14,6 +15,8 @@ import * as FiberRef from "effect/FiberRef"
 import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
+import { setFlagsFromString } from "node:v8"
+import { runInNewContext } from "node:vm"
 import { bounded } from "../src/http/EntityCalls.js"
 
 /** An entity call that answers NumberMoved `moves` times (its number moving between runners), then `last`. */
@@ -104,5 +107,28 @@ describe("bounded entity calls", () => {
       assert.isTrue(Option.isNone(startedHandlers))
       // The request keeps its own.
       assert.deepStrictEqual(own, Option.some(key))
+    }))
+
+  it.live("what a call starts does not keep the request in memory", () =>
+    Effect.gen(function*() {
+      setFlagsFromString("--expose-gc")
+      const collect: () => void = runInNewContext("gc")
+      const entityStops = yield* Deferred.make<void>()
+      let request: WeakRef<HttpServerRequest.HttpServerRequest> | undefined
+      yield* Effect.suspend(() => {
+        const made = HttpServerRequest.fromWeb(new Request("http://localhost/ops/v1/accounts/1/numbers", { method: "POST" }))
+        request = new WeakRef(made)
+        // As the cluster starts an entity: a fiber forked in the call that outlives it.
+        const call = Effect.asVoid(Effect.forkDaemon(Deferred.await(entityStops)))
+        return bounded("15 seconds")(call).pipe(
+          Effect.provideService(HttpServerRequest.HttpServerRequest, made),
+          Effect.annotateLogs("request_id", "r-1")
+        )
+      })
+      // A weakly held object stays alive until the job that made it has ended.
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
+      collect()
+      assert.isUndefined(request?.deref(), "the started fiber still holds the request")
+      yield* Deferred.succeed(entityStops, undefined)
     }))
 })

@@ -20,10 +20,14 @@ import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
+import * as FiberRefs from "effect/FiberRefs"
 import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
+import * as Runtime from "effect/Runtime"
 import * as Prometheus from "../infra/Prometheus.js"
 
 type ClusterFailure = MailboxFull | AlreadyProcessingMessage | PersistenceError | InternalError
@@ -50,19 +54,32 @@ const withoutRequest = Context.omit(
 )
 
 /**
- * The call without the request: the cluster builds an entity in the fiber of the call that starts
- * it, with the caller's context merged into the entity's, and the entity's fibers keep that
- * fiber's refs and context for the entity's life. A number first called by a request would
- * otherwise log with that request's `request_id` for as long as it runs, and keep the request
- * itself (its body, its response, the key that made it) in memory until it stops.
+ * The call without the request. The cluster builds an entity in the fiber of the call that starts
+ * it, and the entity's fibers keep that fiber's refs for the entity's life: not only their current
+ * values but, in each ref's history, the value every ancestor fiber had (Effect keeps them for
+ * joins), so a `locally` around the call does not let go of the request's. A number first called
+ * by a request would otherwise log with that request's `request_id` for as long as it runs, and
+ * keep the request itself (its context, its body, its response, the key that made it) in memory
+ * until it stops.
+ *
+ * So the call runs in a fiber of its own that descends from no request: it starts from each
+ * ref's current value alone, without the request's services, log annotations or response
+ * handlers (its parent span stays, for traces), and it is interrupted with the request.
  */
 const detached = <A, E, R>(call: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  call.pipe(
-    Effect.locally(FiberRef.currentLogAnnotations, HashMap.empty()),
-    Effect.locally(HttpApp.currentPreResponseHandlers, Option.none()),
-    // The call itself needs none of these: entity calls take what they need in their payload.
-    Effect.mapInputContext((context: Context.Context<R>) => withoutRequest(context) as Context.Context<R>)
-  )
+  Effect.flatMap(Effect.runtime<R>(), (runtime) => {
+    const refs = runtime.fiberRefs
+    const context = withoutRequest(runtime.context) as Context.Context<R>
+    // FiberRefs.unsafeMake's own key type: a map holds refs of every value type.
+    const current = new Map<FiberRef.FiberRef<any>, readonly [readonly [FiberId.Single, unknown]]>()
+    for (const ref of FiberRefs.fiberRefs(refs)) current.set(ref, [[FiberId.none, FiberRefs.getOrDefault(refs, ref)]])
+    current.set(FiberRef.currentContext, [[FiberId.none, context]])
+    current.set(FiberRef.currentLogAnnotations, [[FiberId.none, HashMap.empty()]])
+    current.set(HttpApp.currentPreResponseHandlers, [[FiberId.none, Option.none()]])
+    const detachedRuntime = Runtime.make({ context, runtimeFlags: runtime.runtimeFlags, fiberRefs: FiberRefs.unsafeMake(current) })
+    const fiber = Runtime.runFork(detachedRuntime)(call)
+    return Effect.onInterrupt(Fiber.join(fiber), () => Fiber.interrupt(fiber))
+  })
 
 export const bounded = (timeout: Duration.DurationInput) =>
 <A, E, R>(
