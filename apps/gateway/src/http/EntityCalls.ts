@@ -66,7 +66,7 @@ const withoutRequest = Context.omit(
  * ref's current value alone, without the request's services, log annotations or response
  * handlers (its parent span stays, for traces), and it is interrupted with the request.
  */
-const detached = <A, E, R>(call: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+export const detached = <A, E, R>(call: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.flatMap(Effect.runtime<R>(), (runtime) => {
     const refs = runtime.fiberRefs
     const context = withoutRequest(runtime.context) as Context.Context<R>
@@ -81,12 +81,22 @@ const detached = <A, E, R>(call: Effect.Effect<A, E, R>): Effect.Effect<A, E, R>
     return Effect.onInterrupt(Fiber.join(fiber), () => Fiber.interrupt(fiber))
   })
 
+/** An entity call through the cluster, `detached` from the request and bounded as `boundedInPlace`. */
 export const bounded = (timeout: Duration.DurationInput) =>
+<A, E, R>(
+  call: Effect.Effect<A, E | ClusterFailure | NumberMoved, R>
+): Effect.Effect<A, Exclude<E, ClusterFailure> | Capacity, R> => boundedInPlace(timeout)(detached(call))
+
+/**
+ * An entity call bounded in time, followed when its number moves, and its failures answered as
+ * the API does, in the request's own fiber: for a call that may reach an entity already running
+ * in this process directly (a send) and detaches its way through the cluster itself.
+ */
+export const boundedInPlace = (timeout: Duration.DurationInput) =>
 <A, E, R>(
   call: Effect.Effect<A, E | ClusterFailure | NumberMoved, R>
 ): Effect.Effect<A, Exclude<E, ClusterFailure> | Capacity, R> =>
   call.pipe(
-    detached,
     followMoves,
     (counted) =>
       Effect.acquireUseRelease(Effect.sync(Prometheus.callStarted), () => counted, () => Effect.sync(Prometheus.callEnded)),

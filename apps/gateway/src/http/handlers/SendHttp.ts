@@ -24,7 +24,7 @@ import { createHash } from "node:crypto"
 import { quotaHeaders } from "../ApiErrors.js"
 import { Settings } from "../../Config.js"
 import * as Prometheus from "../../infra/Prometheus.js"
-import { bounded } from "../EntityCalls.js"
+import { boundedInPlace, detached } from "../EntityCalls.js"
 import { NumberScope } from "../NumberScope.js"
 import { parseNumberRef } from "../Params.js"
 import { validateSend } from "../SendRequest.js"
@@ -99,11 +99,12 @@ export const makeSendMessage = Effect.gen(function*() {
       const timeout = Duration.millis(send.content._tag === "text" ? entityTimeoutMs : 6 * entityTimeoutMs)
       const payload = { to: send.to, content: send.content, source, idempotency, accountId: principal.accountId }
       // The number's entity in this process if it runs here (asked again when it moved), else
-      // through the cluster to wherever it runs.
+      // through the cluster to wherever it runs, detached from the request, since the call may
+      // start the entity (EntityCalls.ts).
       const sent = yield* Effect.suspend(() => {
         const local = running.localSend(number.id)
-        return local !== undefined ? local(payload) : numbers(String(number.id)).Send(payload)
-      }).pipe(bounded(timeout))
+        return local !== undefined ? local(payload) : detached(numbers(String(number.id)).Send(payload))
+      }).pipe(boundedInPlace(timeout))
       return { _tag: "Sent", numberId: number.id, sent } satisfies SendAnswer
     },
     Effect.onExit((exit) => Effect.sync(() => count(exit))),
