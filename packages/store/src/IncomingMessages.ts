@@ -187,7 +187,7 @@ export const make = Effect.gen(function*() {
    */
   const sweepDue = yield* Batched.withResults((batch: ReadonlyArray<{ readonly numberId: number; readonly now: Date }>) =>
     sql`
-      SELECT EXISTS (SELECT 1 FROM messages m WHERE m.number_id = d.number_id AND m.status = 'pending') AS pending,
+      SELECT EXISTS (SELECT 1 FROM messages m WHERE m.number_id = d.number_id AND m.unsent) AS pending,
              EXISTS (SELECT 1 FROM incoming_failures f WHERE f.number_id = d.number_id AND f.next_attempt_at <= d.at) AS incoming
       FROM unnest(${batch.map((d) => d.numberId)}::bigint[], ${batch.map((d) => d.now)}::timestamptz[])
         WITH ORDINALITY AS d(number_id, at, i)

@@ -19,6 +19,7 @@ import billing from "./migrations/0010_billing.js"
 import webhookSecrets from "./migrations/0011_webhook_secrets.js"
 import cabinet from "./migrations/0012_cabinet.js"
 import lidContacts from "./migrations/0013_lid_contacts.js"
+import unsentMessages from "./migrations/0014_unsent_messages.js"
 
 /** @since 1.0.0 */
 export const loader = Migrator.fromRecord({
@@ -34,7 +35,8 @@ export const loader = Migrator.fromRecord({
   "0010_billing": billing,
   "0011_webhook_secrets": webhookSecrets,
   "0012_cabinet": cabinet,
-  "0013_lid_contacts": lidContacts
+  "0013_lid_contacts": lidContacts,
+  "0014_unsent_messages": unsentMessages
 })
 
 /** @since 1.0.0 */

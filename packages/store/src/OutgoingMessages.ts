@@ -391,7 +391,7 @@ export const make = Effect.gen(function*() {
       Pending,
       sql`
         SELECT id, peer, chat_id, wa_message_id, type, text, media, send_attempts FROM messages
-        WHERE number_id = ${numberId} AND status = 'pending' ORDER BY id`
+        WHERE number_id = ${numberId} AND unsent ORDER BY id`
     )
   }, Effect.orDie)
 

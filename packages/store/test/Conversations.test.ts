@@ -101,6 +101,34 @@ layer(Env, { excludeTestServices: true, timeout: 60_000 })("conversations", (it)
       assert.strictEqual(Number(events.n), 0)
     }))
 
+  it.effect("an ack after `sent` can update its row in place: no index of messages names what an ack sets", () =>
+    Effect.gen(function*() {
+      const { accountId, numberId } = yield* setup("in-place@example.kz", "77010000108")
+      const conversations = yield* Conversations
+      const sql = yield* SqlClient.SqlClient
+      const id = yield* conversations.recordOutgoing({
+        accountId, numberId, to: "77770000005", type: "text", text: "x", media: null, waMessageId: "INPLACE1",
+        source: "api", phone: "77010000000", firstContact: true, textHash: "h", day: "2026-11-21", at
+      })
+      // Until `sent`, the message is unsent: the number's sweep finds it and hands it over again.
+      assert.deepStrictEqual((yield* conversations.pending(numberId)).map((p) => p.id), [id])
+      assert.isTrue((yield* conversations.sweepDue(numberId, at)).pending)
+      yield* conversations.applyAck({ numberId, waMessageId: "INPLACE1", ack: "sent", at })
+      assert.deepStrictEqual(yield* conversations.pending(numberId), [])
+      assert.isFalse((yield* conversations.sweepDue(numberId, at)).pending)
+      // `delivered` and `read` set status, error and updated_at. An index naming any of them (as
+      // the pending index once named status) would make each ack a new version in every index of
+      // the table; with none, PostgreSQL updates the row within its page, which keeps room for it.
+      const indexes = yield* sql<{ name: string; definition: string }>`
+        SELECT indexrelid::regclass::text AS name, pg_get_indexdef(indexrelid) AS definition
+        FROM pg_index WHERE indrelid = 'messages'::regclass`
+      assert.isAbove(indexes.length, 10)
+      assert.deepStrictEqual(indexes.filter((i) => /\b(status|error|updated_at)\b/.test(i.definition)).map((i) => i.name), [])
+      const [table] = yield* sql<{ options: Array<string> | null }>`
+        SELECT reloptions AS options FROM pg_class WHERE oid = 'messages'::regclass`
+      assert.deepStrictEqual(table.options, ["fillfactor=80"])
+    }))
+
   it.effect("acks arriving together, repeats included, move the status in order and notify each step once", () =>
     Effect.gen(function*() {
       const { accountId, numberId } = yield* setup("acks-together@example.kz", "77010000104")
