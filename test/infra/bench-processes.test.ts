@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url"
 import { existsSync, mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { GATEWAY_NODE_ARGS, scopedNode, spawnNode, TYPESCRIPT_LOADER } from "../bench/support/Processes.js"
+import { cpuBetween, cpuByPid, GATEWAY_NODE_ARGS, scopedNode, spawnNode, stop, TYPESCRIPT_LOADER } from "../bench/support/Processes.js"
 import { eventually } from "../support/Fixtures.js"
 
 const PROCESSES = fileURLToPath(new URL("../bench/support/Processes.ts", import.meta.url))
@@ -71,6 +71,35 @@ describe("benchmark child processes", () => {
       assert.isTrue(pid > 0)
       yield* gone(pid)
     }), 60_000)
+
+  it.live("count the CPU of processes that come and go between two readings: a new one whole, an ended one not at all", () =>
+    Effect.scoped(Effect.gen(function*() {
+      // A process under a name of its own that uses 300 ms of CPU, says so, and then idles.
+      const name = `wagate-cpu-${process.pid % 10_000}`
+      const burner = ["-e", `process.title = ${JSON.stringify(name)}
+        while (process.cpuUsage().user < 300_000) {}
+        console.log("burned")
+        setInterval(() => {}, 1000)`]
+      const burned = (child: ReturnType<typeof spawnNode>) =>
+        eventually(Effect.sync(child.output), (output) => output.includes("burned"), 30_000)
+      const first = yield* scopedNode("burner", burner, { reportExit: false })
+      yield* burned(first)
+      const before = cpuByPid(name)
+      assert.deepStrictEqual([...before.keys()], [first.pid])
+      // Between the readings the first ends (as a backend or an autovacuum worker may) and a
+      // second starts and works.
+      yield* stop(first)
+      yield* gone(first.pid)
+      const second = yield* scopedNode("burner", burner, { reportExit: false })
+      yield* burned(second)
+      const after = cpuByPid(name)
+      assert.deepStrictEqual([...after.keys()], [second.pid])
+      const total = (readings: ReadonlyMap<number, number>) => [...readings.values()].reduce((a, b) => a + b, 0)
+      assert.isAtLeast(cpuBetween(before, after), 0.29)
+      assert.strictEqual(cpuBetween(before, after), total(after))
+      // One sum taken from the other would have lost the second's work to the first's.
+      assert.isBelow(total(after) - total(before), 0.2)
+    })), 90_000)
 
   it("spawnNode keeps what the child wrote, for the report of a failure", async () => {
     const child = spawnNode("echo", ["-e", "console.log('hello from the child')"], { reportExit: false })

@@ -178,6 +178,21 @@ export const cpuSeconds = (pid: number): number => {
   }
 }
 
+/** CPU seconds so far of every process whose command name is `name`, by pid. */
+export const cpuByPid = (name: string): ReadonlyMap<number, number> =>
+  new Map(pidsNamed(name).map((pid) => [pid, cpuSeconds(pid)]))
+
+/**
+ * The CPU seconds processes used between two `cpuByPid` readings. A process started in between
+ * counts whole. One that ended in between is left out (its CPU can no longer be read), where
+ * taking one sum from the other would subtract all it had used before.
+ */
+export const cpuBetween = (before: ReadonlyMap<number, number>, after: ReadonlyMap<number, number>): number => {
+  let used = 0
+  for (const [pid, seconds] of after) used += seconds - (before.get(pid) ?? 0)
+  return used
+}
+
 /** The processes whose command name is `name` (e.g. every `postgres` backend). */
 export const pidsNamed = (name: string) =>
   readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).filter((pid) => {
