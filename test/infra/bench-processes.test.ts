@@ -13,7 +13,16 @@ import { fileURLToPath } from "node:url"
 import { existsSync, mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { cpuBetween, cpuByPid, GATEWAY_NODE_ARGS, scopedNode, spawnNode, stop, TYPESCRIPT_LOADER } from "../bench/support/Processes.js"
+import {
+  type Child,
+  cpuBetween,
+  cpuByPid,
+  GATEWAY_NODE_ARGS,
+  scopedNode,
+  spawnNode,
+  stop,
+  TYPESCRIPT_LOADER
+} from "../bench/support/Processes.js"
 import { eventually } from "../support/Fixtures.js"
 
 const PROCESSES = fileURLToPath(new URL("../bench/support/Processes.ts", import.meta.url))
@@ -38,6 +47,10 @@ const gone = (pid: number, ms = 15_000) =>
       yield* Effect.sleep("50 millis")
     }
   })
+
+/** Polls until `child` has printed `line`, failing after `ms`. */
+const printed = (child: Child, line: string, ms: number) =>
+  eventually(Effect.sync(child.output), (output) => output.includes(line), ms)
 
 describe("benchmark child processes", () => {
   it.live("are stopped when their scope ends, by success, failure or timeout", () =>
@@ -73,17 +86,15 @@ describe("benchmark child processes", () => {
     }), 60_000)
 
   it.live("count the CPU of processes that come and go between two readings: a new one whole, an ended one not at all", () =>
-    Effect.scoped(Effect.gen(function*() {
+    Effect.gen(function*() {
       // A process under a name of its own that uses 300 ms of CPU, says so, and then idles.
       const name = `wagate-cpu-${process.pid % 10_000}`
       const burner = ["-e", `process.title = ${JSON.stringify(name)}
         while (process.cpuUsage().user < 300_000) {}
         console.log("burned")
         setInterval(() => {}, 1000)`]
-      const burned = (child: ReturnType<typeof spawnNode>) =>
-        eventually(Effect.sync(child.output), (output) => output.includes("burned"), 30_000)
       const first = yield* scopedNode("burner", burner, { reportExit: false })
-      yield* burned(first)
+      yield* printed(first, "burned", 30_000)
       const before = cpuByPid(name)
       assert.deepStrictEqual([...before.keys()], [first.pid])
       // Between the readings the first ends (as a backend or an autovacuum worker may) and a
@@ -91,7 +102,7 @@ describe("benchmark child processes", () => {
       yield* stop(first)
       yield* gone(first.pid)
       const second = yield* scopedNode("burner", burner, { reportExit: false })
-      yield* burned(second)
+      yield* printed(second, "burned", 30_000)
       const after = cpuByPid(name)
       assert.deepStrictEqual([...after.keys()], [second.pid])
       const total = (readings: ReadonlyMap<number, number>) => [...readings.values()].reduce((a, b) => a + b, 0)
@@ -100,7 +111,7 @@ describe("benchmark child processes", () => {
       assert.isAtLeast(total(before), 0.29)
       assert.isAtLeast(cpuBetween(before, after), 0.29)
       assert.strictEqual(cpuBetween(before, after), total(after))
-    })), 90_000)
+    }).pipe(Effect.scoped), 90_000)
 
   it("spawnNode keeps what the child wrote, for the report of a failure", async () => {
     const child = spawnNode("echo", ["-e", "console.log('hello from the child')"], { reportExit: false })
@@ -157,10 +168,9 @@ describe("the send benchmark's watch of the gateway", () => {
         env: { GC_WATCH_FILE: file },
         reportExit: false
       })
-      const printed = (line: string) => eventually(Effect.sync(child.output), (output) => output.includes(line), 20_000)
-      yield* printed("ready")
+      yield* printed(child, "ready", 20_000)
       process.kill(child.pid, "SIGUSR2")
-      yield* printed("done")
+      yield* printed(child, "done", 20_000)
       process.kill(child.pid, "SIGUSR2")
       yield* eventually(Effect.sync(() => existsSync(file)), (written) => written, 20_000)
       const report = JSON.parse(readFileSync(file, "utf8"))
