@@ -11,14 +11,16 @@ import type * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
 import type { BlobLinkExpired, BlobLinkInvalid, BlobNotFound, BlobStoreError } from "./BlobStoreError.js"
 import type { Disposition } from "./ContentDisposition.js"
+import type { NodeBody } from "./NodeBody.js"
 
 /**
- * The bytes to store: in hand, or a stream that may fail with its own error (which `put` passes on
- * untouched, storing nothing).
+ * The bytes to store: in hand, or a stream (an Effect stream, or a Node stream that a store reads
+ * without an Effect for every chunk) that may fail with its own error, which `put` passes on
+ * untouched, storing nothing.
  *
  * @since 1.0.0
  */
-export type BlobBody<E = never> = Uint8Array | Stream.Stream<Uint8Array, E>
+export type BlobBody<E = never> = Uint8Array | Stream.Stream<Uint8Array, E> | NodeBody<E>
 
 /** @since 1.0.0 */
 export interface PutOptions {

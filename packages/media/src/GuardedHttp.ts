@@ -8,17 +8,17 @@
  *
  * @since 1.0.0
  */
-import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
 import { lookup } from "node:dns/promises"
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http"
 import * as http from "node:http"
 import * as https from "node:https"
 import type { LookupFunction } from "node:net"
 import { isIP } from "node:net"
+import { Readable } from "node:stream"
+import * as NodeBody from "./NodeBody.js"
 import * as PrivateAddress from "./PrivateAddress.js"
 
 /** Host name to IP addresses. @since 1.0.0 */
@@ -85,7 +85,7 @@ export interface Response {
   readonly statusMessage: string
   readonly headers: IncomingHttpHeaders
   /** The body as it arrives, once; a body cut short fails with `closedEarly`. */
-  readonly body: Stream.Stream<Uint8Array, NetworkFailure>
+  readonly body: NodeBody.NodeBody<NetworkFailure>
 }
 
 /**
@@ -150,20 +150,22 @@ export const request = (
       req.end(options.body)
     })
     const response = res
+    const status = { status: response.statusCode ?? 0, statusMessage: response.statusMessage ?? "", headers: response.headers }
     if (options.discardBody === true) {
       response.on("error", () => undefined)
       response.resume()
-      return { status: response.statusCode ?? 0, statusMessage: response.statusMessage ?? "", headers: response.headers, body: Stream.empty }
+      return { ...status, body: NodeBody.make(Readable.from([]), (error) => failure(error as Error)) }
     }
     const cutShort = () => failure(new Error("The connection closed before the whole answer arrived"), true)
-    const body = NodeStream.fromReadable<NetworkFailure, Uint8Array>(
-      () => response,
-      (error) => response.complete || (error as Error).message !== "aborted" ? failure(error as Error) : cutShort()
-    ).pipe(
+    const body = NodeBody.checked(
+      NodeBody.make(
+        response,
+        (error) => response.complete || (error as Error).message !== "aborted" ? failure(error as Error) : cutShort()
+      ),
       // A body cut short ends the stream quietly on some node versions: not the whole answer.
-      Stream.concat(Stream.suspend(() => (response.complete ? Stream.empty : Stream.fail(cutShort()))))
+      { end: () => (response.complete ? undefined : cutShort()) }
     )
-    return { status: response.statusCode ?? 0, statusMessage: response.statusMessage ?? "", headers: response.headers, body }
+    return { ...status, body }
   })
 
 /**

@@ -7,8 +7,10 @@
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
+import type { Readable } from "node:stream"
 import type { BlobBody } from "./BlobPort.js"
 import { BlobStoreError, BodyLengthMismatch } from "./BlobStoreError.js"
+import * as NodeBody from "./NodeBody.js"
 
 /** @since 1.0.0 */
 export interface MeasuredBody<E> {
@@ -16,6 +18,9 @@ export interface MeasuredBody<E> {
   /** Bytes that went through `stream` so far. */
   readonly size: Effect.Effect<number>
 }
+
+const lengthMismatch = (actual: string, expected: number) =>
+  new BlobStoreError({ op: "put", cause: new BodyLengthMismatch(actual, expected) })
 
 /**
  * Fails the stream as soon as it passes `expected` bytes, or at its end when it fell short, so a
@@ -25,9 +30,12 @@ export interface MeasuredBody<E> {
  */
 export const make = <E>(body: BlobBody<E>, expected: number | undefined): Effect.Effect<MeasuredBody<E>> =>
   Effect.map(Ref.make(0), (size) => {
-    const source: Stream.Stream<Uint8Array, E> = body instanceof Uint8Array ? Stream.succeed(body) : body
-    const wrongLength = (actual: string) =>
-      new BlobStoreError({ op: "put", cause: new BodyLengthMismatch(actual, expected ?? 0) })
+    const source: Stream.Stream<Uint8Array, E> = body instanceof Uint8Array
+      ? Stream.succeed(body)
+      : NodeBody.isNodeBody(body)
+      ? NodeBody.toStream(body)
+      : body
+    const wrongLength = (actual: string) => lengthMismatch(actual, expected ?? 0)
     const counted = source.pipe(
       Stream.tap((chunk) =>
         Effect.flatMap(Ref.updateAndGet(size, (n) => n + chunk.byteLength), (n) =>
@@ -40,3 +48,28 @@ export const make = <E>(body: BlobBody<E>, expected: number | undefined): Effect
     )
     return { stream, size: Ref.get(size) }
   })
+
+/**
+ * `make` for a Node body that a store hands on as a Node stream: the same count and length rules,
+ * checked as the chunks pass, with no Effect for each. `failed` is told the body's failure (its
+ * own error, or a wrong length) as soon as there is one, even one that came before.
+ *
+ * @since 1.0.0
+ */
+export const node = <E>(
+  body: NodeBody.NodeBody<E>,
+  expected: number | undefined,
+  failed: (error: E | BlobStoreError) => void
+): { readonly readable: Readable; readonly size: Effect.Effect<number> } => {
+  let size = 0
+  const measured = NodeBody.checked(body, {
+    chunk: (chunk) => {
+      size += chunk.byteLength
+      return expected !== undefined && size > expected ? lengthMismatch(`more than ${expected}`, expected) : undefined
+    },
+    end: () => expected !== undefined && size !== expected ? lengthMismatch(`${size}`, expected) : undefined
+  })
+  measured.readable.once("error", (error) => failed(measured.failure(error)))
+  if (body.readable.errored) failed(body.failure(body.readable.errored))
+  return { readable: measured.readable, size: Effect.sync(() => size) }
+}

@@ -13,15 +13,14 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Chunk from "effect/Chunk"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
 import * as GuardedHttp from "./GuardedHttp.js"
 import { filename } from "./MediaFetcherFilename.js"
 import * as MediaFetcherRequest from "./MediaFetcherRequest.js"
 import * as MediaFetcherType from "./MediaFetcherType.js"
 import type { MediaKind } from "./MediaFetcherType.js"
+import * as NodeBody from "./NodeBody.js"
 
 export type { MediaKind } from "./MediaFetcherType.js"
 
@@ -34,10 +33,11 @@ export interface FetchedMedia {
   /** The length the server announced; `null` when it gave none. */
   readonly announcedSize: number | null
   /**
-   * The file's bytes as they arrive, once, within the size cap and the time limit. Read it before
-   * the scope `fetch` ran in closes: the connection and the download slot are held until then.
+   * The file's bytes as they arrive, once, within the size cap and the time limit, on a Node stream
+   * (a store reads it straight into its own). Read it before the scope `fetch` ran in closes: the
+   * connection and the download slot are held until then.
    */
-  readonly stream: Stream.Stream<Uint8Array, FetchError>
+  readonly body: NodeBody.NodeBody<MediaTooLarge | MediaFetchFailed>
 }
 
 /** @since 1.0.0 */
@@ -207,50 +207,22 @@ export const make = (options: Options): Effect.Effect<Context.Tag.Service<MediaF
       const timed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
         Effect.raceFirst(Effect.mapError(effect, lateOr), Effect.flatten(Fiber.join(started)))
       const fetched = yield* timed(download(url, kind, late.signal))
-      // The first bytes, for the type; the rest follows from the same pull.
-      const pull = yield* Stream.toPull(fetched.body)
-      let head = Chunk.empty<Uint8Array>()
-      let headBytes = 0
-      let ended = false
-      while (headBytes < HEAD_BYTES && !ended) {
-        const next = yield* timed(pull.pipe(
-          Effect.map(Option.some),
-          Effect.catchAll(Option.match({ onNone: () => Effect.succeedNone, onSome: (error) => Effect.fail(error) }))
-        ))
-        if (Option.isNone(next)) ended = true
-        else {
-          head = Chunk.appendAll(head, next.value)
-          headBytes += Chunk.reduce(next.value, 0, (n, c) => n + c.byteLength)
-        }
-      }
-      if (headBytes === 0) return yield* new InvalidMedia({ error: "The file at the URL is empty" })
-      const first = concat(head)
+      // The first bytes, for the type; the body is then read from its start again.
+      const { first, body } = yield* timed(NodeBody.head(fetched.body, HEAD_BYTES))
+      if (first.byteLength === 0) return yield* new InvalidMedia({ error: "The file at the URL is empty" })
       const type = MediaFetcherType.check(kind, fetched.headers["content-type"], first)
       if ("mismatch" in type) return yield* new InvalidMedia({ error: type.mismatch })
-      const rest: Stream.Stream<Uint8Array, FetchError> = ended ? Stream.empty : Stream.repeatEffectChunkOption(pull)
       const announced = Number(fetched.headers["content-length"])
       return {
         mimeType: type.mimeType,
         filename: filename(fetched.headers["content-disposition"], fetched.url),
         announcedSize: Number.isSafeInteger(announced) && announced >= 0 ? announced : null,
-        stream: Stream.concat(Stream.make(first), rest).pipe(Stream.mapError(lateOr))
+        body: NodeBody.mapError(body, lateOr)
       } satisfies FetchedMedia
     })
 
     return { fetch }
   })
-
-const concat = (chunks: Chunk.Chunk<Uint8Array>): Uint8Array => {
-  const all = Chunk.toReadonlyArray(chunks)
-  if (all.length === 1) return all[0]!
-  const bytes = new Uint8Array(all.reduce((n, c) => n + c.byteLength, 0))
-  let offset = 0
-  for (const chunk of all) {
-    bytes.set(chunk, offset)
-    offset += chunk.byteLength
-  }
-  return bytes
-}
 
 const refused = () => new InvalidMedia({ error: "URL points to a private or local address" })
 

@@ -7,9 +7,9 @@
 import { MediaFetchFailed, MediaTooLarge } from "@wagate/domain/ApiError"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
 import type { IncomingHttpHeaders } from "node:http"
 import * as GuardedHttp from "./GuardedHttp.js"
+import * as NodeBody from "./NodeBody.js"
 
 /** @since 1.0.0 */
 export type Target = GuardedHttp.Target
@@ -21,7 +21,7 @@ export type Answer =
     readonly _tag: "Body"
     readonly headers: IncomingHttpHeaders
     /** The body as it arrives, once; it fails with `MediaTooLarge` past the cap. */
-    readonly body: Stream.Stream<Uint8Array, MediaFetchFailed | MediaTooLarge>
+    readonly body: NodeBody.NodeBody<MediaFetchFailed | MediaTooLarge>
   }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308])
@@ -67,12 +67,8 @@ export const exchange = (
     }
     if (Number(res.headers["content-length"]) > maxBytes) return yield* tooLarge()
     let size = 0
-    const body = res.body.pipe(
-      Stream.mapError(failed),
-      Stream.mapEffect((chunk) => {
-        size += chunk.byteLength
-        return size > maxBytes ? Effect.fail(tooLarge()) : Effect.succeed(chunk)
-      })
-    )
+    const body = NodeBody.checked(NodeBody.mapError(res.body, failed), {
+      chunk: (chunk) => (size += chunk.byteLength) > maxBytes ? tooLarge() : undefined
+    })
     return { _tag: "Body", headers: res.headers, body } as const
   })

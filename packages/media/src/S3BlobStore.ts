@@ -23,6 +23,7 @@ import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
@@ -34,6 +35,7 @@ import { BlobLinkInvalid, BlobNotFound, BlobStoreError, describe } from "./BlobS
 import * as ContentDisposition from "./ContentDisposition.js"
 import * as LinkLifetime from "./LinkLifetime.js"
 import * as MeasuredBody from "./MeasuredBody.js"
+import * as NodeBody from "./NodeBody.js"
 
 /** @since 1.0.0 */
 export interface Options {
@@ -116,12 +118,19 @@ export const make = (options: Options): Effect.Effect<BlobStoreService, never, S
 
     const put = Effect.fn("BlobStore.put")(function*(key: string, body: BlobBody<unknown>, putOptions: PutOptions) {
       yield* BlobKey.check(key, "put")
-      const measured = yield* MeasuredBody.make(body, putOptions.contentLength)
       // The upload only sees a broken Readable; this keeps the body's own error to report it.
       const bodyFailure = yield* Deferred.make<never, unknown>()
-      const readable = yield* NodeStream.toReadable(
-        measured.stream.pipe(Stream.tapErrorCause((cause) => Deferred.failCause(bodyFailure, cause)))
-      )
+      // A Node body is piped into the upload as it is; another goes through an Effect stream.
+      const measured = NodeBody.isNodeBody(body)
+        ? MeasuredBody.node(body, putOptions.contentLength, (error) => Deferred.unsafeDone(bodyFailure, Exit.fail(error)))
+        : yield* Effect.flatMap(MeasuredBody.make(body, putOptions.contentLength), (measured) =>
+          Effect.map(
+            NodeStream.toReadable(
+              measured.stream.pipe(Stream.tapErrorCause((cause) => Deferred.failCause(bodyFailure, cause)))
+            ),
+            (readable) => ({ readable, size: measured.size })
+          ))
+      const { readable } = measured
       // The body's error reaches the caller through `bodyFailure`; the stream's own report of it
       // must not go unhandled (PutObject pipes the stream without listening for errors).
       readable.on("error", () => {})

@@ -18,6 +18,7 @@ import { make, MediaFetcher } from "../src/MediaFetcher.js"
 import { fromContentDisposition } from "../src/MediaFetcherFilename.js"
 import type { MediaKind } from "../src/MediaFetcherType.js"
 import { sniff } from "../src/MediaFetcherType.js"
+import * as NodeBody from "../src/NodeBody.js"
 import * as PrivateAddress from "../src/PrivateAddress.js"
 
 // --- fixtures ---------------------------------------------------------------------------------
@@ -135,8 +136,8 @@ const hungUp = (seen: Seen | undefined) =>
 /** The whole download, read to its end inside a scope of its own, with its bytes in hand. */
 const fetchAll = (fetcher: Effect.Effect.Success<ReturnType<typeof make>>, url: string, kind: MediaKind) =>
   Effect.scoped(Effect.gen(function*() {
-    const { announcedSize: _, stream, ...file } = yield* fetcher.fetch(url, kind)
-    const chunks = yield* Stream.runCollect(stream)
+    const { announcedSize: _, body, ...file } = yield* fetcher.fetch(url, kind)
+    const chunks = yield* Stream.runCollect(NodeBody.toStream(body))
     const bytes = new Uint8Array(Buffer.concat([...chunks]))
     return { bytes, ...file, size: bytes.byteLength }
   }))

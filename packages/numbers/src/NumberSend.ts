@@ -118,7 +118,7 @@ export const make = (ctx: NumberContext, session: Session) =>
             const { file, size } = yield* Effect.scoped(Effect.gen(function*() {
               const file = yield* fetcher.fetch(content.url, content._tag)
               // The length the server announced, when it did: a store can then take the file in one piece.
-              const put = yield* blobs.put(key, file.stream, {
+              const put = yield* blobs.put(key, file.body, {
                 contentType: file.mimeType,
                 contentLength: file.announcedSize ?? undefined
               }).pipe(
