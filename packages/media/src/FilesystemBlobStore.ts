@@ -17,13 +17,16 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
+import { createWriteStream } from "node:fs"
 import { rmdir } from "node:fs/promises"
+import { pipeline } from "node:stream"
 import { dirname, join, resolve, sep } from "node:path"
 import * as BlobKey from "./BlobKey.js"
 import type { BlobBody, BlobStoreService, ByteRange, IncompleteUpload, PutOptions } from "./BlobPort.js"
 import { BlobNotFound, BlobStoreError, describe } from "./BlobStoreError.js"
 import * as GatewayLinks from "./GatewayLinks.js"
 import * as MeasuredBody from "./MeasuredBody.js"
+import * as NodeBody from "./NodeBody.js"
 
 /** @since 1.0.0 */
 export interface Options extends GatewayLinks.Options {
@@ -87,6 +90,23 @@ export const make = (
         yield* file.sync.pipe(Effect.mapError(failed("put")))
       }))
 
+    /**
+     * A Node body written by Node's own piping, counted and checked as it passes (no Effect for
+     * every chunk), and synced before the file is closed.
+     */
+    const writeNodeFile = <E>(path: string, body: NodeBody.NodeBody<E>, expected: number | undefined) =>
+      Effect.async<number, E | BlobStoreError>((resume) => {
+        let bodyFailure: { readonly error: E | BlobStoreError } | undefined
+        const measured = MeasuredBody.node(body, expected, (error) => void (bodyFailure ??= { error }))
+        const file = createWriteStream(path, { flags: "wx", mode: 0o600, flush: true })
+        pipeline(measured.readable, file, (error) => {
+          if (bodyFailure !== undefined) return resume(Effect.fail(bodyFailure.error))
+          if (error) return resume(Effect.fail(failed("put")(error)))
+          resume(measured.size)
+        })
+        return Effect.sync(() => measured.readable.destroy())
+      })
+
     const readType = (key: string) =>
       fs.readFileString(metaPath(key)).pipe(
         Effect.map((text) =>
@@ -136,13 +156,18 @@ export const make = (
 
     const put = Effect.fn("BlobStore.put")(function*(key: string, body: BlobBody<unknown>, putOptions: PutOptions) {
       yield* BlobKey.check(key, "put")
-      const measured = yield* MeasuredBody.make(body, putOptions.contentLength)
+      // A Node body is piped into the file as it is; another goes through an Effect stream.
+      const write = (path: string) =>
+        NodeBody.isNodeBody(body)
+          ? writeNodeFile(path, body, putOptions.contentLength)
+          : Effect.flatMap(MeasuredBody.make(body, putOptions.contentLength), (measured) =>
+            Effect.zipRight(writeFile(path, measured.stream), measured.size))
       return yield* stageAndCommit(key, "put", (staged) =>
         Effect.gen(function*() {
-          yield* writeFile(staged.data, measured.stream)
+          const size = yield* write(staged.data)
           yield* fs.writeFileString(staged.meta, encodeMeta({ contentType: putOptions.contentType }), { mode: 0o600 })
             .pipe(Effect.mapError(failed("put")))
-          return { size: yield* measured.size }
+          return { size }
         }))
     })
 
