@@ -5,7 +5,6 @@
  * @since 1.0.0
  */
 import * as Effect from "effect/Effect"
-import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import type { Readable } from "node:stream"
 import type { BlobBody } from "./BlobPort.js"
@@ -19,8 +18,20 @@ export interface MeasuredBody<E> {
   readonly size: Effect.Effect<number>
 }
 
-const lengthMismatch = (actual: string, expected: number) =>
-  new BlobStoreError({ op: "put", cause: new BodyLengthMismatch(actual, expected) })
+/** The count of a body's bytes and the length rule, a chunk at a time and at its end. */
+const counter = (expected: number | undefined) => {
+  let size = 0
+  const wrongLength = (actual: string) =>
+    new BlobStoreError({ op: "put", cause: new BodyLengthMismatch(actual, expected ?? 0) })
+  return {
+    size: () => size,
+    chunk: (bytes: number) => {
+      size += bytes
+      return expected !== undefined && size > expected ? wrongLength(`more than ${expected}`) : undefined
+    },
+    end: () => expected !== undefined && size !== expected ? wrongLength(`${size}`) : undefined
+  }
+}
 
 /**
  * Fails the stream as soon as it passes `expected` bytes, or at its end when it fell short, so a
@@ -29,24 +40,24 @@ const lengthMismatch = (actual: string, expected: number) =>
  * @since 1.0.0
  */
 export const make = <E>(body: BlobBody<E>, expected: number | undefined): Effect.Effect<MeasuredBody<E>> =>
-  Effect.map(Ref.make(0), (size) => {
+  Effect.sync(() => {
+    const count = counter(expected)
     const source: Stream.Stream<Uint8Array, E> = body instanceof Uint8Array
       ? Stream.succeed(body)
       : NodeBody.isNodeBody(body)
       ? NodeBody.toStream(body)
       : body
-    const wrongLength = (actual: string) => lengthMismatch(actual, expected ?? 0)
-    const counted = source.pipe(
-      Stream.tap((chunk) =>
-        Effect.flatMap(Ref.updateAndGet(size, (n) => n + chunk.byteLength), (n) =>
-          expected !== undefined && n > expected ? Effect.fail(wrongLength(`more than ${expected}`)) : Effect.void)
-      )
+    const stream = source.pipe(
+      Stream.tap((chunk) => {
+        const error = count.chunk(chunk.byteLength)
+        return error === undefined ? Effect.void : Effect.fail(error)
+      }),
+      Stream.concat(Stream.suspend(() => {
+        const error = count.end()
+        return error === undefined ? Stream.empty : Stream.fail(error)
+      }))
     )
-    const stream = expected === undefined ? counted : Stream.concat(
-      counted,
-      Stream.unwrap(Effect.map(Ref.get(size), (n) => n === expected ? Stream.empty : Stream.fail(wrongLength(`${n}`))))
-    )
-    return { stream, size: Ref.get(size) }
+    return { stream, size: Effect.sync(count.size) }
   })
 
 /**
@@ -61,15 +72,9 @@ export const node = <E>(
   expected: number | undefined,
   failed: (error: E | BlobStoreError) => void
 ): { readonly readable: Readable; readonly size: Effect.Effect<number> } => {
-  let size = 0
-  const measured = NodeBody.checked(body, {
-    chunk: (chunk) => {
-      size += chunk.byteLength
-      return expected !== undefined && size > expected ? lengthMismatch(`more than ${expected}`, expected) : undefined
-    },
-    end: () => expected !== undefined && size !== expected ? lengthMismatch(`${size}`, expected) : undefined
-  })
+  const count = counter(expected)
+  const measured = NodeBody.checked(body, { chunk: (chunk) => count.chunk(chunk.byteLength), end: count.end })
   measured.readable.once("error", (error) => failed(measured.failure(error)))
   if (body.readable.errored) failed(body.failure(body.readable.errored))
-  return { readable: measured.readable, size: Effect.sync(() => size) }
+  return { readable: measured.readable, size: Effect.sync(count.size) }
 }
