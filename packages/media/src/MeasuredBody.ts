@@ -63,7 +63,8 @@ export const make = <E>(body: BlobBody<E>, expected: number | undefined): Effect
 /**
  * `make` for a Node body that a store hands on as a Node stream: the same count and length rules,
  * checked as the chunks pass, with no Effect for each. `failed` is told the body's failure (its
- * own error, or a wrong length) as soon as there is one, even one that came before.
+ * own error, or a wrong length) as soon as there is one, even one that came before (the pipe
+ * passes on the error of a source that has failed already).
  *
  * @since 1.0.0
  */
@@ -75,6 +76,5 @@ export const node = <E>(
   const count = counter(expected)
   const measured = NodeBody.checked(body, { chunk: (chunk) => count.chunk(chunk.byteLength), end: count.end })
   measured.readable.once("error", (error) => failed(measured.failure(error)))
-  if (body.readable.errored) failed(body.failure(body.readable.errored))
   return { readable: measured.readable, size: Effect.sync(count.size) }
 }
