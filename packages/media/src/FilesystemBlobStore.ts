@@ -92,19 +92,26 @@ export const make = (
 
     /**
      * A Node body written by Node's own piping, counted and checked as it passes (no Effect for
-     * every chunk), and synced before the file is closed.
+     * every chunk), and synced before the file is closed. It ends, failed or interrupted, only
+     * once the file is closed: a file still being opened would otherwise appear after the staged
+     * files were removed, and stay behind in `tmp/`.
      */
     const writeNodeFile = <E>(path: string, body: NodeBody.NodeBody<E>, expected: number | undefined) =>
       Effect.async<number, E | BlobStoreError>((resume) => {
         let bodyFailure: { readonly error: E | BlobStoreError } | undefined
         const measured = MeasuredBody.node(body, expected, (error) => void (bodyFailure ??= { error }))
         const file = createWriteStream(path, { flags: "wx", mode: 0o600, flush: true })
-        pipeline(measured.readable, file, (error) => {
-          if (bodyFailure !== undefined) return resume(Effect.fail(bodyFailure.error))
-          if (error) return resume(Effect.fail(failed("put")(error)))
-          resume(measured.size)
+        const closed = (then: () => void) => file.closed ? then() : void file.once("close", then)
+        pipeline(measured.readable, file, (error) =>
+          closed(() => {
+            if (bodyFailure !== undefined) return resume(Effect.fail(bodyFailure.error))
+            if (error) return resume(Effect.fail(failed("put")(error)))
+            resume(measured.size)
+          }))
+        return Effect.async<void>((stopped) => {
+          measured.readable.destroy()
+          closed(() => stopped(Effect.void))
         })
-        return Effect.sync(() => measured.readable.destroy())
       })
 
     const readType = (key: string) =>
