@@ -12,10 +12,18 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { DriverUnavailable, type MediaDownload } from "@wagate/whatsapp/WhatsAppDriver"
+import { Readable } from "node:stream"
 import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
 import { freshDatabase, simulatedNetwork, startGateway } from "../support/TestGateway.js"
 
 const bytes = (n: number, seed: number) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed) % 256)
+
+/** A download of `content` that arrives in two chunks. */
+const inTwo = (content: Uint8Array): MediaDownload => ({
+  readable: Readable.from([Buffer.from(content.subarray(0, 1000)), Buffer.from(content.subarray(1000))]),
+  failure: (cause) => new DriverUnavailable({ reason: String(cause) })
+})
 
 describe("incoming files", () => {
   it.scopedLive("an incoming photo is stored in the blob store and shown with its size; one over the limit is skipped", () =>
@@ -68,6 +76,55 @@ describe("incoming files", () => {
       assert.isTrue(Option.isNone(yield* gateway.blobs.head(`media/${acme.accountId}/${number.id}/${skipped!.id}`)))
     }))
 
+  it.scopedLive("a download that passes the limit on the way, or breaks off, is skipped with the reason and stores nothing", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const gateway = yield* startGateway(database, { settings: { incomingMediaMaxBytes: 4096 } })
+      const acme = yield* provision(gateway.ops)
+      const number = acme.numbers[0]!
+      const api = yield* gateway.client(acme.accountKey)
+      const peer = uniquePhone()
+      const arrive = (text: string, download: Effect.Effect<MediaDownload>) =>
+        Effect.flatMap(
+          gateway.sim.inbound({ to: number.phone, from: peer, text, type: "document", media: { mimeType: "application/pdf", download } }),
+          (sent) =>
+            eventually(
+              Effect.map(api.messages.list({ urlParams: { chat: peer } }), (p) => p.messages.find((m) => m.wa_message_id === sent.message.waMessageId)),
+              (m) => m?.media_skipped === true
+            )
+        )
+      // No size announced: the count stops it once it passes 4096 bytes, in its third chunk.
+      const endless = Effect.sync((): MediaDownload => ({
+        readable: Readable.from((function*() {
+          for (let i = 0; i < 1000; i++) yield Buffer.from(bytes(2000, i))
+        })()),
+        failure: (cause) => new DriverUnavailable({ reason: String(cause) })
+      }))
+      const tooLarge = yield* arrive("the archive", endless)
+      // The network's connection breaks after the first chunk.
+      const broken = Effect.sync((): MediaDownload => ({
+        readable: Readable.from((function*() {
+          yield Buffer.from(bytes(1000, 1))
+          throw new Error("connection reset")
+        })()),
+        failure: (cause) => new DriverUnavailable({ reason: `the media server failed: ${(cause as Error).message}` })
+      }))
+      const brokenOff = yield* arrive("the scan", broken)
+      assert.deepStrictEqual(
+        [tooLarge!, brokenOff!].map((m) => [m.text, m.media_pending, m.media_skip_reason, m.media?.size]),
+        [
+          ["the archive", false, "the file is too large to store (more than the limit of 4096 bytes)", null],
+          ["the scan", false, "the file could not be downloaded: the media server failed: connection reset", null]
+        ]
+      )
+      for (const m of [tooLarge!, brokenOff!]) {
+        assert.isTrue(Option.isNone(yield* gateway.blobs.head(`media/${acme.accountId}/${number.id}/${m.id}`)))
+      }
+      const files = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql<{ n: string }>`SELECT count(*) AS n FROM media_files WHERE account_id = ${acme.accountId}`).pipe(Effect.provide(database))
+      assert.strictEqual(Number(files[0]!.n), 0)
+    }))
+
   it.scopedLive("a file still pending when its runner died is marked skipped when the number's entity starts again", () =>
     Effect.gen(function*() {
       const database = yield* freshDatabase
@@ -107,11 +164,11 @@ describe("incoming files", () => {
       const api = yield* gateway.client(acme.accountKey)
       const peer = uniquePhone()
       let downloads = 0
-      // The network announces one size and serves another; each run of the stream downloads again.
+      // The network announces one size and serves another; each run downloads again.
       const served = (content: Uint8Array) =>
-        Stream.suspend(() => {
+        Effect.sync(() => {
           downloads++
-          return Stream.make(content.subarray(0, 1000), content.subarray(1000))
+          return inTwo(content)
         })
       for (const [i, announced] of [2500, 3500].entries()) {
         const photo = bytes(3000, 10 + i)
@@ -121,7 +178,7 @@ describe("incoming files", () => {
           from: peer,
           text: `photo ${i}`,
           type: "image",
-          media: { mimeType: "image/png", stream: served(photo), size: announced }
+          media: { mimeType: "image/png", download: served(photo), size: announced }
         })
         const stored = yield* eventually(
           Effect.map(api.messages.list({ urlParams: { chat: peer } }), (p) => p.messages.find((m) => m.wa_message_id === sent.message.waMessageId)),
@@ -148,12 +205,13 @@ describe("incoming files", () => {
       const gate = yield* Deferred.make<void>()
       // A download that holds until the gate opens, as a slow network would.
       const slow = (content: Uint8Array) =>
-        Stream.unwrap(Effect.gen(function*() {
+        Effect.gen(function*() {
           started++
           peak = Math.max(peak, ++running)
+          yield* Effect.addFinalizer(() => Effect.sync(() => void running--))
           yield* Deferred.await(gate)
-          return Stream.make(content.subarray(0, 1000), content.subarray(1000))
-        })).pipe(Stream.ensuring(Effect.sync(() => void running--)))
+          return inTwo(content)
+        })
       const sent: Array<string> = []
       for (const [i, number] of [...acme.numbers, ...acme.numbers].entries()) {
         const arrived = yield* gateway.sim.inbound({
@@ -161,7 +219,7 @@ describe("incoming files", () => {
           from: uniquePhone(),
           text: `file ${i}`,
           type: "image",
-          media: { mimeType: "image/png", stream: slow(bytes(3000 + i, i)), size: 3000 + i }
+          media: { mimeType: "image/png", download: slow(bytes(3000 + i, i)), size: 3000 + i }
         })
         sent.push(arrived.message.waMessageId)
       }

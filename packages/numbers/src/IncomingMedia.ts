@@ -10,6 +10,7 @@ import { AccountId } from "@wagate/domain/Ids"
 import * as StoragePricing from "@wagate/domain/StoragePricing"
 import { BlobStore } from "@wagate/media/BlobStore"
 import { isLengthMismatch } from "@wagate/media/BlobStoreError"
+import * as NodeBody from "@wagate/media/NodeBody"
 import * as StoragePolicy from "@wagate/media/StoragePolicy"
 import { Accounts } from "@wagate/store/Accounts"
 import { MediaFiles } from "@wagate/store/MediaFiles"
@@ -18,7 +19,6 @@ import type { IncomingMedia } from "@wagate/whatsapp/WhatsAppDriver"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Stream from "effect/Stream"
 import * as DomainClock from "@wagate/domain/DomainClock"
 
 /** How incoming files are stored; the gateway sets them from its configuration. */
@@ -136,20 +136,20 @@ export const download = (r: {
       if (before !== null) return yield* skip(before)
       const slots = yield* IncomingDownloadSlots
       const key = blobKey(r.accountId, r.numberId, r.messageId)
-      // Straight from the network into the store, a chunk at a time; the count stops the
-      // download as soon as it passes the limit, whatever size was announced.
-      const body = () => {
-        let received = 0
-        return r.media.download.pipe(
-          Stream.mapError((e) => new DownloadFailed({ reason: e.reason })),
-          Stream.mapEffect((chunk) => {
-            received += chunk.byteLength
-            return received > r.maxBytes ? Effect.fail(new OverLimit()) : Effect.succeed(chunk)
-          })
-        )
-      }
+      // Straight from the network into the store, a chunk at a time on Node streams; the count
+      // stops the download as soon as it passes the limit, whatever size was announced.
       const putWith = (contentLength: number | undefined) =>
-        blobs.put(key, body(), { contentType: r.media.mimeType, contentLength })
+        Effect.scoped(Effect.flatMap(
+          Effect.mapError(r.media.download, (e) => new DownloadFailed({ reason: e.reason })),
+          (download) => {
+            let received = 0
+            const body = NodeBody.checked(
+              NodeBody.make(download.readable, (cause) => new DownloadFailed({ reason: download.failure(cause).reason })),
+              { chunk: (chunk) => (received += chunk.byteLength) > r.maxBytes ? new OverLimit() : undefined }
+            )
+            return blobs.put(key, body, { contentType: r.media.mimeType, contentLength })
+          }
+        ))
       // With the announced size the store takes the file as it comes (S3: one streamed PutObject,
       // no 5 MiB parts held in memory while they upload). A size that turns out wrong stores
       // nothing and costs a second download, without it.

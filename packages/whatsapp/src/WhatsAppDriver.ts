@@ -9,9 +9,10 @@ import type { ConnectionStatus } from "@wagate/domain/Connection"
 import type { MessageType } from "@wagate/domain/Message"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
+import type { Readable } from "node:stream"
 
 /**
  * A file to send, already fetched, checked and stored. Its bytes arrive as a stream, never whole
@@ -52,14 +53,48 @@ export interface OutgoingMessage {
 /** Delivery states reported by the network. @since 1.0.0 */
 export type Ack = "sent" | "delivered" | "read" | "failed"
 
+/**
+ * A download under way: the file's bytes in a Node stream as they arrive from the network, read
+ * once. A store pipes it on as it is, without an Effect for every chunk (docs/storage.md, "Memory
+ * while files move"). When the stream fails, `failure` says why.
+ *
+ * @since 1.0.0
+ */
+export interface MediaDownload {
+  readonly readable: Readable
+  readonly failure: (cause: unknown) => DriverUnavailable
+}
+
+/**
+ * The whole file of a download, in memory: for what must carry it as bytes (the simulator's
+ * protocol between processes) and for tests. A store pipes the stream instead.
+ *
+ * @since 1.0.0
+ */
+export const readDownload = (
+  download: Effect.Effect<MediaDownload, DriverUnavailable, Scope.Scope>
+): Effect.Effect<Uint8Array, DriverUnavailable> =>
+  Effect.scoped(Effect.flatMap(download, ({ failure, readable }) =>
+    Effect.tryPromise({
+      try: async () => {
+        const chunks: Array<Buffer> = []
+        for await (const chunk of readable) chunks.push(Buffer.from(chunk as Uint8Array))
+        return new Uint8Array(Buffer.concat(chunks))
+      },
+      catch: failure
+    })))
+
 /** A file attached to an incoming message; fetched only when wanted. @since 1.0.0 */
 export interface IncomingMedia {
   readonly mimeType: string
   readonly filename: string | null
   /** As announced by the network; the download may differ. */
   readonly size: number | null
-  /** The file's bytes as they arrive from the network; each run downloads it again. */
-  readonly download: Stream.Stream<Uint8Array, DriverUnavailable>
+  /**
+   * Starts downloading the file; each run downloads it again. Fails when the download cannot
+   * start; the stream is destroyed when the scope closes, whether it was read to its end or not.
+   */
+  readonly download: Effect.Effect<MediaDownload, DriverUnavailable, Scope.Scope>
 }
 
 /** @since 1.0.0 */

@@ -6,9 +6,7 @@
  * @since 1.0.0
  */
 import type { WAMessage } from "@whiskeysockets/baileys"
-import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as Effect from "effect/Effect"
-import * as Stream from "effect/Stream"
 import { DriverUnavailable } from "../WhatsAppDriver.js"
 import * as Acks from "./Acks.js"
 import * as IncomingMessages from "./IncomingMessages.js"
@@ -25,23 +23,23 @@ export const upsert = (ctx: SessionContext, messages: ReadonlyArray<WAMessage>) 
         groups: ctx.groups,
         fetchGroup: (jid) => state.socket === null ? Promise.reject(new Error("not connected")) : state.socket.groupMetadata(jid),
         download: (message) => {
-          const failed = (e: unknown) => new DriverUnavailable({ reason: `media download failed: ${messageOf(e)}` })
-          return Stream.unwrapScoped(Effect.gen(function*() {
+          const failure = (e: unknown) => new DriverUnavailable({ reason: `media download failed: ${messageOf(e)}` })
+          return Effect.gen(function*() {
             const s = state.socket
             if (s === null) return yield* new DriverUnavailable({ reason: "the number is not connected" })
             // The time limit is for WhatsApp to start answering; the bytes then flow at their pace.
             // Waiting for that answer can be interrupted (the entity closing must not wait for it);
             // a stream that arrives after that is closed at once.
             const started = ctx.deps.factory.download(s, message)
-            const file = yield* Effect.acquireRelease(
+            const readable = yield* Effect.acquireRelease(
               Effect.interruptible(timed(() => started, settings.queryTimeoutMs * 3)).pipe(
                 Effect.onInterrupt(() => Effect.sync(() => void started.then((f) => f.destroy(), () => {}))),
-                Effect.mapError(failed)
+                Effect.mapError(failure)
               ),
               (file) => Effect.sync(() => file.destroy())
             )
-            return NodeStream.fromReadable(() => file, failed)
-          }))
+            return { readable, failure }
+          })
         },
         now: now(ctx)
       })

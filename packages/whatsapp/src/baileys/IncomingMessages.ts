@@ -6,10 +6,9 @@
  *
  * @since 1.0.0
  */
-import type * as Stream from "effect/Stream"
 import type { GroupMetadata, WAMessage } from "@whiskeysockets/baileys"
 import * as Effect from "effect/Effect"
-import type { DriverUnavailable, IncomingMessage } from "../WhatsAppDriver.js"
+import type { IncomingMessage, IncomingMedia } from "../WhatsAppDriver.js"
 import type { GroupSubjects } from "./GroupSubjects.js"
 import * as IncomingContent from "./IncomingContent.js"
 import * as Jids from "./Jids.js"
@@ -20,7 +19,7 @@ export interface Context {
   readonly lids: LidMap
   readonly groups: GroupSubjects
   readonly fetchGroup: (jid: string) => Promise<GroupMetadata>
-  readonly download: (message: WAMessage) => Stream.Stream<Uint8Array, DriverUnavailable>
+  readonly download: (message: WAMessage) => IncomingMedia["download"]
   /** When the message carries no time. */
   readonly now: number
 }

@@ -5,9 +5,16 @@
  * @since 1.0.0
  */
 import type { MessageType } from "@wagate/domain/Message"
-import * as Stream from "effect/Stream"
 import * as Effect from "effect/Effect"
-import { DriverUnavailable as DriverUnavailableError, type DriverUnavailable, type IncomingMessage } from "../WhatsAppDriver.js"
+import * as Http from "node:http"
+import * as Https from "node:https"
+import { Readable } from "node:stream"
+import {
+  DriverUnavailable as DriverUnavailableError,
+  type DriverUnavailable,
+  type IncomingMedia,
+  type IncomingMessage
+} from "../WhatsAppDriver.js"
 import type { SimOutgoing } from "./SimOutgoing.js"
 
 /**
@@ -29,7 +36,7 @@ export interface InboundMessage {
   readonly group?: { readonly id: string; readonly subject?: string | null | undefined } | undefined
   /** Written on the number's own phone to `from`, rather than by `from` (source `phone`). */
   readonly fromMe?: boolean | undefined
-  /** An attached file, downloadable by the gateway: its bytes, or a stream the download reads (once per download). */
+  /** An attached file, downloadable by the gateway: its bytes, or how a download of it starts. */
   readonly media?: {
     readonly mimeType: string
     readonly filename?: string | null | undefined
@@ -37,7 +44,7 @@ export interface InboundMessage {
   } | {
     readonly mimeType: string
     readonly filename?: string | null | undefined
-    readonly stream: Stream.Stream<Uint8Array, DriverUnavailable>
+    readonly download: IncomingMedia["download"]
     /** Announced with the message; null or absent: not announced. */
     readonly size?: number | null | undefined
   } | undefined
@@ -67,8 +74,8 @@ export const fromPeer = (input: InboundMessage, waMessageId: string, timestamp: 
       mimeType: input.media.mimeType,
       filename: input.media.filename ?? null,
       ...("bytes" in input.media
-        ? { size: input.media.bytes.byteLength, download: Stream.succeed(input.media.bytes) }
-        : { size: input.media.size ?? null, download: input.media.stream })
+        ? { size: input.media.bytes.byteLength, download: downloadOf(input.media.bytes) }
+        : { size: input.media.size ?? null, download: input.media.download })
     }
   }
 }
@@ -99,10 +106,27 @@ export const fromNumber = (from: string, message: SimOutgoing, timestamp: number
       mimeType: media.mimeType,
       filename: content.kind === "document" ? content.filename : null,
       size: media.size,
-      download: Stream.succeed(media.bytes ?? new Uint8Array())
+      download: downloadOf(media.bytes ?? new Uint8Array())
     }
   }
 }
+
+const failure = (cause: unknown) =>
+  new DriverUnavailableError({ reason: `the simulated media server failed: ${cause instanceof Error ? cause.message : String(cause)}` })
+
+/**
+ * A download of a file the simulated network holds: its bytes in one chunk.
+ *
+ * @since 1.0.0
+ */
+export const downloadOf = (bytes: Uint8Array): IncomingMedia["download"] =>
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.sync(() => Readable.from(bytes.byteLength === 0 ? [] : [Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)])),
+      (readable) => Effect.sync(() => readable.destroy())
+    ),
+    (readable) => ({ readable, failure })
+  )
 
 /**
  * A file served at `url`, as WhatsApp's media servers serve the files of messages: each download
@@ -111,22 +135,18 @@ export const fromNumber = (from: string, message: SimOutgoing, timestamp: number
  *
  * @since 1.0.0
  */
-export const downloadFrom = (url: string): Stream.Stream<Uint8Array, DriverUnavailable> =>
-  Stream.unwrap(
-    Effect.tryPromise({
-      try: (signal) => fetch(url, { signal }),
-      catch: (error) => new DriverUnavailableError({ reason: `the simulated media server failed: ${String(error)}` })
-    }).pipe(
-      Effect.filterOrFail(
-        (response) => response.ok && response.body !== null,
-        (response) => new DriverUnavailableError({ reason: `the simulated media server answered HTTP ${response.status}` })
-      ),
-      Effect.map((response) =>
-        Stream.fromReadableStream(
-          () => response.body!,
-          (error) => new DriverUnavailableError({ reason: `the simulated media server failed: ${String(error)}` })
-        )
-      )
-    )
+export const downloadFrom = (url: string): IncomingMedia["download"] =>
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.async<Http.IncomingMessage, DriverUnavailable>((resume, signal) => {
+        const get = url.startsWith("https:") ? Https.get : Http.get
+        get(url, { signal }, (response) => {
+          if (response.statusCode === 200) return resume(Effect.succeed(response))
+          response.resume()
+          resume(Effect.fail(failure(`it answered HTTP ${response.statusCode}`)))
+        }).once("error", (error) => resume(Effect.fail(failure(error))))
+      }),
+      (response) => Effect.sync(() => response.destroy())
+    ),
+    (readable) => ({ readable, failure })
   )
-

@@ -13,10 +13,18 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
+import * as SimInbound from "./SimInbound.js"
 import * as SimOutgoing from "./SimOutgoing.js"
 import { SimUnknownNumber, SimWrongPairingCode, SimWrongState } from "./SimErrors.js"
 import { SimNetwork, type SimNetworkService } from "./SimNetwork.js"
-import { type DriverEvent, DriverUnavailable, type IncomingMessage, SendRejected, type Session } from "../WhatsAppDriver.js"
+import {
+  type DriverEvent,
+  DriverUnavailable,
+  type IncomingMessage,
+  readDownload,
+  SendRejected,
+  type Session
+} from "../WhatsAppDriver.js"
 import type * as SimProtocol from "./SimProtocol.js"
 import { SimRpcs, type WireUnknownNumber, type WireWrongPairingCode, type WireWrongState } from "./SimProtocol.js"
 
@@ -40,7 +48,7 @@ const incoming = (wire: typeof SimProtocol.Incoming.Type): IncomingMessage => ({
     mimeType: wire.media.mimeType,
     filename: wire.media.filename,
     size: wire.media.size,
-    download: Stream.succeed(wire.media.bytes)
+    download: SimInbound.downloadOf(wire.media.bytes)
   }
 })
 
@@ -122,12 +130,12 @@ export const make = Effect.gen(function*() {
     autoReply: (peer, reply) => Effect.orDie(client.AutoReply({ peer, reply })),
     inbound: (input) =>
       Effect.flatMap(
-        // The protocol carries a file's bytes: a streamed one is read first.
+        // The protocol carries a file's bytes: a downloaded one is read first.
         input.media === undefined || "bytes" in input.media
           ? Effect.succeed(input as SimProtocol.InboundPayload)
-          : Effect.map(Stream.runCollect(input.media.stream), (chunks) => ({
+          : Effect.map(readDownload(input.media.download), (bytes) => ({
             ...input,
-            media: { mimeType: input.media!.mimeType, filename: input.media!.filename, bytes: new Uint8Array(Buffer.concat([...chunks])) }
+            media: { mimeType: input.media!.mimeType, filename: input.media!.filename, bytes }
           })),
         (payload) => client.Inbound(payload)
       ).pipe(

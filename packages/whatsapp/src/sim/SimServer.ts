@@ -8,11 +8,10 @@
 import * as Effect from "effect/Effect"
 import * as Mailbox from "effect/Mailbox"
 import * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
 import * as SimOutgoing from "./SimOutgoing.js"
 import { SimNetwork } from "./SimNetwork.js"
 import type { SimUnknownNumber, SimWrongPairingCode, SimWrongState } from "./SimErrors.js"
-import type { DriverEvent, DriverUnavailable, SendRejected, Session } from "../WhatsAppDriver.js"
+import { type DriverEvent, type DriverUnavailable, readDownload, type SendRejected, type Session } from "../WhatsAppDriver.js"
 import type * as SimProtocol from "./SimProtocol.js"
 import {
   SimRpcs,
@@ -48,9 +47,8 @@ const wireEvent = (event: DriverEvent): Effect.Effect<typeof SimProtocol.Event.T
   if (event._tag !== "Incoming") return Effect.succeed(event)
   const { media, ...message } = event.message
   if (media === null) return Effect.succeed({ _tag: "Incoming", message: { ...message, media: null } })
-  return Stream.runCollect(media.download).pipe(
+  return readDownload(media.download).pipe(
     Effect.orDie,
-    Effect.map((chunks) => new Uint8Array(Buffer.concat([...chunks]))),
     Effect.map((bytes) => ({
       _tag: "Incoming" as const,
       message: { ...message, media: { mimeType: media.mimeType, filename: media.filename, size: media.size, bytes } }

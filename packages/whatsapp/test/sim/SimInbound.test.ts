@@ -6,18 +6,14 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Stream from "effect/Stream"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
 import type { SimConfig } from "../../src/sim/SimConfig.js"
 import { SimNetwork } from "../../src/sim/SimNetwork.js"
 import * as SimulatorDriver from "../../src/sim/SimulatorDriver.js"
-import { type DriverEvent, WhatsAppDriver } from "../../src/WhatsAppDriver.js"
+import { type DriverEvent, readDownload, WhatsAppDriver } from "../../src/WhatsAppDriver.js"
 import * as Recorder from "../support/Recorder.js"
-
-const readAll = <E>(stream: Stream.Stream<Uint8Array, E>) =>
-  Effect.map(Stream.runCollect(stream), (chunks) => new Uint8Array(Buffer.concat([...chunks])))
 
 const A = "77010000001"
 const B = "77010000002"
@@ -108,7 +104,7 @@ describe("SimNetwork inbound", () => {
           [file.type, file.media?.mimeType, file.media?.filename, file.media?.size],
           ["document", "application/pdf", "scan.pdf", 4]
         )
-        assert.deepStrictEqual(yield* readAll(file.media!.download), bytes)
+        assert.deepStrictEqual(yield* readDownload(file.media!.download), bytes)
       })
     ))
 

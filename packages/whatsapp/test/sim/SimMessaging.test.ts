@@ -11,11 +11,8 @@ import * as TestClock from "effect/TestClock"
 import type { SimConfig } from "../../src/sim/SimConfig.js"
 import { SimNetwork } from "../../src/sim/SimNetwork.js"
 import * as SimulatorDriver from "../../src/sim/SimulatorDriver.js"
-import { type OutgoingMessage, type Session, WhatsAppDriver } from "../../src/WhatsAppDriver.js"
+import { type OutgoingMessage, readDownload, type Session, WhatsAppDriver } from "../../src/WhatsAppDriver.js"
 import * as Recorder from "../support/Recorder.js"
-
-const readAll = <E>(stream: Stream.Stream<Uint8Array, E>) =>
-  Effect.map(Stream.runCollect(stream), (chunks) => new Uint8Array(Buffer.concat([...chunks])))
 
 const file = (bytes: Uint8Array, mimeType: string) => ({ stream: Stream.succeed(bytes), size: bytes.byteLength, mimeType })
 
@@ -296,7 +293,7 @@ describe("SimNetwork sending", () => {
           media: null
         })
         assert.deepStrictEqual([second.type, second.media?.mimeType, second.media?.size], ["image", "image/jpeg", 3])
-        assert.deepStrictEqual(yield* readAll(second.media!.download), bytes)
+        assert.deepStrictEqual(yield* readDownload(second.media!.download), bytes)
       })
     ))
 

@@ -11,7 +11,6 @@ import { assert, describe, it } from "@effect/vitest"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Stream from "effect/Stream"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
@@ -21,10 +20,7 @@ import * as SimRemote from "../../src/sim/SimRemote.js"
 import * as SimServer from "../../src/sim/SimServer.js"
 import * as SimNetwork from "../../src/sim/SimNetwork.js"
 import * as SimulatorDriver from "../../src/sim/SimulatorDriver.js"
-import { type DriverEvent, WhatsAppDriver } from "../../src/WhatsAppDriver.js"
-
-const readAll = <E>(stream: Stream.Stream<Uint8Array, E>) =>
-  Effect.map(Stream.runCollect(stream), (chunks) => new Uint8Array(Buffer.concat([...chunks])))
+import { type DriverEvent, readDownload, WhatsAppDriver } from "../../src/WhatsAppDriver.js"
 
 const A = "77010000001"
 const PEER = "77779998877"
@@ -90,7 +86,7 @@ describe("standalone simulator", () => {
       const incoming = yield* waitFor(() => events.find((e) => e._tag === "Incoming"))
       assert.strictEqual(incoming._tag === "Incoming" && incoming.message.text, "with a file")
       const media = incoming._tag === "Incoming" ? incoming.message.media : null
-      assert.deepStrictEqual(new TextDecoder().decode(yield* readAll(media!.download)), "hi")
+      assert.deepStrictEqual(new TextDecoder().decode(yield* readDownload(media!.download)), "hi")
 
       const rejected = yield* Effect.flip(session.send({ waMessageId: "M2", to: PEER, content: { kind: "text", text: "x" } })
         .pipe(Effect.zipRight(network.failures(PEER, { mode: "reject" })), Effect.zipRight(

@@ -106,7 +106,7 @@ const build = (handlers: HttpApiBuilder.Handlers.FromGroup<HttpApiDecodeError, n
               mimeType: payload.media.mime_type,
               filename: payload.media.filename,
               size: payload.media.size,
-              stream: SimInbound.downloadFrom(payload.media.url)
+              download: SimInbound.downloadFrom(payload.media.url)
             }
           }),
           ({ delivered, message }) => ({ wa_message_id: message.waMessageId, delivered })
