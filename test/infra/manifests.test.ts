@@ -131,4 +131,9 @@ describe("infra/compose.yaml", () => {
     assert.match(dockerfile, /^USER node$/m)
     assert.match(dockerfile, /--omit=dev/)
   })
+
+  it("the image runs node with its collector exposed, as npm start does, so file transfers bound their memory", () => {
+    const dockerfile = readFileSync(join(INFRA, "Dockerfile"), "utf8")
+    assert.match(dockerfile, /^ENTRYPOINT \["node", "--expose-gc", "--import", "\.\/runtime\/typescript\.mjs"\]$/m)
+  })
 })

@@ -27,6 +27,7 @@ import { BlobNotFound, BlobStoreError, describe } from "./BlobStoreError.js"
 import * as GatewayLinks from "./GatewayLinks.js"
 import * as MeasuredBody from "./MeasuredBody.js"
 import * as NodeBody from "./NodeBody.js"
+import * as TransferMemory from "./TransferMemory.js"
 
 /** @since 1.0.0 */
 export interface Options extends GatewayLinks.Options {
@@ -191,6 +192,7 @@ export const make = (
             ? new BlobNotFound({ key })
             : failed("get")(error)
         ),
+        TransferMemory.counted,
         Stream.withSpan("BlobStore.get", { attributes: { key } })
       )
 

@@ -10,6 +10,7 @@ import type { Readable } from "node:stream"
 import type { BlobBody } from "./BlobPort.js"
 import { BlobStoreError, BodyLengthMismatch } from "./BlobStoreError.js"
 import * as NodeBody from "./NodeBody.js"
+import * as TransferMemory from "./TransferMemory.js"
 
 /** @since 1.0.0 */
 export interface MeasuredBody<E> {
@@ -27,6 +28,7 @@ const counter = (expected: number | undefined) => {
     size: () => size,
     chunk: (bytes: number) => {
       size += bytes
+      TransferMemory.moved(bytes)
       return expected !== undefined && size > expected ? wrongLength(`more than ${expected}`) : undefined
     },
     end: () => expected !== undefined && size !== expected ? wrongLength(`${size}`) : undefined

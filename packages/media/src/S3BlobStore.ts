@@ -36,6 +36,7 @@ import * as ContentDisposition from "./ContentDisposition.js"
 import * as LinkLifetime from "./LinkLifetime.js"
 import * as MeasuredBody from "./MeasuredBody.js"
 import * as NodeBody from "./NodeBody.js"
+import * as TransferMemory from "./TransferMemory.js"
 
 /** @since 1.0.0 */
 export interface Options {
@@ -192,7 +193,7 @@ export const make = (options: Options): Effect.Effect<BlobStoreService, never, S
           return yield* new BlobStoreError({ op: "get", cause: new Error("S3 answered without a body stream") })
         }
         return NodeStream.fromReadable<BlobStoreError>(() => body, (cause) => new BlobStoreError({ op: "get", cause }))
-      })).pipe(Stream.withSpan("BlobStore.get", { attributes: { key } }))
+      })).pipe(TransferMemory.counted, Stream.withSpan("BlobStore.get", { attributes: { key } }))
 
     const head = Effect.fn("BlobStore.head")(function*(key: string) {
       yield* BlobKey.check(key, "head")

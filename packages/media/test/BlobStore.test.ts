@@ -18,7 +18,7 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { join } from "node:path"
 import { BlobLinkExpired, BlobStore, type IncompleteUpload } from "../src/BlobStore.js"
-import { behavesAsBlobStore, BodyBroke, bytes, writesAtomically } from "./support/BlobStoreSuite.js"
+import { behavesAsBlobStore, BodyBroke, bytes, pacesCollections, writesAtomically } from "./support/BlobStoreSuite.js"
 
 const BASE = "https://wa.example.kz"
 const SECRET = Redacted.make("test-signing-secret-0123456789abcdef")
@@ -161,6 +161,7 @@ const filesystemServed = serving.pipe(Layer.provideMerge(filesystem), Layer.prov
 layer(filesystemServed)("filesystem store", (it) => {
   behavesAsBlobStore(it)
   writesAtomically(it)
+  pacesCollections(it)
   gatewayLinks(it)
 
   it.effect("keeps blobs as plain files, and nothing of failed writes", () =>

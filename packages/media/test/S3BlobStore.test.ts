@@ -11,7 +11,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { BlobStore } from "../src/BlobStore.js"
-import { behavesAsBlobStore, BodyBroke, bytes, eventually, MB, sha256 } from "./support/BlobStoreSuite.js"
+import { behavesAsBlobStore, BodyBroke, bytes, eventually, MB, pacesCollections, sha256 } from "./support/BlobStoreSuite.js"
 import * as S3rver from "./support/S3rver.js"
 
 const s3 = Layer.unwrapEffect(Effect.map(S3rver.S3Server, ({ endpoint }) => BlobStore.layerS3(S3rver.options(endpoint))))
@@ -19,6 +19,7 @@ const s3 = Layer.unwrapEffect(Effect.map(S3rver.S3Server, ({ endpoint }) => Blob
 
 layer(s3, { timeout: "30 seconds" })("s3 store", (it) => {
   behavesAsBlobStore(it)
+  pacesCollections(it)
 
   it.effect("a presigned link carries expiry, signature and disposition, and S3 serves the bytes by it", () =>
     Effect.gen(function*() {

@@ -152,7 +152,7 @@ export const waitReady = (child: Child, url: string, timeoutMs = 60_000, headers
  * The node flags `npm start` runs the gateway with (package.json's `start`), so that benchmarks
  * measure the gateway as it runs (test/infra/bench-processes.test.ts checks that they agree).
  */
-export const GATEWAY_NODE_ARGS: ReadonlyArray<string> = ["--max-semi-space-size=64"]
+export const GATEWAY_NODE_ARGS: ReadonlyArray<string> = ["--max-semi-space-size=64", "--expose-gc"]
 
 /** Resident memory of a process in MiB (0 once it is gone). */
 export const rssMiB = (pid: number): number => {

@@ -315,3 +315,41 @@ export const writesAtomically = (it: Vitest.MethodsNonLive<BlobStore>) => {
       }
     }))
 }
+
+/**
+ * The young collections the stores ask for while files move (`TransferMemory`). Node defines
+ * `gc` only with `--expose-gc`; here a recorder stands in for it. The count of bytes is the
+ * process's, so what earlier tests moved may add one collection.
+ */
+export const pacesCollections = (it: Vitest.MethodsNonLive<BlobStore>) => {
+  it.effect("every 4 MiB of files put or read, a young collection is asked of V8", () =>
+    Effect.gen(function*() {
+      const store = yield* BlobStore
+      const asked: Array<unknown> = []
+      const collections = Effect.sync(() => asked.splice(0))
+      const recording = Effect.acquireRelease(
+        Effect.sync(() => {
+          const before = globalThis.gc
+          globalThis.gc = ((options?: unknown) => void asked.push(options)) as NodeJS.GCFunction
+          return before
+        }),
+        (before) => Effect.sync(() => void (globalThis.gc = before))
+      )
+      yield* Effect.scoped(Effect.gen(function*() {
+        yield* recording
+        const file = Buffer.from(bytes(10 * MB, 4))
+        const parts = Array.from({ length: 160 }, (_, i) => file.subarray(i * 65_536, (i + 1) * 65_536))
+        // 10 MiB in: two or three collections, each a young one.
+        yield* store.put("media/9/big.bin", nodeBody(parts), { contentType: "application/octet-stream", contentLength: 10 * MB })
+        const afterPut = yield* collections
+        assert.include([2, 3], afterPut.length)
+        assert.deepStrictEqual(afterPut[0], { type: "minor" })
+        // And 10 MiB out.
+        assert.strictEqual((yield* read("media/9/big.bin")).byteLength, 10 * MB)
+        assert.include([2, 3], (yield* collections).length)
+        // A small file asks for none.
+        yield* store.put("media/9/small.bin", bytes(1000), { contentType: "application/octet-stream" })
+        assert.include([0, 1], (yield* collections).length)
+      }))
+    }))
+}
