@@ -10,8 +10,8 @@
  *   RSS growth. Baseline: a plain S3 upload of the same bytes from this process (lib-storage,
  *   streamed from a file). Target: under 30 MB.
  * - An incoming 50 MB file (a peer's document on the simulated network, which downloads it from a
- *   local HTTP server as WhatsApp's media servers serve files): the gateway's peak RSS growth
- *   until the file is stored. Target: under 30 MB.
+ *   local HTTP server as WhatsApp's media servers serve files): the peak RSS growth of a gateway
+ *   started for it (its first large transfer) until the file is stored. Target: under 30 MB.
  *
  *   npx tsx test/bench/media.ts [--files 1000000] [--bulk 100000] [--requests 1000] [--mb 50]
  *     [--only storage,delete,outgoing,incoming]
@@ -28,7 +28,9 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as OpsClient from "@wagate/client/OpsClient"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
 import { createReadStream, mkdtempSync, writeFileSync } from "node:fs"
 import { createServer } from "node:http"
 import { tmpdir } from "node:os"
@@ -129,7 +131,7 @@ export const main = (argv: ReadonlyArray<string>) =>
     const s3Endpoint = `http://127.0.0.1:${s3Address.port}`
     yield* BenchDatabase.drop(DB_NAME)
     const db = yield* BenchDatabase.open(DB_NAME, { messages: -1, chats: 0, days: 0 })
-    const gateway = yield* startGateway("media-gateway", {
+    const gatewayEnv = {
       DATABASE_URL: db.url,
       MEDIA_ALLOW_PRIVATE_URLS: "true",
       S3_BUCKET: BUCKET,
@@ -137,7 +139,10 @@ export const main = (argv: ReadonlyArray<string>) =>
       S3_ACCESS_KEY_ID: "S3RVER",
       S3_SECRET_ACCESS_KEY: "S3RVER",
       S3_FORCE_PATH_STYLE: "true"
-    })
+    }
+    // Its own scope: the incoming file is measured in a gateway of its own (below).
+    const firstScope = yield* Effect.acquireRelease(Scope.make(), (scope) => Scope.close(scope, Exit.void))
+    const gateway = yield* startGateway("media-gateway", gatewayEnv).pipe(Scope.extend(firstScope))
     const http = yield* Layer.build(NodeHttpClient.layerUndici)
     const ops = yield* OpsClient.make({ baseUrl: gateway.url, token: OPERATOR_TOKEN }).pipe(Effect.provide(http))
     const withDb = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provide(effect, db.context)
@@ -261,15 +266,23 @@ export const main = (argv: ReadonlyArray<string>) =>
       })
     }
 
-    // 4. An incoming 50 MB file, downloaded by the gateway from the simulated network.
+    // 4. An incoming 50 MB file, downloaded by the gateway from the simulated network. The memory
+    // a transfer takes is a high-water mark the process keeps and reuses (docs/performance.md), so
+    // after the outgoing file it would cost nothing more: it is measured in a fresh gateway.
     if (opts.only.has("incoming")) {
+      yield* Scope.close(firstScope, Exit.void)
+      const receiver = yield* startGateway("media-gateway-incoming", gatewayEnv)
+      const account = yield* OpsClient.make({ baseUrl: receiver.url, token: OPERATOR_TOKEN }).pipe(
+        Effect.flatMap(provision),
+        Effect.provide(http)
+      )
       const peer = uniquePhone()
       const receive = Effect.promise(async () => {
-        const posted = await fetch(`${gateway.url}/sim/v1/inbound`, {
+        const posted = await fetch(`${receiver.url}/sim/v1/inbound`, {
           method: "POST",
           headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, "content-type": "application/json" },
           body: JSON.stringify({
-            to: sender.numbers[0]!.phone,
+            to: account.numbers[0]!.phone,
             from: peer,
             text: "",
             type: "document",
@@ -278,7 +291,7 @@ export const main = (argv: ReadonlyArray<string>) =>
         })
         if (posted.status !== 201) throw new Error(`inbound: ${posted.status} ${await posted.text()}`)
         for (;;) {
-          const page = await fetch(`${gateway.url}/api/v1/messages?chat=${peer}`, { headers: { authorization: `Bearer ${sender.accountKey}` } })
+          const page = await fetch(`${receiver.url}/api/v1/messages?chat=${peer}`, { headers: { authorization: `Bearer ${account.accountKey}` } })
           const body = await page.json() as { messages: Array<{ media_pending: boolean; media_skipped: boolean; media_skip_reason: string | null; media: { size: number | null } | null }> }
           const m = body.messages[0]
           if (m !== undefined && !m.media_pending) {
@@ -288,7 +301,7 @@ export const main = (argv: ReadonlyArray<string>) =>
           await new Promise((resolve) => setTimeout(resolve, 50))
         }
       })
-      const incoming = yield* peakGrowth(() => gateway.child.pid, receive)
+      const incoming = yield* peakGrowth(() => receiver.child.pid, receive)
       yield* Console.log(
         `incoming ${opts.mb} MB file: ${incoming.seconds.toFixed(1)} s, gateway peak RSS growth ${growth(incoming.growthMiB)} — ` +
           `target < 30 MB: ${inMB(incoming.growthMiB) < 30 ? "met" : "MISSED"}`
