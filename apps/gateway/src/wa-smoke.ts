@@ -13,12 +13,11 @@ import * as BaileysDriver from "@wagate/whatsapp/BaileysDriver"
 import * as BaileysSettings from "@wagate/whatsapp/baileys/BaileysSettings"
 import * as LiveSocketFactory from "@wagate/whatsapp/baileys/LiveSocketFactory"
 import * as QrImage from "@wagate/whatsapp/QrImage"
-import { type DriverEvent, WhatsAppDriver } from "@wagate/whatsapp/WhatsAppDriver"
+import { type DriverEvent, fileOf, WhatsAppDriver } from "@wagate/whatsapp/WhatsAppDriver"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Stream from "effect/Stream"
 import { randomBytes } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { parseArgs } from "node:util"
@@ -145,7 +144,7 @@ const program = Effect.gen(function*() {
       content: {
         kind: "voice",
         media: {
-          stream: Stream.succeed(new Uint8Array(voice)),
+          open: fileOf(new Uint8Array(voice)),
           size: voice.length,
           mimeType: args.voice === undefined ? "audio/wav" : "application/octet-stream"
         }

@@ -8,6 +8,7 @@ import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { DependencyHealth } from "@wagate/domain/ServiceStatus"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import type { BlobLinkExpired, BlobLinkInvalid, BlobNotFound, BlobStoreError } from "./BlobStoreError.js"
 import type { Disposition } from "./ContentDisposition.js"
@@ -91,6 +92,16 @@ export interface BlobStoreService {
    * fails with `BlobNotFound` when there is none.
    */
   readonly get: (key: string, range?: ByteRange) => Stream.Stream<Uint8Array, BlobNotFound | BlobStoreError>
+
+  /**
+   * `get` as a Node body, for a reader that pipes the bytes on (the driver's upload of a sent
+   * file): opened at once, so a missing blob fails here with `BlobNotFound`; a failure on the
+   * way is the body's `BlobStoreError`. The stream is destroyed when the scope closes.
+   */
+  readonly read: (
+    key: string,
+    range?: ByteRange
+  ) => Effect.Effect<NodeBody<BlobStoreError>, BlobNotFound | BlobStoreError, Scope.Scope>
 
   readonly head: (key: string) => Effect.Effect<Option.Option<BlobHead>, BlobStoreError>
 

@@ -18,7 +18,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { createWriteStream } from "node:fs"
-import { rmdir } from "node:fs/promises"
+import { open, rmdir } from "node:fs/promises"
 import { pipeline } from "node:stream"
 import { dirname, join, resolve, sep } from "node:path"
 import * as BlobKey from "./BlobKey.js"
@@ -179,20 +179,33 @@ export const make = (
         }))
     })
 
-    const get = (key: string, range?: ByteRange) =>
-      Stream.unwrap(Effect.map(BlobKey.check(key, "get"), () =>
-        fs.stream(
-          objectPath(key),
-          range === undefined ? undefined : { offset: range.start, bytesToRead: range.end - range.start + 1 }
-        ))).pipe(
-        Stream.mapError((error) =>
-          error._tag === "BlobStoreError"
-            ? error
-            : isAbsent(error)
+    const read = (key: string, range?: ByteRange) =>
+      Effect.gen(function*() {
+        yield* BlobKey.check(key, "get")
+        const absent = (cause: unknown) =>
+          ["ENOENT", "ENOTDIR", "EISDIR"].includes((cause as { readonly code?: unknown }).code as string)
             ? new BlobNotFound({ key })
-            : failed("get")(error)
-        ),
-        TransferMemory.counted,
+            : failed("get")(cause)
+        const readable = yield* Effect.acquireRelease(
+          Effect.tryPromise({
+            try: async () => {
+              const handle = await open(objectPath(key), "r")
+              // A directory opens too (a prefix of blobs), and holds no blob.
+              if (!(await handle.stat()).isFile()) {
+                await handle.close()
+                throw Object.assign(new Error(`${key} is a directory`), { code: "EISDIR" })
+              }
+              return handle.createReadStream(range === undefined ? {} : { start: range.start, end: range.end })
+            },
+            catch: absent
+          }),
+          (readable) => Effect.sync(() => readable.destroy())
+        )
+        return TransferMemory.counted(NodeBody.make(readable, failed("get")))
+      }).pipe(Effect.withSpan("BlobStore.read", { attributes: { key } }))
+
+    const get = (key: string, range?: ByteRange) =>
+      Stream.unwrapScoped(Effect.map(read(key, range), NodeBody.toStream)).pipe(
         Stream.withSpan("BlobStore.get", { attributes: { key } })
       )
 
@@ -286,6 +299,7 @@ export const make = (
       // Effect.fn cannot keep the body's error type parameter; the body's errors do pass through as is.
       put: put as BlobStoreService["put"],
       get,
+      read,
       head,
       delete: delete_,
       copy,

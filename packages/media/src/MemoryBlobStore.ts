@@ -7,11 +7,13 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import { Readable } from "node:stream"
 import * as BlobKey from "./BlobKey.js"
 import type { BlobBody, BlobStoreService, ByteRange, PutOptions } from "./BlobPort.js"
-import { BlobNotFound } from "./BlobStoreError.js"
+import { BlobNotFound, BlobStoreError } from "./BlobStoreError.js"
 import * as GatewayLinks from "./GatewayLinks.js"
 import * as MeasuredBody from "./MeasuredBody.js"
+import * as NodeBody from "./NodeBody.js"
 
 /** @since 1.0.0 */
 export type Options = GatewayLinks.Options
@@ -41,14 +43,26 @@ export const make = (options: Options): Effect.Effect<BlobStoreService> =>
       return { size: bytes.byteLength }
     })
 
-    const get = (key: string, range?: ByteRange) =>
-      Stream.unwrap(Effect.gen(function*() {
-        yield* BlobKey.check(key, "get")
+    const bytesOf = (key: string, range?: ByteRange) =>
+      Effect.flatMap(BlobKey.check(key, "get"), () => {
         const stored = blobs.get(key)
         return stored === undefined
-          ? Stream.fail(new BlobNotFound({ key }))
-          : Stream.succeed(range === undefined ? stored.bytes.slice() : stored.bytes.slice(range.start, range.end + 1))
-      })).pipe(Stream.withSpan("BlobStore.get", { attributes: { key } }))
+          ? Effect.fail(new BlobNotFound({ key }))
+          : Effect.succeed(range === undefined ? stored.bytes.slice() : stored.bytes.slice(range.start, range.end + 1))
+      })
+
+    const get = (key: string, range?: ByteRange) =>
+      Stream.fromEffect(bytesOf(key, range)).pipe(Stream.withSpan("BlobStore.get", { attributes: { key } }))
+
+    const read = (key: string, range?: ByteRange) =>
+      Effect.flatMap(bytesOf(key, range), (bytes) =>
+        Effect.map(
+          Effect.acquireRelease(
+            Effect.sync(() => Readable.from(bytes.byteLength === 0 ? [] : [Buffer.from(bytes)])),
+            (readable) => Effect.sync(() => readable.destroy())
+          ),
+          (readable) => NodeBody.make(readable, (cause) => new BlobStoreError({ op: "get", cause }))
+        )).pipe(Effect.withSpan("BlobStore.read", { attributes: { key } }))
 
     const head = Effect.fn("BlobStore.head")(function*(key: string) {
       yield* BlobKey.check(key, "head")
@@ -76,6 +90,7 @@ export const make = (options: Options): Effect.Effect<BlobStoreService> =>
       // Effect.fn cannot keep the body's error type parameter; the body's errors do pass through as is.
       put: put as BlobStoreService["put"],
       get,
+      read,
       head,
       delete: delete_,
       copy,

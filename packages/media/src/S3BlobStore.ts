@@ -180,8 +180,8 @@ export const make = (options: Options): Effect.Effect<BlobStoreService, never, S
       return { size: yield* measured.size }
     })
 
-    const get = (key: string, range?: ByteRange) =>
-      Stream.unwrapScoped(Effect.gen(function*() {
+    const read = (key: string, range?: ByteRange) =>
+      Effect.gen(function*() {
         yield* BlobKey.check(key, "get")
         const Range = range === undefined ? undefined : `bytes=${range.start}-${range.end}`
         const object = yield* Effect.acquireRelease(
@@ -192,8 +192,13 @@ export const make = (options: Options): Effect.Effect<BlobStoreService, never, S
         if (!(body instanceof Readable)) {
           return yield* new BlobStoreError({ op: "get", cause: new Error("S3 answered without a body stream") })
         }
-        return NodeStream.fromReadable<BlobStoreError>(() => body, (cause) => new BlobStoreError({ op: "get", cause }))
-      })).pipe(TransferMemory.counted, Stream.withSpan("BlobStore.get", { attributes: { key } }))
+        return TransferMemory.counted(NodeBody.make(body, (cause) => new BlobStoreError({ op: "get", cause })))
+      }).pipe(Effect.withSpan("BlobStore.read", { attributes: { key } }))
+
+    const get = (key: string, range?: ByteRange) =>
+      Stream.unwrapScoped(Effect.map(read(key, range), NodeBody.toStream)).pipe(
+        Stream.withSpan("BlobStore.get", { attributes: { key } })
+      )
 
     const head = Effect.fn("BlobStore.head")(function*(key: string) {
       yield* BlobKey.check(key, "head")
@@ -305,6 +310,7 @@ export const make = (options: Options): Effect.Effect<BlobStoreService, never, S
       // Effect.fn cannot keep the body's error type parameter; the body's errors do pass through as is.
       put: put as BlobStoreService["put"],
       get,
+      read,
       head,
       delete: delete_,
       copy,

@@ -16,7 +16,7 @@
  *
  * @since 1.0.0
  */
-import * as Stream from "effect/Stream"
+import * as NodeBody from "./NodeBody.js"
 
 /** 4 MiB of file bytes between collections: a few MiB of dead chunks at most, instead of 32. @since 1.0.0 */
 export const COLLECT_EVERY = 4 * 1024 * 1024
@@ -38,12 +38,14 @@ export const moved = (bytes: number): void => {
 }
 
 /**
- * `stream` with its bytes counted as moved, as they pass.
+ * `body` with its bytes counted as moved, as they pass.
  *
  * @since 1.0.0
  */
-export const counted = <E, R>(stream: Stream.Stream<Uint8Array, E, R>): Stream.Stream<Uint8Array, E, R> =>
-  Stream.mapChunks(stream, (chunks) => {
-    for (const chunk of chunks) moved(chunk.byteLength)
-    return chunks
+export const counted = <E>(body: NodeBody.NodeBody<E>): NodeBody.NodeBody<E> =>
+  NodeBody.checked<E, never>(body, {
+    chunk: (chunk) => {
+      moved(chunk.byteLength)
+      return undefined
+    }
   })

@@ -8,7 +8,7 @@ import { type ApiError, Capacity, InvalidParam, NotConnected, NumberPaused, type
 import type { MessageMedia, MessageType } from "@wagate/domain/Message"
 import { AccountEntity } from "@wagate/entities/AccountEntity"
 import type { SendContent, SendPayload } from "@wagate/entities/NumberEntity"
-import { BlobStore } from "@wagate/media/BlobStore"
+import { type BlobNotFound, BlobStore, type BlobStoreError } from "@wagate/media/BlobStore"
 import { MediaFetcher } from "@wagate/media/MediaFetcher"
 import { Conversations } from "@wagate/store/Conversations"
 import { NumberStates } from "@wagate/store/NumberStates"
@@ -16,7 +16,6 @@ import { chatIdOf, isLid as isLidAddress } from "@wagate/store/OutgoingMessages"
 import { DriverUnavailable, type OutgoingContent, SendRejected, type Session } from "@wagate/whatsapp/WhatsAppDriver"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Stream from "effect/Stream"
 import { randomFillSync, randomUUID } from "node:crypto"
 import * as DomainClock from "@wagate/domain/DomainClock"
 import * as OutgoingMedia from "./OutgoingMedia.js"
@@ -142,14 +141,17 @@ export const make = (ctx: NumberContext, session: Session) =>
               caption: caption ?? null,
               deleted: false
             }
+            const unreadable = (e: BlobNotFound | BlobStoreError) =>
+              e._tag === "BlobNotFound"
+                ? new SendRejected({ reason: "the attachment is no longer stored" })
+                : new DriverUnavailable({ reason: "the attachment could not be read from the file store" })
             const bytes = {
               mimeType: file.mimeType,
               size,
-              stream: blobs.get(key).pipe(Stream.mapError((e) =>
-                e._tag === "BlobNotFound"
-                  ? new SendRejected({ reason: "the attachment is no longer stored" })
-                  : new DriverUnavailable({ reason: "the attachment could not be read from the file store" })
-              ))
+              open: Effect.map(
+                Effect.mapError(blobs.read(key), unreadable),
+                (body) => ({ readable: body.readable, failure: (cause: unknown) => unreadable(body.failure(cause)) })
+              )
             }
             const outgoing: OutgoingContent = content._tag === "document"
               ? { kind: "document", media: bytes, filename: filename ?? "file", caption }

@@ -11,19 +11,33 @@ import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import type * as Stream from "effect/Stream"
-import type { Readable } from "node:stream"
+import { Readable } from "node:stream"
 
 /**
- * A file to send, already fetched, checked and stored. Its bytes arrive as a stream, never whole
- * in memory; running the stream again reads the file again (a repeated hand-over does).
+ * A file's bytes in a Node stream, read once. The one who reads it pipes it on as it is, without
+ * an Effect for every chunk (docs/storage.md, "Memory while files move"). When the stream fails,
+ * `failure` says why.
+ *
+ * @since 1.0.0
+ */
+export interface FileStream<E> {
+  readonly readable: Readable
+  readonly failure: (cause: unknown) => E
+}
+
+/**
+ * A file to send, already fetched, checked and stored, never whole in memory.
  *
  * @since 1.0.0
  */
 export interface OutgoingMedia {
-  /** Fails with `SendRejected` when the file is gone, `DriverUnavailable` when it cannot be read now. */
-  readonly stream: Stream.Stream<Uint8Array, SendRejected | DriverUnavailable>
-  /** Bytes in the stream. */
+  /**
+   * Opens the stored file; each run reads it again (a repeated hand-over does). Fails, or later
+   * the stream, with `SendRejected` when the file is gone, `DriverUnavailable` when it cannot be
+   * read now. The stream is destroyed when the scope closes.
+   */
+  readonly open: Effect.Effect<FileStream<SendRejected | DriverUnavailable>, SendRejected | DriverUnavailable, Scope.Scope>
+  /** Bytes in the file. */
   readonly size: number
   readonly mimeType: string
 }
@@ -54,27 +68,39 @@ export interface OutgoingMessage {
 export type Ack = "sent" | "delivered" | "read" | "failed"
 
 /**
- * A download under way: the file's bytes in a Node stream as they arrive from the network, read
- * once. A store pipes it on as it is, without an Effect for every chunk (docs/storage.md, "Memory
- * while files move"). When the stream fails, `failure` says why.
+ * A download under way: the file's bytes as they arrive from the network.
  *
  * @since 1.0.0
  */
-export interface MediaDownload {
-  readonly readable: Readable
-  readonly failure: (cause: unknown) => DriverUnavailable
-}
+export type MediaDownload = FileStream<DriverUnavailable>
 
 /**
- * The whole file of a download, in memory: for what must carry it as bytes (the simulator's
- * protocol between processes) and for tests. A store pipes the stream instead.
+ * `bytes` in hand, opened as a file stream: for what holds a file whole (the simulated network)
+ * and for tests.
  *
  * @since 1.0.0
  */
-export const readDownload = (
-  download: Effect.Effect<MediaDownload, DriverUnavailable, Scope.Scope>
-): Effect.Effect<Uint8Array, DriverUnavailable> =>
-  Effect.scoped(Effect.flatMap(download, ({ failure, readable }) =>
+export const fileOf = (bytes: Uint8Array): Effect.Effect<FileStream<DriverUnavailable>, never, Scope.Scope> =>
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.sync(() => Readable.from(bytes.byteLength === 0 ? [] : [Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)])),
+      (readable) => Effect.sync(() => readable.destroy())
+    ),
+    (readable) => ({
+      readable,
+      failure: (cause: unknown) => new DriverUnavailable({ reason: `the file could not be read: ${String(cause)}` })
+    })
+  )
+
+/**
+ * The whole file, in memory: for what must carry it as bytes (the simulator's protocol between
+ * processes, the simulated network's copy of a sent file) and for tests. A store pipes the stream
+ * instead.
+ *
+ * @since 1.0.0
+ */
+export const readAll = <E>(open: Effect.Effect<FileStream<E>, E, Scope.Scope>): Effect.Effect<Uint8Array, E> =>
+  Effect.scoped(Effect.flatMap(open, ({ failure, readable }) =>
     Effect.tryPromise({
       try: async () => {
         const chunks: Array<Buffer> = []

@@ -8,13 +8,11 @@
  * @since 1.0.0
  */
 import { proto, type WAMessage, type WAMessageKey } from "@whiskeysockets/baileys"
-import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberId from "effect/FiberId"
 import * as Runtime from "effect/Runtime"
-import * as Stream from "effect/Stream"
 import { Readable } from "node:stream"
 import * as VoiceNote from "../VoiceNote.js"
 import { DriverUnavailable, type OutgoingMessage, SendRejected } from "../WhatsAppDriver.js"
@@ -49,20 +47,20 @@ export const connectionLost = (ctx: SessionContext): void => {
 
 /** Sends `message` on `socket`; succeeds when WhatsApp's server acknowledged it. @since 1.0.0 */
 export const send = (ctx: SessionContext, socket: BaileysSocket, message: OutgoingMessage) =>
-  Effect.gen(function*() {
+  Effect.scoped(Effect.gen(function*() {
     const { settings, state } = ctx
     const id = message.waMessageId
+    // The file's own error (gone, unreadable) is the send's, not what Baileys makes of a broken stream.
+    let readFailure: SendRejected | DriverUnavailable | undefined
+    const opened = message.content.kind === "text" ? undefined : yield* message.content.media.open
+    const file = opened === undefined ? Readable.from([]) : opened.readable
+    file.on("error", (e) => void (readFailure ??= opened?.failure(e)))
     const timeout = message.content.kind === "text" ? settings.sendTimeoutMs : settings.mediaSendTimeoutMs
     const acked = Deferred.unsafeMake<void, SendRejected | DriverUnavailable>(FiberId.none)
     const earlier = state.awaitingAck.get(id)
     if (earlier !== undefined) Deferred.unsafeDone(earlier, Effect.interrupt)
     state.awaitingAck.set(id, acked)
     const start = ctx.clock.unsafeCurrentTimeMillis()
-    // The file's own error (gone, unreadable) is the send's, not what Baileys makes of a broken stream.
-    let readFailure: SendRejected | DriverUnavailable | undefined
-    const file = message.content.kind === "text" ? Readable.from([]) : yield* NodeStream.toReadable(
-      message.content.media.stream.pipe(Stream.tapError((e) => Effect.sync(() => void (readFailure = e))))
-    )
     // A voice note goes out as mono Opus in OGG, encoded while Baileys reads it (every phone plays those).
     const upload = message.content.kind === "voice" ? VoiceNote.toOpus(file) : file
     const sent = yield* timed(
@@ -87,7 +85,7 @@ export const send = (ctx: SessionContext, socket: BaileysSocket, message: Outgoi
       }),
       Effect.ensuring(Effect.sync(() => state.awaitingAck.get(id) === acked && state.awaitingAck.delete(id)))
     )
-  })
+  }))
 
 /** Keeps the message Baileys built, for `getMessage`. */
 const keep = (ctx: SessionContext, sent: WAMessage | undefined) =>

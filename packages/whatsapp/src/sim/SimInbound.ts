@@ -8,10 +8,10 @@ import type { MessageType } from "@wagate/domain/Message"
 import * as Effect from "effect/Effect"
 import * as Http from "node:http"
 import * as Https from "node:https"
-import { Readable } from "node:stream"
 import {
   DriverUnavailable as DriverUnavailableError,
   type DriverUnavailable,
+  fileOf,
   type IncomingMedia,
   type IncomingMessage
 } from "../WhatsAppDriver.js"
@@ -74,7 +74,7 @@ export const fromPeer = (input: InboundMessage, waMessageId: string, timestamp: 
       mimeType: input.media.mimeType,
       filename: input.media.filename ?? null,
       ...("bytes" in input.media
-        ? { size: input.media.bytes.byteLength, download: downloadOf(input.media.bytes) }
+        ? { size: input.media.bytes.byteLength, download: fileOf(input.media.bytes) }
         : { size: input.media.size ?? null, download: input.media.download })
     }
   }
@@ -106,27 +106,13 @@ export const fromNumber = (from: string, message: SimOutgoing, timestamp: number
       mimeType: media.mimeType,
       filename: content.kind === "document" ? content.filename : null,
       size: media.size,
-      download: downloadOf(media.bytes ?? new Uint8Array())
+      download: fileOf(media.bytes ?? new Uint8Array())
     }
   }
 }
 
 const failure = (cause: unknown) =>
   new DriverUnavailableError({ reason: `the simulated media server failed: ${cause instanceof Error ? cause.message : String(cause)}` })
-
-/**
- * A download of a file the simulated network holds: its bytes in one chunk.
- *
- * @since 1.0.0
- */
-export const downloadOf = (bytes: Uint8Array): IncomingMedia["download"] =>
-  Effect.map(
-    Effect.acquireRelease(
-      Effect.sync(() => Readable.from(bytes.byteLength === 0 ? [] : [Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)])),
-      (readable) => Effect.sync(() => readable.destroy())
-    ),
-    (readable) => ({ readable, failure })
-  )
 
 /**
  * A file served at `url`, as WhatsApp's media servers serve the files of messages: each download

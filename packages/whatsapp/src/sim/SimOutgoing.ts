@@ -1,14 +1,22 @@
 /**
- * A message as the simulated network holds it once a number handed it over: the file read from
- * its stream, its bytes kept only when another number of the gateway is to receive them (the
- * network's copy, as WhatsApp's servers keep one), otherwise only counted.
+ * A message as the simulated network holds it once a number handed it over: the file read, its
+ * bytes kept only when another number of the gateway is to receive them (the network's copy, as
+ * WhatsApp's servers keep one), otherwise only counted.
  *
  * @since 1.0.0
  */
 import * as Effect from "effect/Effect"
-import * as Stream from "effect/Stream"
+import type * as Scope from "effect/Scope"
 import type * as SimProtocol from "./SimProtocol.js"
-import type { DriverUnavailable, OutgoingContent, OutgoingMessage, SendRejected } from "../WhatsAppDriver.js"
+import {
+  type DriverUnavailable,
+  fileOf,
+  type FileStream,
+  type OutgoingContent,
+  type OutgoingMessage,
+  readAll,
+  type SendRejected
+} from "../WhatsAppDriver.js"
 
 /** A sent file on the network. @since 1.0.0 */
 export interface HeldMedia {
@@ -43,16 +51,22 @@ export const read = (
   if (content.kind === "text") return Effect.succeed({ ...message, content })
   const media = content.media
   const held: Effect.Effect<HeldMedia, SendRejected | DriverUnavailable> = keep
-    ? Effect.map(Stream.runCollect(media.stream), (chunks) => {
-      const bytes = new Uint8Array(Buffer.concat([...chunks]))
-      return { mimeType: media.mimeType, size: bytes.byteLength, bytes }
-    })
-    : Effect.map(
-      Stream.runFold(media.stream, 0, (n, chunk) => n + chunk.byteLength),
-      (size) => ({ mimeType: media.mimeType, size, bytes: null })
-    )
+    ? Effect.map(readAll(media.open), (bytes) => ({ mimeType: media.mimeType, size: bytes.byteLength, bytes }))
+    : Effect.map(count(media.open), (size) => ({ mimeType: media.mimeType, size, bytes: null }))
   return Effect.map(held, (m) => ({ ...message, content: { ...content, media: m } as SimContent }))
 }
+
+/** The bytes of a file, counted as they are read. */
+const count = <E>(open: Effect.Effect<FileStream<E>, E, Scope.Scope>): Effect.Effect<number, E> =>
+  Effect.scoped(Effect.flatMap(open, ({ failure, readable }) =>
+    Effect.tryPromise({
+      try: async () => {
+        let size = 0
+        for await (const chunk of readable) size += (chunk as Uint8Array).byteLength
+        return size
+      },
+      catch: failure
+    })))
 
 type Wire = typeof SimProtocol.Outgoing.Type
 
@@ -74,5 +88,5 @@ export const fromWire = (wire: Wire): OutgoingMessage => {
   const content = wire.content
   if (content.kind === "text") return { ...wire, content }
   const { bytes, mimeType } = content.media
-  return { ...wire, content: { ...content, media: { mimeType, size: bytes.byteLength, stream: Stream.succeed(bytes) } } }
+  return { ...wire, content: { ...content, media: { mimeType, size: bytes.byteLength, open: fileOf(bytes) } } }
 }

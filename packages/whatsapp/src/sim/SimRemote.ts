@@ -13,15 +13,15 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import * as SimInbound from "./SimInbound.js"
 import * as SimOutgoing from "./SimOutgoing.js"
 import { SimUnknownNumber, SimWrongPairingCode, SimWrongState } from "./SimErrors.js"
 import { SimNetwork, type SimNetworkService } from "./SimNetwork.js"
 import {
   type DriverEvent,
   DriverUnavailable,
+  fileOf,
   type IncomingMessage,
-  readDownload,
+  readAll,
   SendRejected,
   type Session
 } from "../WhatsAppDriver.js"
@@ -48,7 +48,7 @@ const incoming = (wire: typeof SimProtocol.Incoming.Type): IncomingMessage => ({
     mimeType: wire.media.mimeType,
     filename: wire.media.filename,
     size: wire.media.size,
-    download: SimInbound.downloadOf(wire.media.bytes)
+    download: fileOf(wire.media.bytes)
   }
 })
 
@@ -133,7 +133,7 @@ export const make = Effect.gen(function*() {
         // The protocol carries a file's bytes: a downloaded one is read first.
         input.media === undefined || "bytes" in input.media
           ? Effect.succeed(input as SimProtocol.InboundPayload)
-          : Effect.map(readDownload(input.media.download), (bytes) => ({
+          : Effect.map(readAll(input.media.download), (bytes) => ({
             ...input,
             media: { mimeType: input.media!.mimeType, filename: input.media!.filename, bytes }
           })),

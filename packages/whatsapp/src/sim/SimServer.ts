@@ -11,7 +11,7 @@ import * as Scope from "effect/Scope"
 import * as SimOutgoing from "./SimOutgoing.js"
 import { SimNetwork } from "./SimNetwork.js"
 import type { SimUnknownNumber, SimWrongPairingCode, SimWrongState } from "./SimErrors.js"
-import { type DriverEvent, type DriverUnavailable, readDownload, type SendRejected, type Session } from "../WhatsAppDriver.js"
+import { type DriverEvent, type DriverUnavailable, readAll, type SendRejected, type Session } from "../WhatsAppDriver.js"
 import type * as SimProtocol from "./SimProtocol.js"
 import {
   SimRpcs,
@@ -47,7 +47,7 @@ const wireEvent = (event: DriverEvent): Effect.Effect<typeof SimProtocol.Event.T
   if (event._tag !== "Incoming") return Effect.succeed(event)
   const { media, ...message } = event.message
   if (media === null) return Effect.succeed({ _tag: "Incoming", message: { ...message, media: null } })
-  return readDownload(media.download).pipe(
+  return readAll(media.download).pipe(
     Effect.orDie,
     Effect.map((bytes) => ({
       _tag: "Incoming" as const,

@@ -6,7 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { WAMessage } from "@whiskeysockets/baileys"
 import * as Effect from "effect/Effect"
-import { type IncomingMessage, readDownload } from "../../src/WhatsAppDriver.js"
+import { type IncomingMessage, readAll } from "../../src/WhatsAppDriver.js"
 import * as Harness from "./support/Harness.js"
 
 const { flush } = Harness
@@ -115,10 +115,10 @@ describe("Baileys driver: incoming messages", () => {
       assert.deepStrictEqual(h.fake.downloads, [])
       const event = rec.events.find((e) => e._tag === "Incoming")!
       const media = event._tag === "Incoming" ? event.message.media! : null
-      assert.deepStrictEqual([...(yield* readDownload(media!.download))], [1, 2, 3])
+      assert.deepStrictEqual([...(yield* readAll(media!.download))], [1, 2, 3])
       assert.deepStrictEqual(h.fake.downloads, ["IMG"])
       h.fake.setDownload({ _tag: "fail", error: new Error("media expired") })
-      const failed = yield* Effect.flip(readDownload(media!.download))
+      const failed = yield* Effect.flip(readAll(media!.download))
       assert.deepStrictEqual([failed._tag, failed.reason], ["DriverUnavailable", "media download failed: media expired"])
     }).pipe(Effect.provide(h.layer))
   })

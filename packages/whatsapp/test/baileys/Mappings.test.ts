@@ -7,10 +7,10 @@ import { proto, type WAMessageUpdate } from "@whiskeysockets/baileys"
 import * as Acks from "../../src/baileys/Acks.js"
 import * as IncomingContent from "../../src/baileys/IncomingContent.js"
 import * as Outgoing from "../../src/baileys/Outgoing.js"
-import * as Stream from "effect/Stream"
 import { Readable } from "node:stream"
+import { fileOf } from "../../src/WhatsAppDriver.js"
 
-const media = { stream: Stream.succeed(new Uint8Array([1, 2])), size: 2, mimeType: "x/y" }
+const media = { open: fileOf(new Uint8Array([1, 2])), size: 2, mimeType: "x/y" }
 
 describe("IncomingContent.classify", () => {
   const table: Array<[string, proto.IMessage | null | undefined, IncomingContent.Content | null]> = [

@@ -6,15 +6,15 @@ import { assert, describe, it } from "@effect/vitest"
 import { Boom } from "@hapi/boom"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Stream from "effect/Stream"
-import type { OutgoingContent } from "../../src/WhatsAppDriver.js"
+import { Readable } from "node:stream"
+import { DriverUnavailable, fileOf, type OutgoingContent, SendRejected } from "../../src/WhatsAppDriver.js"
 import { Closes } from "./support/FakeSocket.js"
 import { opusHead, wav } from "./support/Audio.js"
 import * as Harness from "./support/Harness.js"
 
 const { advance, flush, working } = Harness
 const TO = "77017654321"
-const media = { stream: Stream.succeed(new Uint8Array([7, 7, 7])), size: 3, mimeType: "image/png" }
+const media = { open: fileOf(new Uint8Array([7, 7, 7])), size: 3, mimeType: "image/png" }
 
 describe("Baileys driver: sending", () => {
   it.scoped("the five kinds go to the phone's JID under the id the gateway chose", () => {
@@ -26,7 +26,7 @@ describe("Baileys driver: sending", () => {
         { kind: "image", media, caption: "Our menu" },
         { kind: "document", media: { ...media, mimeType: "application/pdf" }, filename: "invoice.pdf", caption: "Invoice" },
         // An MP3, WAV or AAC voice note plays on Android only: it goes out as Opus in OGG.
-        { kind: "voice", media: { stream: Stream.succeed(new Uint8Array(wav())), size: wav().length, mimeType: "audio/wav" } },
+        { kind: "voice", media: { open: fileOf(new Uint8Array(wav())), size: wav().length, mimeType: "audio/wav" } },
         { kind: "video", media: { ...media, mimeType: "video/mp4" } }
       ]
       for (const [i, content] of contents.entries()) {
@@ -55,10 +55,41 @@ describe("Baileys driver: sending", () => {
       const refused = yield* Effect.flip(session.send({
         waMessageId: "3EB0BAD",
         to: TO,
-        content: { kind: "voice", media: { stream: Stream.succeed(new TextEncoder().encode("not a sound at all")), size: 18, mimeType: "audio/mpeg" } }
+        content: { kind: "voice", media: { open: fileOf(new TextEncoder().encode("not a sound at all")), size: 18, mimeType: "audio/mpeg" } }
       }))
       assert.strictEqual(refused._tag, "SendRejected")
       assert.match(refused.reason, /^the voice note could not be converted to Opus: /)
+      assert.deepStrictEqual(h.fake.latest().sent, [])
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("a file that is gone, or breaks off while Baileys reads it, fails the send with the file's own error", () => {
+    const h = Harness.make()
+    return Effect.gen(function*() {
+      const { session } = yield* working(h)
+      const gone = new SendRejected({ reason: "the attachment is no longer stored" })
+      const missing = yield* Effect.flip(session.send({
+        waMessageId: "3EB0GONE",
+        to: TO,
+        content: { kind: "image", media: { ...media, open: Effect.fail(gone) } }
+      }))
+      const unreadable = new DriverUnavailable({ reason: "the attachment could not be read from the file store" })
+      const broken = {
+        ...media,
+        size: 2000,
+        open: Effect.sync(() => ({
+          readable: Readable.from((function*() {
+            yield Buffer.alloc(1000, 7)
+            throw new Error("EIO")
+          })()),
+          failure: () => unreadable
+        }))
+      }
+      const brokeOff = yield* Effect.flip(session.send({ waMessageId: "3EB0BROKE", to: TO, content: { kind: "document", media: broken, filename: "a.pdf" } }))
+      assert.deepStrictEqual(
+        [missing, brokeOff].map((e) => [e._tag, e.reason]),
+        [["SendRejected", gone.reason], ["DriverUnavailable", unreadable.reason]]
+      )
       assert.deepStrictEqual(h.fake.latest().sent, [])
     }).pipe(Effect.provide(h.layer))
   })

@@ -12,7 +12,7 @@ import * as TestClock from "effect/TestClock"
 import type { SimConfig } from "../../src/sim/SimConfig.js"
 import { SimNetwork } from "../../src/sim/SimNetwork.js"
 import * as SimulatorDriver from "../../src/sim/SimulatorDriver.js"
-import { type DriverEvent, readDownload, WhatsAppDriver } from "../../src/WhatsAppDriver.js"
+import { type DriverEvent, readAll, WhatsAppDriver } from "../../src/WhatsAppDriver.js"
 import * as Recorder from "../support/Recorder.js"
 
 const A = "77010000001"
@@ -104,7 +104,7 @@ describe("SimNetwork inbound", () => {
           [file.type, file.media?.mimeType, file.media?.filename, file.media?.size],
           ["document", "application/pdf", "scan.pdf", 4]
         )
-        assert.deepStrictEqual(yield* readDownload(file.media!.download), bytes)
+        assert.deepStrictEqual(yield* readAll(file.media!.download), bytes)
       })
     ))
 

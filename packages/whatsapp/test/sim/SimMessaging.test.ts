@@ -5,16 +5,15 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Stream from "effect/Stream"
 import type * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
 import type { SimConfig } from "../../src/sim/SimConfig.js"
 import { SimNetwork } from "../../src/sim/SimNetwork.js"
 import * as SimulatorDriver from "../../src/sim/SimulatorDriver.js"
-import { type OutgoingMessage, readDownload, type Session, WhatsAppDriver } from "../../src/WhatsAppDriver.js"
+import { fileOf, type OutgoingMessage, readAll, type Session, WhatsAppDriver } from "../../src/WhatsAppDriver.js"
 import * as Recorder from "../support/Recorder.js"
 
-const file = (bytes: Uint8Array, mimeType: string) => ({ stream: Stream.succeed(bytes), size: bytes.byteLength, mimeType })
+const file = (bytes: Uint8Array, mimeType: string) => ({ open: fileOf(bytes), size: bytes.byteLength, mimeType })
 
 const A = "77010000001"
 const B = "77010000002"
@@ -293,7 +292,7 @@ describe("SimNetwork sending", () => {
           media: null
         })
         assert.deepStrictEqual([second.type, second.media?.mimeType, second.media?.size], ["image", "image/jpeg", 3])
-        assert.deepStrictEqual(yield* readDownload(second.media!.download), bytes)
+        assert.deepStrictEqual(yield* readAll(second.media!.download), bytes)
       })
     ))
 

@@ -20,7 +20,7 @@ import * as SimRemote from "../../src/sim/SimRemote.js"
 import * as SimServer from "../../src/sim/SimServer.js"
 import * as SimNetwork from "../../src/sim/SimNetwork.js"
 import * as SimulatorDriver from "../../src/sim/SimulatorDriver.js"
-import { type DriverEvent, readDownload, WhatsAppDriver } from "../../src/WhatsAppDriver.js"
+import { type DriverEvent, readAll, WhatsAppDriver } from "../../src/WhatsAppDriver.js"
 
 const A = "77010000001"
 const PEER = "77779998877"
@@ -86,7 +86,7 @@ describe("standalone simulator", () => {
       const incoming = yield* waitFor(() => events.find((e) => e._tag === "Incoming"))
       assert.strictEqual(incoming._tag === "Incoming" && incoming.message.text, "with a file")
       const media = incoming._tag === "Incoming" ? incoming.message.media : null
-      assert.deepStrictEqual(new TextDecoder().decode(yield* readDownload(media!.download)), "hi")
+      assert.deepStrictEqual(new TextDecoder().decode(yield* readAll(media!.download)), "hi")
 
       const rejected = yield* Effect.flip(session.send({ waMessageId: "M2", to: PEER, content: { kind: "text", text: "x" } })
         .pipe(Effect.zipRight(network.failures(PEER, { mode: "reject" })), Effect.zipRight(
