@@ -18,8 +18,13 @@
  */
 import * as NodeBody from "./NodeBody.js"
 
-/** 4 MiB of file bytes between collections: a few MiB of dead chunks at most, instead of 32. @since 1.0.0 */
-export const COLLECT_EVERY = 4 * 1024 * 1024
+/**
+ * 2 MiB of file bytes between collections: a few MiB of dead chunks at most, instead of 32 (4 and
+ * 8 MiB left the first 50 MB file near or over 30 MB more often; docs/performance.md, media).
+ *
+ * @since 1.0.0
+ */
+export const COLLECT_EVERY = 2 * 1024 * 1024
 
 let sinceCollection = 0
 
