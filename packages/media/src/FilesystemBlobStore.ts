@@ -45,11 +45,13 @@ const errno = (error: PlatformError): unknown =>
   error._tag === "SystemError" ? (error.cause as { readonly code?: unknown } | undefined)?.code : undefined
 
 /**
- * The path holds no blob: nothing there, a file where a directory would be (`a/b` below the blob
- * `a`), or a directory (`a`, a prefix of blobs only).
+ * Besides nothing there, what says the path holds no blob: a file where a directory would be
+ * (`a/b` below the blob `a`), or a directory (`a`, a prefix of blobs only).
  */
-const isAbsent = (error: PlatformError) =>
-  isNotFound(error) || ["ENOTDIR", "EISDIR", "ERR_FS_EISDIR"].includes(errno(error) as string)
+const NO_BLOB_HERE = ["ENOTDIR", "EISDIR", "ERR_FS_EISDIR"]
+
+/** The path holds no blob. */
+const isAbsent = (error: PlatformError) => isNotFound(error) || NO_BLOB_HERE.includes(errno(error) as string)
 
 /** @since 1.0.0 */
 export const make = (
@@ -182,10 +184,10 @@ export const make = (
     const read = (key: string, range?: ByteRange) =>
       Effect.gen(function*() {
         yield* BlobKey.check(key, "get")
-        const absent = (cause: unknown) =>
-          ["ENOENT", "ENOTDIR", "EISDIR"].includes((cause as { readonly code?: unknown }).code as string)
-            ? new BlobNotFound({ key })
-            : failed("get")(cause)
+        const absent = (cause: unknown) => {
+          const code = (cause as { readonly code?: unknown }).code as string
+          return code === "ENOENT" || NO_BLOB_HERE.includes(code) ? new BlobNotFound({ key }) : failed("get")(cause)
+        }
         const readable = yield* Effect.acquireRelease(
           Effect.tryPromise({
             try: async () => {
