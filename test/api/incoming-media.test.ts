@@ -25,15 +25,19 @@ const inTwo = (content: Uint8Array): MediaDownload => ({
   failure: (cause) => new DriverUnavailable({ reason: String(cause) })
 })
 
+/** A gateway that keeps incoming files up to 4096 bytes, an account, its first number and a peer. */
+const limitedTo4096 = Effect.gen(function*() {
+  const database = yield* freshDatabase
+  const gateway = yield* startGateway(database, { settings: { incomingMediaMaxBytes: 4096 } })
+  const acme = yield* provision(gateway.ops)
+  const api = yield* gateway.client(acme.accountKey)
+  return { acme, api, database, gateway, number: acme.numbers[0]!, peer: uniquePhone() }
+})
+
 describe("incoming files", () => {
   it.scopedLive("an incoming photo is stored in the blob store and shown with its size; one over the limit is skipped", () =>
     Effect.gen(function*() {
-      const database = yield* freshDatabase
-      const gateway = yield* startGateway(database, { settings: { incomingMediaMaxBytes: 4096 } })
-      const acme = yield* provision(gateway.ops)
-      const number = acme.numbers[0]!
-      const api = yield* gateway.client(acme.accountKey)
-      const peer = uniquePhone()
+      const { acme, api, database, gateway, number, peer } = yield* limitedTo4096
       const byWaId = (waId: string) =>
         Effect.map(api.messages.list({ urlParams: { chat: peer } }), (p) => p.messages.find((m) => m.wa_message_id === waId))
 
@@ -78,12 +82,7 @@ describe("incoming files", () => {
 
   it.scopedLive("a download that passes the limit on the way, or breaks off, is skipped with the reason and stores nothing", () =>
     Effect.gen(function*() {
-      const database = yield* freshDatabase
-      const gateway = yield* startGateway(database, { settings: { incomingMediaMaxBytes: 4096 } })
-      const acme = yield* provision(gateway.ops)
-      const number = acme.numbers[0]!
-      const api = yield* gateway.client(acme.accountKey)
-      const peer = uniquePhone()
+      const { acme, api, database, gateway, number, peer } = yield* limitedTo4096
       const arrive = (text: string, download: Effect.Effect<MediaDownload>) =>
         Effect.flatMap(
           gateway.sim.inbound({ to: number.phone, from: peer, text, type: "document", media: { mimeType: "application/pdf", download } }),
