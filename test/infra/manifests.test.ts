@@ -132,8 +132,14 @@ describe("infra/compose.yaml", () => {
     assert.match(dockerfile, /--omit=dev/)
   })
 
-  it("the image runs node with its collector exposed, as npm start does, so file transfers bound their memory", () => {
+  it("the image runs node with the flags and the TypeScript loader npm start gives the gateway", () => {
     const dockerfile = readFileSync(join(INFRA, "Dockerfile"), "utf8")
-    assert.match(dockerfile, /^ENTRYPOINT \["node", "--expose-gc", "--import", "\.\/runtime\/typescript\.mjs"\]$/m)
+    const start: string = JSON.parse(readFileSync(join(INFRA, "../package.json"), "utf8")).scripts.start
+    const node = /^exec node (.*) apps\/gateway\/src\/main\.ts$/.exec(start)
+    assert.isNotNull(node)
+    const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)
+    assert.isNotNull(entrypoint)
+    assert.deepStrictEqual(JSON.parse(entrypoint![1]!), ["node", ...node![1]!.split(" ")])
+    assert.include(JSON.parse(entrypoint![1]!), "--expose-gc")
   })
 })
