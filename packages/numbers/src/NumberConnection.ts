@@ -108,102 +108,99 @@ export const open = (ctx: NumberContext) =>
         Effect.sync(() => void (keptAlive = enabled))
       )
 
-    const setConnection = (next: ConnectionState) =>
-      Effect.gen(function*() {
-        const previous = ctx.connection.current
-        const changes = (known: { readonly status: string; readonly reason: string | null }) =>
-          known.status !== next.status || known.reason !== next.reason
-        if (changes(previous) && changes(persisted)) {
-          // Persist before publishing, so a reader never sees a status the database lacks.
-          yield* states.setStatus({
-            numberId,
-            accountId: number.accountId,
-            phone: number.phone,
-            previous: previous.status,
-            status: next.status,
-            reason: next.reason,
-            at: new Date(yield* DomainClock.now)
-          })
-          persisted = { status: next.status, reason: next.reason }
-        }
-        ctx.connection.current = next
-        yield* Deferred.succeed(changed, undefined)
-        changed = yield* Deferred.make<void>()
-        if (previous.status === next.status) return
-        const at = yield* DomainClock.now
-        if (next.status === "WORKING") {
-          number.linked = true
-          number.connectedAt ??= at
-          // Stay up when idle, and come back on whichever runner owns the shard after a move.
-          yield* keepAlive(true)
-          yield* Effect.forkScoped(resendPending)
-        } else if (next.status === "STOPPED") {
-          number.linked = false
-          yield* keepAlive(false)
-        }
-      })
+    const setConnection = Effect.fnUntraced(function*(next: ConnectionState) {
+      const previous = ctx.connection.current
+      const changes = (known: { readonly status: string; readonly reason: string | null }) =>
+        known.status !== next.status || known.reason !== next.reason
+      if (changes(previous) && changes(persisted)) {
+        // Persist before publishing, so a reader never sees a status the database lacks.
+        yield* states.setStatus({
+          numberId,
+          accountId: number.accountId,
+          phone: number.phone,
+          previous: previous.status,
+          status: next.status,
+          reason: next.reason,
+          at: new Date(yield* DomainClock.now)
+        })
+        persisted = { status: next.status, reason: next.reason }
+      }
+      ctx.connection.current = next
+      yield* Deferred.succeed(changed, undefined)
+      changed = yield* Deferred.make<void>()
+      if (previous.status === next.status) return
+      const at = yield* DomainClock.now
+      if (next.status === "WORKING") {
+        number.linked = true
+        number.connectedAt ??= at
+        // Stay up when idle, and come back on whichever runner owns the shard after a move.
+        yield* keepAlive(true)
+        yield* Effect.forkScoped(resendPending)
+      } else if (next.status === "STOPPED") {
+        number.linked = false
+        yield* keepAlive(false)
+      }
+    })
 
     /** Stores an incoming message; its file (if any) follows in the background. */
-    const recordIncoming = (m: IncomingMessage, mediaSkipReason: string | null) =>
-      Effect.gen(function*() {
-        const described = m.media === null ? null : IncomingMedia.describe(m.type, m.text, m.media)
-        const skipped = described !== null && mediaSkipReason !== null
-        const recorded = yield* conversations.recordIncoming({
+    const recordIncoming = Effect.fnUntraced(function*(m: IncomingMessage, mediaSkipReason: string | null) {
+      const described = m.media === null ? null : IncomingMedia.describe(m.type, m.text, m.media)
+      const skipped = described !== null && mediaSkipReason !== null
+      const recorded = yield* conversations.recordIncoming({
+        accountId: number.accountId,
+        numberId,
+        waMessageId: m.waMessageId,
+        fromMe: m.fromMe,
+        chatId: m.chatId,
+        peer: m.peer,
+        peerLid: m.peerLid,
+        name: m.name,
+        isGroup: m.isGroup,
+        groupSubject: m.groupSubject,
+        author: m.author,
+        type: m.type,
+        text: m.text,
+        at: new Date(m.timestamp),
+        // Recorded now, the file follows: the next event never waits for a download.
+        media: described,
+        mediaPending: described !== null && !skipped,
+        mediaSkipped: skipped,
+        mediaSkipReason: skipped ? mediaSkipReason : null
+      })
+      // A replay (None) is a message stored before, with its file already settled.
+      if (m.media !== null && described !== null && !skipped && Option.isSome(recorded)) {
+        yield* Effect.forkScoped(downloads.withPermits(1)(IncomingMedia.download({
+          messageId: recorded.value,
           accountId: number.accountId,
           numberId,
-          waMessageId: m.waMessageId,
-          fromMe: m.fromMe,
-          chatId: m.chatId,
-          peer: m.peer,
-          peerLid: m.peerLid,
-          name: m.name,
-          isGroup: m.isGroup,
-          groupSubject: m.groupSubject,
-          author: m.author,
-          type: m.type,
-          text: m.text,
-          at: new Date(m.timestamp),
-          // Recorded now, the file follows: the next event never waits for a download.
-          media: described,
-          mediaPending: described !== null && !skipped,
-          mediaSkipped: skipped,
-          mediaSkipReason: skipped ? mediaSkipReason : null
-        })
-        // A replay (None) is a message stored before, with its file already settled.
-        if (m.media !== null && described !== null && !skipped && Option.isSome(recorded)) {
-          yield* Effect.forkScoped(downloads.withPermits(1)(IncomingMedia.download({
-            messageId: recorded.value,
-            accountId: number.accountId,
-            numberId,
-            described,
-            media: m.media,
-            maxBytes: mediaSettings.maxBytes
-          })))
-        }
-      })
+          described,
+          media: m.media,
+          maxBytes: mediaSettings.maxBytes
+        })))
+      }
+    })
 
     /**
      * Stores an incoming message, or keeps it as the network gave it when storing fails (for any
      * reason): it is stored by a later retry, never only logged. Keeping it is itself retried
      * until the database takes it.
      */
-    const storeIncoming = (m: IncomingMessage) =>
-      Effect.gen(function*() {
-        if (!m.isGroup) ctx.contacts.remember(m.peer !== "" ? m.peer : m.chatId)
-        const stored = yield* Effect.exit(recordIncoming(m, null))
-        if (stored._tag === "Success") return yield* Metric.increment(NumberMetrics.incoming)
-        yield* Metric.increment(IncomingFailures.failures)
-        yield* Effect.logError(`incoming message ${m.waMessageId} of number ${numberId} not stored; kept for a retry`, stored.cause)
-        const event = IncomingFailures.serialize(m)
-        const error = Cause.pretty(stored.cause).slice(0, 500)
-        const keep = Effect.flatMap(DomainClock.now, (now) =>
-          conversations.keepFailedIncoming(numberId, event, error, new Date(now + IncomingFailures.retryDelayMs(retrySettings.baseDelayMs, 1))))
-        yield* keep.pipe(
-          Effect.retry(IncomingFailures.keepSchedule),
-          Effect.catchAllCause((cause) => Effect.logError("keeping a failed incoming message failed", cause)),
-          Effect.forkScoped
-        )
-      })
+    const storeIncoming = Effect.fnUntraced(function*(m: IncomingMessage) {
+      if (!m.isGroup) ctx.contacts.remember(m.peer !== "" ? m.peer : m.chatId)
+      const stored = yield* Effect.exit(recordIncoming(m, null))
+      if (stored._tag === "Success") return yield* Metric.increment(NumberMetrics.incoming)
+      yield* Metric.increment(IncomingFailures.failures)
+      yield* Effect.logError(`incoming message ${m.waMessageId} of number ${numberId} not stored; kept for a retry`, stored.cause)
+      const event = IncomingFailures.serialize(m)
+      const error = Cause.pretty(stored.cause).slice(0, 500)
+      const keep = Effect.flatMap(DomainClock.now, (now) =>
+        conversations.keepFailedIncoming(numberId, event, error, new Date(now + IncomingFailures.retryDelayMs(retrySettings.baseDelayMs, 1))))
+      yield* keep.pipe(
+        Effect.retry(IncomingFailures.keepSchedule),
+        Effect.catchAllCause((cause) => Effect.logError("keeping a failed incoming message failed", cause)),
+        Effect.forkScoped
+      )
+    })
 
     /** Kept incoming messages whose retry is due are stored now (their files cannot follow). */
     const retryFailedIncoming = Effect.gen(function*() {

@@ -102,212 +102,214 @@ export const make = (ctx: NumberContext, session: Session) =>
         return yield* use.pipe(Effect.ensuring(Effect.ignore(account.AttachmentEnd({ lease }))))
       })
 
-    const toOutgoing = (content: SendContent) =>
-      Effect.gen(function*() {
-        switch (content._tag) {
-          case "text":
-            return { outgoing: { kind: "text", text: content.text } as OutgoingContent, media: null, stored: null } as Prepared
-          case "image":
-          case "video":
-          case "voice":
-          case "document": {
-            // From the URL straight into the blob store, a chunk at a time; the network is handed
-            // the file from there, so it is never whole in memory.
-            const key = OutgoingMedia.sentKey(number.accountId, numberId)
-            const { file, size } = yield* Effect.scoped(Effect.gen(function*() {
-              const file = yield* fetcher.fetch(content.url, content._tag)
-              // The length the server announced, when it did: a store can then take the file in one piece.
-              const put = yield* blobs.put(key, file.body, {
-                contentType: file.mimeType,
-                contentLength: file.announcedSize ?? undefined
-              }).pipe(
-                Effect.catchTag("BlobStoreError", (error) =>
-                  Effect.zipRight(
-                    Effect.logWarning("storing an attachment before its send failed", error),
-                    new StorageUnavailable({ error: "The file store is unavailable; the attachment cannot be sent now", retryAfter: 30 })
-                  ))
-              )
-              return { file, size: put.size }
-            }))
-            const caption = content._tag === "voice" ? undefined : content.caption
-            const filename = content._tag === "document"
-              ? content.filename ?? file.filename ?? "file"
-              : file.filename
-            const media: MessageMedia = {
-              kind: mediaKind(content),
-              mime_type: file.mimeType,
-              filename,
-              size,
-              caption: caption ?? null,
-              deleted: false
-            }
-            const unreadable = (e: BlobNotFound | BlobStoreError) =>
-              e._tag === "BlobNotFound"
-                ? new SendRejected({ reason: "the attachment is no longer stored" })
-                : new DriverUnavailable({ reason: "the attachment could not be read from the file store" })
-            const bytes = {
-              mimeType: file.mimeType,
-              size,
-              open: Effect.map(
-                Effect.mapError(blobs.read(key), unreadable),
-                (body) => ({ readable: body.readable, failure: (cause: unknown) => unreadable(body.failure(cause)) })
-              )
-            }
-            const outgoing: OutgoingContent = content._tag === "document"
-              ? { kind: "document", media: bytes, filename: filename ?? "file", caption }
-              : content._tag === "voice"
-              ? { kind: "voice", media: bytes }
-              : { kind: content._tag, media: bytes, caption }
-            return { outgoing, media, stored: { key, size } } as Prepared
+    const toOutgoing = Effect.fnUntraced(function*(content: SendContent) {
+      switch (content._tag) {
+        case "text":
+          return { outgoing: { kind: "text", text: content.text } as OutgoingContent, media: null, stored: null } as Prepared
+        case "image":
+        case "video":
+        case "voice":
+        case "document": {
+          // From the URL straight into the blob store, a chunk at a time; the network is handed
+          // the file from there, so it is never whole in memory.
+          const key = OutgoingMedia.sentKey(number.accountId, numberId)
+          const { file, size } = yield* Effect.scoped(Effect.gen(function*() {
+            const file = yield* fetcher.fetch(content.url, content._tag)
+            // The length the server announced, when it did: a store can then take the file in one piece.
+            const put = yield* blobs.put(key, file.body, {
+              contentType: file.mimeType,
+              contentLength: file.announcedSize ?? undefined
+            }).pipe(
+              Effect.catchTag("BlobStoreError", (error) =>
+                Effect.zipRight(
+                  Effect.logWarning("storing an attachment before its send failed", error),
+                  new StorageUnavailable({ error: "The file store is unavailable; the attachment cannot be sent now", retryAfter: 30 })
+                ))
+            )
+            return { file, size: put.size }
+          }))
+          const caption = content._tag === "voice" ? undefined : content.caption
+          const filename = content._tag === "document"
+            ? content.filename ?? file.filename ?? "file"
+            : file.filename
+          const media: MessageMedia = {
+            kind: mediaKind(content),
+            mime_type: file.mimeType,
+            filename,
+            size,
+            caption: caption ?? null,
+            deleted: false
           }
+          const unreadable = (e: BlobNotFound | BlobStoreError) =>
+            e._tag === "BlobNotFound"
+              ? new SendRejected({ reason: "the attachment is no longer stored" })
+              : new DriverUnavailable({ reason: "the attachment could not be read from the file store" })
+          const bytes = {
+            mimeType: file.mimeType,
+            size,
+            open: Effect.map(
+              Effect.mapError(blobs.read(key), unreadable),
+              (body) => ({ readable: body.readable, failure: (cause: unknown) => unreadable(body.failure(cause)) })
+            )
+          }
+          const outgoing: OutgoingContent = content._tag === "document"
+            ? { kind: "document", media: bytes, filename: filename ?? "file", caption }
+            : content._tag === "voice"
+            ? { kind: "voice", media: bytes }
+            : { kind: content._tag, media: bytes, caption }
+          return { outgoing, media, stored: { key, size } } as Prepared
         }
-      })
+      }
+    })
 
     /**
      * The answer kept for the request's Idempotency-Key: checked inside the number's section,
      * before the limits, so a retry that waited for its first request gets that request's answer
      * (never a 429 for a message that was sent).
      */
-    const replay = (payload: SendPayload, quota: () => Quota) =>
-      Effect.gen(function*() {
-        if (payload.idempotency === undefined) return Option.none()
-        const since = new Date((yield* DomainClock.now) - IDEMPOTENCY_TTL_MS)
-        // A key past its lifetime that the hourly sweep has not deleted yet is free again.
-        const seen = yield* conversations.findAnswer(number.accountId, payload.idempotency.key, since)
-        if (Option.isNone(seen)) return Option.none()
-        if (seen.value.requestHash !== payload.idempotency.requestHash) {
-          return yield* new InvalidParam({ error: "This Idempotency-Key was used for another request" })
-        }
-        const answer = seen.value.answer
-        if (answer === null) return yield* new Capacity({ error: "The first request with this Idempotency-Key is still in progress", retryAfter: 1 })
-        if (answer.status !== 200) {
-          const body = answer.body as { readonly error?: string }
-          return yield* new SendFailed({ error: body.error ?? "The network did not accept the message" })
-        }
-        const body = answer.body as { readonly id: number; readonly wa_message_id: string; readonly from: { readonly phone: string } }
-        return Option.some({ messageId: body.id, waMessageId: body.wa_message_id, phone: body.from.phone, quota: quota(), replayed: true })
-      })
+    const replay = Effect.fnUntraced(function*(payload: SendPayload, quota: () => Quota) {
+      if (payload.idempotency === undefined) return Option.none()
+      const since = new Date((yield* DomainClock.now) - IDEMPOTENCY_TTL_MS)
+      // A key past its lifetime that the hourly sweep has not deleted yet is free again.
+      const seen = yield* conversations.findAnswer(number.accountId, payload.idempotency.key, since)
+      if (Option.isNone(seen)) return Option.none()
+      if (seen.value.requestHash !== payload.idempotency.requestHash) {
+        return yield* new InvalidParam({ error: "This Idempotency-Key was used for another request" })
+      }
+      const answer = seen.value.answer
+      if (answer === null) return yield* new Capacity({ error: "The first request with this Idempotency-Key is still in progress", retryAfter: 1 })
+      if (answer.status !== 200) {
+        const body = answer.body as { readonly error?: string }
+        return yield* new SendFailed({ error: body.error ?? "The network did not accept the message" })
+      }
+      const body = answer.body as { readonly id: number; readonly wa_message_id: string; readonly from: { readonly phone: string } }
+      return Option.some({ messageId: body.id, waMessageId: body.wa_message_id, phone: body.from.phone, quota: quota(), replayed: true })
+    })
 
     /**
      * The decision and the record, in the number's section. The attachment was fetched before
      * and the hand-over to the network follows after, both outside it: a slow URL or upload never
      * holds up the number's other sends, its incoming messages, acks or connection changes.
      */
-    const decideAndRecord = (payload: SendPayload, prepared: Prepared) =>
-      ctx.serialized(Effect.gen(function*() {
-        yield* (yield* NumberHooks).onSend({ text: textOf(payload.content) })
-        const now = yield* DomainClock.now
-        const used = counters.today(now)
-        yield* counters.refreshTrust(now)
-        const limits = counters.limitsAt(now)
-        const quota = () => counters.quotaAt(now, limits.messagesPerDay, counters.today(now).messages)
-        const replayed = yield* replay(payload, quota)
-        if (Option.isSome(replayed)) return { _tag: "Replayed", sent: replayed.value } as const
-        if (number.paused) return yield* new NumberPaused()
-        if (ctx.connection.current.status !== "WORKING") {
-          return yield* new NotConnected({ error: `The number is not connected (${ctx.connection.current.status})` })
+    const decide = Effect.fnUntraced(function*(payload: SendPayload, prepared: Prepared) {
+      yield* (yield* NumberHooks).onSend({ text: textOf(payload.content) })
+      const now = yield* DomainClock.now
+      const used = counters.today(now)
+      yield* counters.refreshTrust(now)
+      const limits = counters.limitsAt(now)
+      const quota = () => counters.quotaAt(now, limits.messagesPerDay, counters.today(now).messages)
+      const replayed = yield* replay(payload, quota)
+      if (Option.isSome(replayed)) return { _tag: "Replayed", sent: replayed.value } as const
+      if (number.paused) return yield* new NumberPaused()
+      if (ctx.connection.current.status !== "WORKING") {
+        return yield* new NotConnected({ error: `The number is not connected (${ctx.connection.current.status})` })
+      }
+      const firstContact = !(yield* ctx.contacts.isKnown(payload.to))
+      const text = textOf(payload.content)
+      const textHash = AntiMailing.textHash(text || ("url" in payload.content ? payload.content.url : ""))
+      const decision = SendPolicy.decide({
+        messagesToday: used.messages,
+        newContactsToday: used.newContacts,
+        messagesPerDay: limits.messagesPerDay,
+        newContactsPerDay: limits.newContactsPerDay,
+        lastSendAt: counters.history.lastSendAt,
+        lastFirstContactAt: counters.history.lastFirstContactAt,
+        coldBlockedUntil: number.coldBlockedUntil,
+        restrictedUntil: number.restrictedUntil,
+        recentFirstContacts: counters.recentFirstContactsAt(now)
+      }, { firstContact, textHash }, now)
+      if (decision._tag === "Refuse") {
+        if (decision.coldBlockUntil !== undefined) {
+          number.coldBlockedUntil = decision.coldBlockUntil
+          yield* states.setColdBlock(numberId, new Date(decision.coldBlockUntil))
         }
-        const firstContact = !(yield* ctx.contacts.isKnown(payload.to))
-        const text = textOf(payload.content)
-        const textHash = AntiMailing.textHash(text || ("url" in payload.content ? payload.content.url : ""))
-        const decision = SendPolicy.decide({
-          messagesToday: used.messages,
-          newContactsToday: used.newContacts,
-          messagesPerDay: limits.messagesPerDay,
-          newContactsPerDay: limits.newContactsPerDay,
-          lastSendAt: counters.history.lastSendAt,
-          lastFirstContactAt: counters.history.lastFirstContactAt,
-          coldBlockedUntil: number.coldBlockedUntil,
-          restrictedUntil: number.restrictedUntil,
-          recentFirstContacts: counters.recentFirstContactsAt(now)
-        }, { firstContact, textHash }, now)
-        if (decision._tag === "Refuse") {
-          if (decision.coldBlockUntil !== undefined) {
-            number.coldBlockedUntil = decision.coldBlockUntil
-            yield* states.setColdBlock(numberId, new Date(decision.coldBlockUntil))
-          }
-          return yield* Effect.fail(withQuota(decision.error, quota()))
-        }
-        const waMessageId = newWaMessageId()
-        const at = new Date(yield* DomainClock.now)
-        const day = Almaty.dateOf(now)
-        const messageId = yield* conversations.recordOutgoing({
-          accountId: number.accountId,
-          numberId,
-          phone: number.phone,
-          to: payload.to,
-          type: typeOf(payload.content),
-          text,
-          media: prepared.media,
-          waMessageId,
-          source: payload.source,
-          firstContact,
-          textHash,
-          day,
-          at,
-          idempotency: payload.idempotency
-        }).pipe(
-          // The key was recorded since the check above: by another request with this key, or by
-          // this very request on the number's entity of another runner while the number moved
-          // (its first attempt still in flight there). The same request waits for that answer (a
-          // retry replays it); another one under the same key is refused, as above.
-          Effect.catchTag("IdempotencyConflict", () =>
-            Effect.zipRight(
-              replay(payload, quota),
-              Effect.fail(new Capacity({ error: "The first request with this Idempotency-Key is still in progress", retryAfter: 1 }))
-            ))
-        )
-        ctx.contacts.remember(payload.to)
-        counters.countSend(now, firstContact, textHash)
-        // Not re-sent by the pending sweep while this send hands it over itself.
-        ctx.inFlight.add(waMessageId)
-        return { _tag: "Recorded", messageId, waMessageId, at, day, now, firstContact, quota } as const
-      }))
+        return yield* Effect.fail(withQuota(decision.error, quota()))
+      }
+      const waMessageId = newWaMessageId()
+      const at = new Date(yield* DomainClock.now)
+      const day = Almaty.dateOf(now)
+      const messageId = yield* conversations.recordOutgoing({
+        accountId: number.accountId,
+        numberId,
+        phone: number.phone,
+        to: payload.to,
+        type: typeOf(payload.content),
+        text,
+        media: prepared.media,
+        waMessageId,
+        source: payload.source,
+        firstContact,
+        textHash,
+        day,
+        at,
+        idempotency: payload.idempotency
+      }).pipe(
+        // The key was recorded since the check above: by another request with this key, or by
+        // this very request on the number's entity of another runner while the number moved
+        // (its first attempt still in flight there). The same request waits for that answer (a
+        // retry replays it); another one under the same key is refused, as above.
+        Effect.catchTag("IdempotencyConflict", () =>
+          Effect.zipRight(
+            replay(payload, quota),
+            Effect.fail(new Capacity({ error: "The first request with this Idempotency-Key is still in progress", retryAfter: 1 }))
+          ))
+      )
+      ctx.contacts.remember(payload.to)
+      counters.countSend(now, firstContact, textHash)
+      // Not re-sent by the pending sweep while this send hands it over itself.
+      ctx.inFlight.add(waMessageId)
+      return { _tag: "Recorded", messageId, waMessageId, at, day, now, firstContact, quota } as const
+    })
+
+    /** The decision and the record, in the number's section. */
+    const decideAndRecord = (payload: SendPayload, prepared: Prepared) => ctx.serialized(decide(payload, prepared))
 
     /** The recorded message goes to the network; a refusal fails it and gives its place back. */
     const handOver = (payload: SendPayload, prepared: Prepared, r: Recorded) =>
-      Effect.gen(function*() {
-        const hooks = yield* NumberHooks
-        yield* hooks.afterRecord({ messageId: r.messageId, text: textOf(payload.content) })
-        const wait = counters.handOffDelay(yield* DomainClock.now)
-        if (wait > 0) yield* Effect.sleep(wait)
-        const handed = yield* Effect.either(session.send({ waMessageId: r.waMessageId, to: payload.to, content: prepared.outgoing }))
-        if (handed._tag === "Left" && handed.left._tag === "SendRejected") {
-          const failure = new SendFailed({ error: `The network did not accept the message: ${handed.left.reason}` })
-          if (prepared.stored !== null) yield* Effect.ignore(blobs.delete(prepared.stored.key))
-          yield* conversations.markRejected({
-            accountId: number.accountId,
-            numberId,
-            messageId: r.messageId,
-            waMessageId: r.waMessageId,
-            to: payload.to,
-            error: handed.left.reason,
-            firstContact: r.firstContact,
-            day: r.day,
-            at: r.at,
-            answer: { status: failure.status, body: { error: failure.error, code: failure.code } }
-          })
-          counters.uncountSend(r.now, r.firstContact)
-          return yield* failure
-        }
-        // Unavailable: the message stays pending and goes out when the connection is back.
-        if (handed._tag === "Right") {
-          yield* conversations.applyAck({ numberId, waMessageId: r.waMessageId, ack: "sent", at: r.at })
-        }
-        if (prepared.media !== null && prepared.stored !== null) {
-          yield* keepFile({
-            messageId: r.messageId,
-            accountId: number.accountId,
-            numberId,
-            chatId: chatIdOf(payload.to),
-            media: prepared.media,
-            blobKey: prepared.stored.key,
-            size: prepared.stored.size,
-            at: r.at
-          })
-        }
-        return { messageId: r.messageId, waMessageId: r.waMessageId, phone: number.phone, quota: r.quota(), replayed: false }
-      }).pipe(Effect.ensuring(Effect.sync(() => ctx.inFlight.delete(r.waMessageId))))
+      handOverNow(payload, prepared, r).pipe(Effect.ensuring(Effect.sync(() => ctx.inFlight.delete(r.waMessageId))))
+
+    const handOverNow = Effect.fnUntraced(function*(payload: SendPayload, prepared: Prepared, r: Recorded) {
+      const hooks = yield* NumberHooks
+      yield* hooks.afterRecord({ messageId: r.messageId, text: textOf(payload.content) })
+      const wait = counters.handOffDelay(yield* DomainClock.now)
+      if (wait > 0) yield* Effect.sleep(wait)
+      const handed = yield* Effect.either(session.send({ waMessageId: r.waMessageId, to: payload.to, content: prepared.outgoing }))
+      if (handed._tag === "Left" && handed.left._tag === "SendRejected") {
+        const failure = new SendFailed({ error: `The network did not accept the message: ${handed.left.reason}` })
+        if (prepared.stored !== null) yield* Effect.ignore(blobs.delete(prepared.stored.key))
+        yield* conversations.markRejected({
+          accountId: number.accountId,
+          numberId,
+          messageId: r.messageId,
+          waMessageId: r.waMessageId,
+          to: payload.to,
+          error: handed.left.reason,
+          firstContact: r.firstContact,
+          day: r.day,
+          at: r.at,
+          answer: { status: failure.status, body: { error: failure.error, code: failure.code } }
+        })
+        counters.uncountSend(r.now, r.firstContact)
+        return yield* failure
+      }
+      // Unavailable: the message stays pending and goes out when the connection is back.
+      if (handed._tag === "Right") {
+        yield* conversations.applyAck({ numberId, waMessageId: r.waMessageId, ack: "sent", at: r.at })
+      }
+      if (prepared.media !== null && prepared.stored !== null) {
+        yield* keepFile({
+          messageId: r.messageId,
+          accountId: number.accountId,
+          numberId,
+          chatId: chatIdOf(payload.to),
+          media: prepared.media,
+          blobKey: prepared.stored.key,
+          size: prepared.stored.size,
+          at: r.at
+        })
+      }
+      return { messageId: r.messageId, waMessageId: r.waMessageId, phone: number.phone, quota: r.quota(), replayed: false }
+    })
 
     /** A `<lid>@lid` whose phone the number learned goes to the phone (its chats were merged). */
     const resolve = (payload: SendPayload) =>
@@ -318,22 +320,23 @@ export const make = (ctx: NumberContext, session: Session) =>
         }))
         : Effect.succeed(payload)
 
+    const deliver = Effect.fnUntraced(function*(payload: SendPayload) {
+      const prepared = yield* toOutgoing(payload.content)
+      // A stored attachment whose message was not recorded (refused, a replay) is removed.
+      const discard = prepared.stored === null ? Effect.void : Effect.ignore(blobs.delete(prepared.stored.key))
+      const decided = yield* decideAndRecord(payload, prepared).pipe(Effect.onError(() => discard))
+      if (decided._tag === "Replayed") {
+        yield* discard
+        return decided.sent
+      }
+      return yield* handOver(payload, prepared, decided)
+    })
+
     const send = (given: SendPayload) =>
-      Effect.gen(function*() {
-        const payload = yield* resolve(given)
-        const deliver = Effect.gen(function*() {
-          const prepared = yield* toOutgoing(payload.content)
-          // A stored attachment whose message was not recorded (refused, a replay) is removed.
-          const discard = prepared.stored === null ? Effect.void : Effect.ignore(blobs.delete(prepared.stored.key))
-          const decided = yield* decideAndRecord(payload, prepared).pipe(Effect.onError(() => discard))
-          if (decided._tag === "Replayed") {
-            yield* discard
-            return decided.sent
-          }
-          return yield* handOver(payload, prepared, decided)
-        })
-        return yield* (payload.content._tag === "text" ? deliver : withAttachmentSlot(deliver))
-      })
+      Effect.flatMap(
+        resolve(given),
+        (payload) => payload.content._tag === "text" ? deliver(payload) : withAttachmentSlot(deliver(payload))
+      )
 
     return send
   })

@@ -42,20 +42,19 @@ export class KeyAuth extends Effect.Service<KeyAuth>()("@wagate/gateway/KeyAuth"
     const touched = new Map<number, number>()
     yield* revocations.listen((hash) => (hash === null ? cache.clear() : cache.delete(hash)))
 
-    const lookup = (key: string) =>
-      Effect.gen(function*() {
-        const keyHash = ApiKeys.hash(key)
-        const hex = keyHash.toString("hex")
-        const now = yield* Clock.currentTimeMillis
-        const cached = cache.get(hex)
-        if (cached && cached.until > now && revocations.reliable()) return Option.some(cached.principal)
-        const found = yield* keys.findByHash(keyHash)
-        if (Option.isSome(found) && revocations.reliable()) {
-          if (cache.size > 100_000) cache.clear()
-          cache.set(hex, { principal: found.value, until: now + CACHE_TTL_MS })
-        }
-        return found
-      })
+    const lookup = Effect.fnUntraced(function*(key: string) {
+      const keyHash = ApiKeys.hash(key)
+      const hex = keyHash.toString("hex")
+      const now = yield* Clock.currentTimeMillis
+      const cached = cache.get(hex)
+      if (cached && cached.until > now && revocations.reliable()) return Option.some(cached.principal)
+      const found = yield* keys.findByHash(keyHash)
+      if (Option.isSome(found) && revocations.reliable()) {
+        if (cache.size > 100_000) cache.clear()
+        cache.set(hex, { principal: found.value, until: now + CACHE_TTL_MS })
+      }
+      return found
+    })
 
     /**
      * The principal of `key`, or why there is none. A wrong key counts against the caller's IP

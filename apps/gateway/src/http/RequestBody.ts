@@ -161,18 +161,17 @@ const withBody = (
  * The request as handlers should see it: labelled JSON, its body read, parsed and checked; or
  * the API error its client gets instead.
  */
-export const prepare = (original: HttpServerRequest.HttpServerRequest, maxBytes: number) =>
-  Effect.gen(function*() {
-    const query = inspectQuery(original.url)
-    if (query !== undefined) return yield* Effect.fail(query)
-    if (!HttpMethod.hasBody(original.method)) return original
-    // A body announced too large is refused before it is read.
-    if (Number(original.headers["content-length"] ?? 0) > maxBytes) return yield* new PayloadTooLarge()
-    // Bodies are JSON whatever the client labelled them (curl -d sends form encoding, and no
-    // endpoint takes multipart).
-    const request = original.headers["content-type"]?.startsWith("application/json")
-      ? original
-      : original.modify({ headers: { ...original.headers, "content-type": "application/json" } })
-    const text = yield* readText(request, maxBytes)
-    return withBody(request, text, yield* parse(text, original.url))
-  })
+export const prepare = Effect.fnUntraced(function*(original: HttpServerRequest.HttpServerRequest, maxBytes: number) {
+  const query = inspectQuery(original.url)
+  if (query !== undefined) return yield* Effect.fail(query)
+  if (!HttpMethod.hasBody(original.method)) return original
+  // A body announced too large is refused before it is read.
+  if (Number(original.headers["content-length"] ?? 0) > maxBytes) return yield* new PayloadTooLarge()
+  // Bodies are JSON whatever the client labelled them (curl -d sends form encoding, and no
+  // endpoint takes multipart).
+  const request = original.headers["content-type"]?.startsWith("application/json")
+    ? original
+    : original.modify({ headers: { ...original.headers, "content-type": "application/json" } })
+  const text = yield* readText(request, maxBytes)
+  return withBody(request, text, yield* parse(text, original.url))
+})

@@ -72,10 +72,10 @@ const refusal = (body: unknown, error: ParseResult.ParseError) => {
   return typeof fields.from === "number" ? new InvalidFrom() : new InvalidParam({ error: "from must be a number id or a phone" })
 }
 
-export const validateSend = (
+export const validateSend: (
   body: unknown
-): Effect.Effect<ValidSend, InvalidJson | InvalidParam | InvalidFrom | InvalidTo | InvalidMedia | EmptyText | TextTooLong> =>
-  Effect.gen(function*() {
+) => Effect.Effect<ValidSend, InvalidJson | InvalidParam | InvalidFrom | InvalidTo | InvalidMedia | EmptyText | TextTooLong> = Effect
+  .fnUntraced(function*(body: unknown) {
     const decoded = decodeBody(body)
     if (Either.isLeft(decoded)) return yield* refusal(body, decoded.left)
     const request = decoded.right

@@ -34,15 +34,14 @@ interface Person {
  * Resolves a person from a JID and its alternative (Baileys gives both when WhatsApp sent both),
  * learning the LID -> phone mapping when both are there and using it when only the LID is.
  */
-const person = (jid: string | null | undefined, alt: string | null | undefined, lids: LidMap) =>
-  Effect.gen(function*() {
-    const pnJid = Jids.isPhone(jid) ? jid : Jids.isPhone(alt) ? alt : null
-    const lidJid = Jids.isLid(jid) ? jid : Jids.isLid(alt) ? alt : null
-    if (pnJid !== null && lidJid !== null) yield* lids.remember([{ lid: lidJid, phone: pnJid }])
-    const phone = pnJid !== null ? Jids.userOf(pnJid) : lidJid !== null ? yield* lids.phoneOf(lidJid) : null
-    const lid = lidJid !== null ? Jids.lidOf(lidJid) : phone !== null ? yield* lids.lidOf(phone) : null
-    return { phone, lid } satisfies Person
-  })
+const person = Effect.fnUntraced(function*(jid: string | null | undefined, alt: string | null | undefined, lids: LidMap) {
+  const pnJid = Jids.isPhone(jid) ? jid : Jids.isPhone(alt) ? alt : null
+  const lidJid = Jids.isLid(jid) ? jid : Jids.isLid(alt) ? alt : null
+  if (pnJid !== null && lidJid !== null) yield* lids.remember([{ lid: lidJid, phone: pnJid }])
+  const phone = pnJid !== null ? Jids.userOf(pnJid) : lidJid !== null ? yield* lids.phoneOf(lidJid) : null
+  const lid = lidJid !== null ? Jids.lidOf(lidJid) : phone !== null ? yield* lids.lidOf(phone) : null
+  return { phone, lid } satisfies Person
+})
 
 const timestampOf = (m: WAMessage, now: number): number => {
   const t = m.messageTimestamp
@@ -56,47 +55,46 @@ const timestampOf = (m: WAMessage, now: number): number => {
  *
  * @since 1.0.0
  */
-export const toIncoming = (m: WAMessage, ctx: Context): Effect.Effect<IncomingMessage | null> =>
-  Effect.gen(function*() {
-    const key = m.key
-    const remote = key.remoteJid
-    if (typeof key.id !== "string" || key.id === "" || typeof remote !== "string" || Jids.isIgnored(remote)) return null
-    const content = IncomingContent.classify(m.message)
-    if (content === null) return null
-    const fromMe = key.fromMe === true
-    const base = {
-      waMessageId: key.id,
-      fromMe,
-      name: fromMe ? null : m.pushName || null,
-      type: content.type,
-      text: content.text,
-      timestamp: timestampOf(m, ctx.now),
-      media: content.file === null ? null : { ...content.file, download: ctx.download(m) }
-    }
-    if (Jids.isGroup(remote)) {
-      const author = fromMe ? null : yield* person(key.participant, key.participantAlt, ctx.lids)
-      return {
-        ...base,
-        chatId: `${Jids.userOf(remote)}@g.us`,
-        peer: Jids.userOf(remote),
-        peerLid: null,
-        isGroup: true,
-        groupSubject: yield* ctx.groups.subjectOf(remote, ctx.fetchGroup),
-        // A member known only by LID is shown as its LID, never as a made-up phone.
-        author: author === null ? null : author.phone ?? author.lid
-      } satisfies IncomingMessage
-    }
-    if (!Jids.isPhone(remote) && !Jids.isLid(remote)) return null
-    const who = yield* person(remote, key.remoteJidAlt, ctx.lids)
+export const toIncoming = Effect.fnUntraced(function*(m: WAMessage, ctx: Context) {
+  const key = m.key
+  const remote = key.remoteJid
+  if (typeof key.id !== "string" || key.id === "" || typeof remote !== "string" || Jids.isIgnored(remote)) return null
+  const content = IncomingContent.classify(m.message)
+  if (content === null) return null
+  const fromMe = key.fromMe === true
+  const base = {
+    waMessageId: key.id,
+    fromMe,
+    name: fromMe ? null : m.pushName || null,
+    type: content.type,
+    text: content.text,
+    timestamp: timestampOf(m, ctx.now),
+    media: content.file === null ? null : { ...content.file, download: ctx.download(m) }
+  }
+  if (Jids.isGroup(remote)) {
+    const author = fromMe ? null : yield* person(key.participant, key.participantAlt, ctx.lids)
     return {
       ...base,
-      // Known only by its LID: no phone (never the LID's digits), and the chat is `<lid>@lid`,
-      // the address replies go to.
-      chatId: who.phone !== null ? Jids.chatOf(who.phone) : who.lid!,
-      peer: who.phone ?? "",
-      peerLid: who.lid,
-      isGroup: false,
-      groupSubject: null,
-      author: null
+      chatId: `${Jids.userOf(remote)}@g.us`,
+      peer: Jids.userOf(remote),
+      peerLid: null,
+      isGroup: true,
+      groupSubject: yield* ctx.groups.subjectOf(remote, ctx.fetchGroup),
+      // A member known only by LID is shown as its LID, never as a made-up phone.
+      author: author === null ? null : author.phone ?? author.lid
     } satisfies IncomingMessage
-  })
+  }
+  if (!Jids.isPhone(remote) && !Jids.isLid(remote)) return null
+  const who = yield* person(remote, key.remoteJidAlt, ctx.lids)
+  return {
+    ...base,
+    // Known only by its LID: no phone (never the LID's digits), and the chat is `<lid>@lid`,
+    // the address replies go to.
+    chatId: who.phone !== null ? Jids.chatOf(who.phone) : who.lid!,
+    peer: who.phone ?? "",
+    peerLid: who.lid,
+    isGroup: false,
+    groupSubject: null,
+    author: null
+  } satisfies IncomingMessage
+})

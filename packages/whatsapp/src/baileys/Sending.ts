@@ -46,46 +46,45 @@ export const connectionLost = (ctx: SessionContext): void => {
 }
 
 /** Sends `message` on `socket`; succeeds when WhatsApp's server acknowledged it. @since 1.0.0 */
-export const send = (ctx: SessionContext, socket: BaileysSocket, message: OutgoingMessage) =>
-  Effect.scoped(Effect.gen(function*() {
-    const { settings, state } = ctx
-    const id = message.waMessageId
-    // The file's own error (gone, unreadable) is the send's, not what Baileys makes of a broken stream.
-    let readFailure: SendRejected | DriverUnavailable | undefined
-    const opened = message.content.kind === "text" ? undefined : yield* message.content.media.open
-    const file = opened === undefined ? Readable.from([]) : opened.readable
-    file.on("error", (e) => void (readFailure ??= opened?.failure(e)))
-    const timeout = message.content.kind === "text" ? settings.sendTimeoutMs : settings.mediaSendTimeoutMs
-    const acked = Deferred.unsafeMake<void, SendRejected | DriverUnavailable>(FiberId.none)
-    const earlier = state.awaitingAck.get(id)
-    if (earlier !== undefined) Deferred.unsafeDone(earlier, Effect.interrupt)
-    state.awaitingAck.set(id, acked)
-    const start = ctx.clock.unsafeCurrentTimeMillis()
-    // A voice note goes out as mono Opus in OGG, encoded while Baileys reads it (every phone plays those).
-    const upload = message.content.kind === "voice" ? VoiceNote.toOpus(file) : file
-    const sent = yield* timed(
-      () => socket.sendMessage(Jids.sendJid(message.to), Outgoing.content(message.content, upload), { messageId: id }),
-      timeout
-    ).pipe(
-      Effect.mapError((e) =>
-        readFailure ?? (e instanceof VoiceNote.TranscodeFailed ? new SendRejected({ reason: e.message }) : Outgoing.sendFailure(e))
-      ),
-      Effect.ensuring(Effect.sync(() => {
-        file.destroy()
-        upload.destroy()
-      })),
-      Effect.tapError(() => Effect.sync(() => state.awaitingAck.get(id) === acked && state.awaitingAck.delete(id)))
-    )
-    yield* keep(ctx, sent)
-    const left = Math.max(1, timeout - (ctx.clock.unsafeCurrentTimeMillis() - start))
-    yield* Deferred.await(acked).pipe(
-      Effect.timeoutFail({
-        duration: Duration.millis(left),
-        onTimeout: () => new DriverUnavailable({ reason: `no server ack from WhatsApp within ${timeout} ms` })
-      }),
-      Effect.ensuring(Effect.sync(() => state.awaitingAck.get(id) === acked && state.awaitingAck.delete(id)))
-    )
-  }))
+export const send = Effect.fnUntraced(function*(ctx: SessionContext, socket: BaileysSocket, message: OutgoingMessage) {
+  const { settings, state } = ctx
+  const id = message.waMessageId
+  // The file's own error (gone, unreadable) is the send's, not what Baileys makes of a broken stream.
+  let readFailure: SendRejected | DriverUnavailable | undefined
+  const opened = message.content.kind === "text" ? undefined : yield* message.content.media.open
+  const file = opened === undefined ? Readable.from([]) : opened.readable
+  file.on("error", (e) => void (readFailure ??= opened?.failure(e)))
+  const timeout = message.content.kind === "text" ? settings.sendTimeoutMs : settings.mediaSendTimeoutMs
+  const acked = Deferred.unsafeMake<void, SendRejected | DriverUnavailable>(FiberId.none)
+  const earlier = state.awaitingAck.get(id)
+  if (earlier !== undefined) Deferred.unsafeDone(earlier, Effect.interrupt)
+  state.awaitingAck.set(id, acked)
+  const start = ctx.clock.unsafeCurrentTimeMillis()
+  // A voice note goes out as mono Opus in OGG, encoded while Baileys reads it (every phone plays those).
+  const upload = message.content.kind === "voice" ? VoiceNote.toOpus(file) : file
+  const sent = yield* timed(
+    () => socket.sendMessage(Jids.sendJid(message.to), Outgoing.content(message.content, upload), { messageId: id }),
+    timeout
+  ).pipe(
+    Effect.mapError((e) =>
+      readFailure ?? (e instanceof VoiceNote.TranscodeFailed ? new SendRejected({ reason: e.message }) : Outgoing.sendFailure(e))
+    ),
+    Effect.ensuring(Effect.sync(() => {
+      file.destroy()
+      upload.destroy()
+    })),
+    Effect.tapError(() => Effect.sync(() => state.awaitingAck.get(id) === acked && state.awaitingAck.delete(id)))
+  )
+  yield* keep(ctx, sent)
+  const left = Math.max(1, timeout - (ctx.clock.unsafeCurrentTimeMillis() - start))
+  yield* Deferred.await(acked).pipe(
+    Effect.timeoutFail({
+      duration: Duration.millis(left),
+      onTimeout: () => new DriverUnavailable({ reason: `no server ack from WhatsApp within ${timeout} ms` })
+    }),
+    Effect.ensuring(Effect.sync(() => state.awaitingAck.get(id) === acked && state.awaitingAck.delete(id)))
+  )
+}, Effect.scoped)
 
 /** Keeps the message Baileys built, for `getMessage`. */
 const keep = (ctx: SessionContext, sent: WAMessage | undefined) =>
@@ -118,24 +117,23 @@ export const getMessage = (ctx: SessionContext, runtime: Runtime.Runtime<never>)
   )
 
 /** Whether a phone has WhatsApp, and the JID WhatsApp knows it by. @since 1.0.0 */
-export const exists = (ctx: SessionContext, socket: BaileysSocket, phone: string) =>
-  Effect.gen(function*() {
-    const key = `${CHECK_PREFIX}${phone}`
-    const at = now(ctx)
-    const cached = parseCheck(yield* ctx.deps.store.getValue(key))
-    if (cached !== null && at - cached.at < (cached.exists ? CHECK_EXISTS_MS : CHECK_MISSING_MS)) {
-      return { exists: cached.exists, chatId: Jids.chatOf(cached.user) }
-    }
-    const found = yield* timed(() => socket.onWhatsApp(phone), ctx.settings.queryTimeoutMs).pipe(
-      Effect.mapError((e) => new DriverUnavailable({ reason: `contact check failed: ${messageOf(e)}` }))
-    )
-    // WhatsApp answers with the JID it knows the phone by, which can differ from the digits asked
-    // (Brazil's ninth digit, Mexico's 521/52): that one is the chat to write to.
-    const hit = found?.find((r) => r.exists)
-    const answer = { exists: hit !== undefined, user: hit === undefined ? phone : Jids.userOf(hit.jid), at }
-    yield* ctx.deps.store.setValue(key, JSON.stringify(answer))
-    return { exists: answer.exists, chatId: Jids.chatOf(answer.user) }
-  })
+export const exists = Effect.fnUntraced(function*(ctx: SessionContext, socket: BaileysSocket, phone: string) {
+  const key = `${CHECK_PREFIX}${phone}`
+  const at = now(ctx)
+  const cached = parseCheck(yield* ctx.deps.store.getValue(key))
+  if (cached !== null && at - cached.at < (cached.exists ? CHECK_EXISTS_MS : CHECK_MISSING_MS)) {
+    return { exists: cached.exists, chatId: Jids.chatOf(cached.user) }
+  }
+  const found = yield* timed(() => socket.onWhatsApp(phone), ctx.settings.queryTimeoutMs).pipe(
+    Effect.mapError((e) => new DriverUnavailable({ reason: `contact check failed: ${messageOf(e)}` }))
+  )
+  // WhatsApp answers with the JID it knows the phone by, which can differ from the digits asked
+  // (Brazil's ninth digit, Mexico's 521/52): that one is the chat to write to.
+  const hit = found?.find((r) => r.exists)
+  const answer = { exists: hit !== undefined, user: hit === undefined ? phone : Jids.userOf(hit.jid), at }
+  yield* ctx.deps.store.setValue(key, JSON.stringify(answer))
+  return { exists: answer.exists, chatId: Jids.chatOf(answer.user) }
+})
 
 /** Contact checks are kept in the driver's rows under this prefix, for every number. */
 const CHECK_PREFIX = "contact-check/"

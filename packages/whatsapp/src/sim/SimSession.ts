@@ -14,7 +14,7 @@ import * as SimLinking from "./SimLinking.js"
 import * as SimMailbox from "./SimMailbox.js"
 import * as SimModel from "./SimModel.js"
 import * as SimOutgoing from "./SimOutgoing.js"
-import { type DriverEvent, DriverUnavailable, type SendRejected, type Session } from "../WhatsAppDriver.js"
+import { type DriverEvent, DriverUnavailable, type OutgoingMessage, type SendRejected, type Session } from "../WhatsAppDriver.js"
 
 /** Who opens a session: the number's phone, and whether the gateway linked it before. @since 1.0.0 */
 export interface SessionOwner {
@@ -101,6 +101,18 @@ const make = (model: SimModel.SimModel, device: SimDevice.SimDevice, mailbox: Si
       : null
   const spanned = (name: string, attributes: Record<string, unknown>) =>
     Traced.span(`SimNetwork.${name}`, { attributes: { phone: device.phone, ...attributes } })
+  const handOver = Effect.fnUntraced(function*(message: OutgoingMessage) {
+    const notNow = unavailable()
+    if (notNow !== null) return yield* notNow
+    // The file is read as it would be uploaded; the network keeps a copy only for a recipient
+    // that is a number of the gateway.
+    const held = yield* SimOutgoing.read(message, model.devices.get(message.to)?.linked === true)
+    const now = yield* Clock.currentTimeMillis
+    const notAfter = unavailable()
+    if (notAfter !== null) return yield* notAfter
+    const rejected: SendRejected | null = SimDelivery.accept(model, device, held, now)
+    if (rejected !== null) return yield* rejected
+  })
   return {
     link: (method) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
@@ -109,19 +121,7 @@ const make = (model: SimModel.SimModel, device: SimDevice.SimDevice, mailbox: Si
           SimLinking.start(model, device, method, now)
           return Effect.void
         })).pipe(spanned("link", { method: method.kind })),
-    send: (message) =>
-      Effect.gen(function*() {
-        const notNow = unavailable()
-        if (notNow !== null) return yield* notNow
-        // The file is read as it would be uploaded; the network keeps a copy only for a recipient
-        // that is a number of the gateway.
-        const held = yield* SimOutgoing.read(message, model.devices.get(message.to)?.linked === true)
-        const now = yield* Clock.currentTimeMillis
-        const notAfter = unavailable()
-        if (notAfter !== null) return yield* notAfter
-        const rejected: SendRejected | null = SimDelivery.accept(model, device, held, now)
-        if (rejected !== null) return yield* rejected
-      }).pipe(spanned("send", { to: message.to })),
+    send: (message) => handOver(message).pipe(spanned("send", { to: message.to })),
     exists: (phone) =>
       Effect.suspend(() => {
         const notNow = unavailable()

@@ -114,20 +114,19 @@ export const makeSendMessage = Effect.gen(function*() {
 
 export const makeSend = Effect.gen(function*() {
   const sendMessage = yield* makeSendMessage
-  return ({ request }: { readonly request: HttpServerRequest.HttpServerRequest }) =>
-    Effect.gen(function*() {
-      const principal = yield* CurrentKey
-      // The body was read, parsed and checked once for every endpoint (RequestBody); an empty
-      // one is no JSON object either.
-      const body = yield* Effect.orElseFail(request.json, () => new InvalidJson())
-      const answer = yield* sendMessage(principal, body, request.headers["idempotency-key"], "api")
-      if (answer._tag === "Replayed") {
-        return HttpServerResponse.unsafeJson(answer.body, { status: answer.status, headers: { "idempotent-replayed": "true" } })
-      }
-      const { numberId, sent } = answer
-      return HttpServerResponse.unsafeJson(
-        { ok: true, id: sent.messageId, wa_message_id: sent.waMessageId, from: { id: numberId, phone: sent.phone } },
-        { headers: sent.replayed === true ? { ...quotaHeaders(sent.quota), "idempotent-replayed": "true" } : quotaHeaders(sent.quota) }
-      )
-    })
+  return Effect.fnUntraced(function*({ request }: { readonly request: HttpServerRequest.HttpServerRequest }) {
+    const principal = yield* CurrentKey
+    // The body was read, parsed and checked once for every endpoint (RequestBody); an empty
+    // one is no JSON object either.
+    const body = yield* Effect.orElseFail(request.json, () => new InvalidJson())
+    const answer = yield* sendMessage(principal, body, request.headers["idempotency-key"], "api")
+    if (answer._tag === "Replayed") {
+      return HttpServerResponse.unsafeJson(answer.body, { status: answer.status, headers: { "idempotent-replayed": "true" } })
+    }
+    const { numberId, sent } = answer
+    return HttpServerResponse.unsafeJson(
+      { ok: true, id: sent.messageId, wa_message_id: sent.waMessageId, from: { id: numberId, phone: sent.phone } },
+      { headers: sent.replayed === true ? { ...quotaHeaders(sent.quota), "idempotent-replayed": "true" } : quotaHeaders(sent.quota) }
+    )
+  })
 })
