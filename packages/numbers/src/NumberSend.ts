@@ -320,6 +320,10 @@ export const make = (ctx: NumberContext, session: Session) =>
         }))
         : Effect.succeed(payload)
 
+    // A text send's steps are generator functions made once, as the entity starts. One made on
+    // each call (`(...) => Effect.gen(function*() {...})`) gets a map of its own in the old
+    // generation, which keeps the call's whole scope through young collections
+    // (docs/performance.md, sixteenth round).
     const deliver = Effect.fnUntraced(function*(payload: SendPayload) {
       const prepared = yield* toOutgoing(payload.content)
       // A stored attachment whose message was not recorded (refused, a replay) is removed.

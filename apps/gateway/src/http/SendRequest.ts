@@ -74,8 +74,8 @@ const refusal = (body: unknown, error: ParseResult.ParseError) => {
 
 export const validateSend: (
   body: unknown
-) => Effect.Effect<ValidSend, InvalidJson | InvalidParam | InvalidFrom | InvalidTo | InvalidMedia | EmptyText | TextTooLong> = Effect
-  .fnUntraced(function*(body: unknown) {
+) => Effect.Effect<ValidSend, InvalidJson | InvalidParam | InvalidFrom | InvalidTo | InvalidMedia | EmptyText | TextTooLong> =
+  Effect.fnUntraced(function*(body: unknown) {
     const decoded = decodeBody(body)
     if (Either.isLeft(decoded)) return yield* refusal(body, decoded.left)
     const request = decoded.right
