@@ -191,7 +191,7 @@ export const make = (ctx: NumberContext, session: Session) =>
      * and the hand-over to the network follows after, both outside it: a slow URL or upload never
      * holds up the number's other sends, its incoming messages, acks or connection changes.
      */
-    const decide = Effect.fnUntraced(function*(payload: SendPayload, prepared: Prepared) {
+    const decideAndRecord = Effect.fnUntraced(function*(payload: SendPayload, prepared: Prepared) {
       yield* (yield* NumberHooks).onSend({ text: textOf(payload.content) })
       const now = yield* DomainClock.now
       const used = counters.today(now)
@@ -259,16 +259,10 @@ export const make = (ctx: NumberContext, session: Session) =>
       // Not re-sent by the pending sweep while this send hands it over itself.
       ctx.inFlight.add(waMessageId)
       return { _tag: "Recorded", messageId, waMessageId, at, day, now, firstContact, quota } as const
-    })
-
-    /** The decision and the record, in the number's section. */
-    const decideAndRecord = (payload: SendPayload, prepared: Prepared) => ctx.serialized(decide(payload, prepared))
+    }, ctx.serialized)
 
     /** The recorded message goes to the network; a refusal fails it and gives its place back. */
-    const handOver = (payload: SendPayload, prepared: Prepared, r: Recorded) =>
-      handOverNow(payload, prepared, r).pipe(Effect.ensuring(Effect.sync(() => ctx.inFlight.delete(r.waMessageId))))
-
-    const handOverNow = Effect.fnUntraced(function*(payload: SendPayload, prepared: Prepared, r: Recorded) {
+    const handOver = Effect.fnUntraced(function*(payload: SendPayload, prepared: Prepared, r: Recorded) {
       const hooks = yield* NumberHooks
       yield* hooks.afterRecord({ messageId: r.messageId, text: textOf(payload.content) })
       const wait = counters.handOffDelay(yield* DomainClock.now)
@@ -309,7 +303,7 @@ export const make = (ctx: NumberContext, session: Session) =>
         })
       }
       return { messageId: r.messageId, waMessageId: r.waMessageId, phone: number.phone, quota: r.quota(), replayed: false }
-    })
+    }, (handing, _payload, _prepared, r) => Effect.ensuring(handing, Effect.sync(() => ctx.inFlight.delete(r.waMessageId))))
 
     /** A `<lid>@lid` whose phone the number learned goes to the phone (its chats were merged). */
     const resolve = (payload: SendPayload) =>
