@@ -23,6 +23,7 @@ import {
   stop,
   TYPESCRIPT_LOADER
 } from "../bench/support/Processes.js"
+import { summarize } from "../bench/gc-summary.js"
 import { eventually } from "../support/Fixtures.js"
 
 const PROCESSES = fileURLToPath(new URL("../bench/support/Processes.ts", import.meta.url))
@@ -164,7 +165,7 @@ describe("the send benchmark's watch of the gateway", () => {
         console.log("ready")
         setInterval(() => {}, 1000)`
       const watch = fileURLToPath(new URL("../bench/support/gc-watch.mjs", import.meta.url))
-      const child = yield* scopedNode("watched", ["--expose-gc", "--import", watch, "-e", script], {
+      const child = yield* scopedNode("watched", ["--expose-gc", "--trace-gc", "--import", watch, "-e", script], {
         env: { GC_WATCH_FILE: file },
         reportExit: false
       })
@@ -181,5 +182,34 @@ describe("the send benchmark's watch of the gateway", () => {
       assert.isAtLeast(first.pauseMs, 0)
       assert.isAtLeast(report.loopDelayMaxMs, 250)
       assert.isAtMost(report.loopDelayP99Ms, report.loopDelayMaxMs)
+      // The window is marked in the log, in --trace-gc's clock, for gc-summary.
+      const summary = summarize(child.output())
+      assert.isNotNull(summary.window)
+      assert.isAtLeast(summary.window!.endMs - summary.window!.startMs, 300)
+      assert.strictEqual(summary.fullCollections.length, report.fullCollections.length)
     }).pipe(Effect.scoped), 60_000)
+})
+
+describe("gc-summary", () => {
+  it("reads the main thread's collections in the marked window", () => {
+    const log = [
+      "[7:0x1]      900 ms: Scavenge 100.0 (120.0) -> 90.0 (120.0) MB, 2.0 / 0.0 ms  allocation failure;",
+      "gc-watch: the measured window starts at 1000 ms",
+      "[7:0x2]     1050 ms: Scavenge 9.0 (10.0) -> 8.0 (10.0) MB, 1.0 / 0.0 ms  allocation failure;",
+      "[7:0x1]     1100 ms: Scavenge 150.0 (170.0) -> 100.0 (170.0) MB, 3.0 / 0.0 ms  allocation failure;",
+      "[7:0x1]     1300 ms: Scavenge 160.0 (170.0) -> 102.0 (170.0) MB, 3.0 / 0.0 ms  allocation failure;",
+      "[7:0x1]     1400 ms: Mark-Compact 103.0 (170.0) -> 60.0 (150.0) MB, 30.5 / 0.1 ms  (+ 100 ms in 20 steps) finalize;",
+      "[7:0x1]     1500 ms: Scavenge 120.0 (150.0) -> 61.0 (150.0) MB, 3.0 / 0.0 ms  allocation failure;",
+      "[7:0x1]     1700 ms: Scavenge 121.0 (150.0) -> 63.0 (150.0) MB, 3.0 / 0.0 ms  allocation failure;",
+      "[7:0x1]     1900 ms: Mark-Compact (reduce) 63.0 (150.0) -> 50.0 (90.0) MB, 20.0 / 0.1 ms  finalize;",
+      "gc-watch: the measured window ends at 1800 ms"
+    ].join("\n")
+    const s = summarize(log)
+    assert.deepStrictEqual(s.window, { startMs: 1000, endMs: 1800 })
+    assert.strictEqual(s.scavenges, 4)
+    assert.strictEqual(s.scavengeEveryMs, 200)
+    // +2 MB over 200 ms, then +2 MB over 200 ms (the span across the full collection left out).
+    assert.closeTo(s.oldGenerationMbPerSecond, 10, 1e-9)
+    assert.deepStrictEqual(s.fullCollections.map((c) => [c.atMs, c.beforeMb, c.afterMb, c.pauseMs]), [[1400, 103, 60, 30.5]])
+  })
 })

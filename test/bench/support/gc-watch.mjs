@@ -15,6 +15,12 @@ const delay = monitorEventLoopDelay({ resolution: 10 })
 /** @type {Array<{ atMs: number; pauseMs: number }>} */
 const full = []
 let startedAt = -1
+/**
+ * Now in the clock of --trace-gc's lines (since V8 started, where performance.now() counts from
+ * the process' start), for the marks of the window in the gateway's log (BENCH_GATEWAY_LOG) that
+ * `test/bench/gc-summary.ts` reads.
+ */
+const sinceV8 = () => Math.round(performance.now() - performance.nodeTiming.v8Start)
 const observer = new PerformanceObserver((list) => {
   if (startedAt < 0) return
   for (const entry of list.getEntries()) {
@@ -28,9 +34,11 @@ process.on("SIGUSR2", () => {
   if (startedAt < 0) {
     startedAt = performance.now()
     delay.enable()
+    process.stderr.write(`gc-watch: the measured window starts at ${sinceV8()} ms\n`)
     return
   }
   delay.disable()
+  process.stderr.write(`gc-watch: the measured window ends at ${sinceV8()} ms\n`)
   const ms = (ns) => Math.round(ns / 1e6)
   const report = {
     windowMs: Math.round(performance.now() - startedAt),
