@@ -52,7 +52,6 @@ import { RunnerLiveness } from "./cluster/RunnerLiveness.js"
 import { RunnerStats } from "./cluster/RunnerStats.js"
 import { type GatewaySettings, Settings } from "./Config.js"
 import { Health } from "./Health.js"
-import { CallDeadlines } from "./http/EntityCalls.js"
 import { HttpLive } from "./http/Server.js"
 import * as ClusterUpkeep from "./ClusterUpkeep.js"
 import * as IdempotencyUpkeep from "./IdempotencyUpkeep.js"
@@ -143,7 +142,7 @@ export const layer = (settings: GatewaySettings, infra: Infrastructure) => {
   const http = settings.role === "runner"
     ? Layer.empty
     : HttpLive.pipe(
-      Layer.provide([Health.Default, OperatorToken.Default, CallDeadlines.Default, payments]),
+      Layer.provide([Health.Default, OperatorToken.Default, payments]),
       Layer.provide([infra.blobs, infra.sharedState, domainClock]),
       Layer.provideMerge(infra.httpServer)
     )

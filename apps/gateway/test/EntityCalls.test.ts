@@ -17,7 +17,7 @@ import * as Option from "effect/Option"
 import * as TestClock from "effect/TestClock"
 import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
-import { bounded, boundedBy, CallDeadlines } from "../src/http/EntityCalls.js"
+import { bounded } from "../src/http/EntityCalls.js"
 
 /** An entity call that answers NumberMoved `moves` times (its number moving between runners), then `last`. */
 const movingCall = (moves: number, last: Effect.Effect<string, NotConnected>) => {
@@ -27,75 +27,6 @@ const movingCall = (moves: number, last: Effect.Effect<string, NotConnected>) =>
   )
   return { call, calls: () => calls }
 }
-
-describe("entity calls bounded by the process's deadlines (sends)", () => {
-  const withDeadlines = <A, E>(f: (deadlines: CallDeadlines) => Effect.Effect<A, E>) =>
-    Effect.scoped(Effect.flatMap(CallDeadlines, f).pipe(Effect.provide(CallDeadlines.Default)))
-
-  it.effect("a call that met its number moving is asked again until the new owner answers", () =>
-    withDeadlines((deadlines) =>
-      Effect.gen(function*() {
-        const { call, calls } = movingCall(3, Effect.succeed("sent"))
-        const fiber = yield* Effect.fork(boundedBy(deadlines, "15 seconds")(call))
-        yield* TestClock.adjust("1 second")
-        assert.strictEqual(yield* Fiber.join(fiber), "sent")
-        assert.strictEqual(calls(), 4)
-      })
-    ))
-
-  it.effect("a call's own failure is the answer", () =>
-    withDeadlines((deadlines) =>
-      Effect.gen(function*() {
-        const answer = yield* Effect.either(boundedBy(deadlines, "15 seconds")(Effect.fail(new NotConnected())))
-        assert.isTrue(Either.isLeft(answer) && answer.left.code === "not_connected")
-      })
-    ))
-
-  it.effect("a call past its time answers 503 capacity at once, and is told to stop", () =>
-    withDeadlines((deadlines) =>
-      Effect.gen(function*() {
-        const stopped = yield* Deferred.make<void>()
-        // A call that never answers, and takes its time to stop when told to.
-        const stuck = Effect.never.pipe(Effect.onInterrupt(() => Effect.zipRight(Effect.sleep("1 minute"), Deferred.succeed(stopped, undefined))))
-        const fiber = yield* Effect.fork(Effect.either(boundedBy(deadlines, "15 seconds")(stuck)))
-        yield* TestClock.adjust("14800 millis")
-        assert.isNull(fiber.unsafePoll())
-        yield* TestClock.adjust("300 millis")
-        const answer = yield* Fiber.join(fiber)
-        assert.isTrue(Either.isLeft(answer))
-        if (Either.isLeft(answer)) {
-          assert.deepStrictEqual([answer.left.code, answer.left.status, answer.left.retryAfter], ["capacity", 503, 5])
-          assert.strictEqual(answer.left.error, "The number did not answer in time; try again")
-        }
-        assert.isFalse(yield* Deferred.isDone(stopped))
-        yield* TestClock.adjust("1 minute")
-        yield* Deferred.await(stopped)
-      })
-    ))
-
-  it.effect("a call interrupted on the entity's runner (it stopped) answers 503 capacity, to try again", () =>
-    withDeadlines((deadlines) =>
-      Effect.gen(function*() {
-        const answer = yield* Effect.either(boundedBy(deadlines, "15 seconds")(Effect.failCause(Cause.interrupt(FiberId.make(7, 0)))))
-        assert.isTrue(Either.isLeft(answer) && answer.left.code === "capacity" && answer.left.retryAfter === 1)
-      })
-    ))
-
-  it.effect("a caller that stops waiting stops the call", () =>
-    withDeadlines((deadlines) =>
-      Effect.gen(function*() {
-        const started = yield* Deferred.make<void>()
-        const stopped = yield* Deferred.make<void>()
-        const call = Effect.zipRight(Deferred.succeed(started, undefined), Effect.never).pipe(
-          Effect.onInterrupt(() => Deferred.succeed(stopped, undefined))
-        )
-        const fiber = yield* Effect.fork(boundedBy(deadlines, "15 seconds")(call))
-        yield* Deferred.await(started)
-        yield* Fiber.interrupt(fiber)
-        yield* Deferred.await(stopped)
-      })
-    ))
-})
 
 describe("bounded entity calls", () => {
   it.effect("a call that met its number moving is asked again until the new owner answers", () =>

@@ -18,9 +18,8 @@ import { CurrentKey } from "@wagate/domain/Auth"
 import type { NumberMoved } from "@wagate/entities/NumberEntity"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
@@ -82,88 +81,18 @@ export const detached = <A, E, R>(call: Effect.Effect<A, E, R>): Effect.Effect<A
     return Effect.onInterrupt(Fiber.join(fiber), () => Fiber.interrupt(fiber))
   })
 
-/** An entity call through the cluster, `detached` from the request and bounded as `answered` says. */
+/** An entity call through the cluster, `detached` from the request and bounded as `boundedInPlace`. */
 export const bounded = (timeout: Duration.DurationInput) =>
 <A, E, R>(
   call: Effect.Effect<A, E | ClusterFailure | NumberMoved, R>
-): Effect.Effect<A, Exclude<E, ClusterFailure> | Capacity, R> =>
-  answered(Effect.timeoutFail({ duration: timeout, onTimeout: tooSlow }))(detached(call))
-
-const tooSlow = () => new Capacity({ error: "The number did not answer in time; try again", retryAfter: 5 })
-
-/** How often the process looks for entity calls past their deadline (`CallDeadlines`). */
-const DEADLINE_TICK = Duration.millis(100)
+): Effect.Effect<A, Exclude<E, ClusterFailure> | Capacity, R> => boundedInPlace(timeout)(detached(call))
 
 /**
- * Time limits for entity calls made at volume (sends), kept by one tick for the process instead
- * of a timer and two fibers raced for each call (`Effect.timeoutFail`), which cost a send about a
- * tenth of its CPU (docs/performance.md, send path, seventeenth round). A limit is kept to within
- * a tick; the tick runs on Effect's clock.
- *
- * @since 1.0.0
+ * An entity call bounded in time, followed when its number moves, and its failures answered as
+ * the API does, in the request's own fiber: for a call that may reach an entity already running
+ * in this process directly (a send) and detaches its way through the cluster itself.
  */
-export class CallDeadlines extends Effect.Service<CallDeadlines>()("@wagate/gateway/CallDeadlines", {
-  scoped: Effect.gen(function*() {
-    const clock = yield* Effect.clock
-    const pending = new Set<{ readonly at: number; readonly expire: () => void }>()
-    yield* Effect.sleep(DEADLINE_TICK).pipe(
-      Effect.zipRight(Effect.sync(() => {
-        const now = clock.unsafeCurrentTimeMillis()
-        for (const entry of pending) if (entry.at <= now) entry.expire()
-      })),
-      Effect.forever,
-      Effect.forkScoped
-    )
-    /**
-     * `self` in a fiber of its own, the caller answered by its end or, past `timeout`, by
-     * `Capacity` at once, while `self` is told to stop (interrupted without waiting for it), as
-     * `Effect.timeoutFail` would. Not the caller's child: a fiber ends only once its children
-     * have, and the answer must not wait for a call that cannot be interrupted where it is.
-     */
-    const within = (timeout: Duration.DurationInput) => {
-      const millis = Duration.toMillis(timeout)
-      return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | Capacity, R> =>
-        Effect.uninterruptibleMask((restore) =>
-          Effect.flatMap(Effect.forkDaemon(restore(self)), (fiber) =>
-            restore(Effect.async<A, E | Capacity>((resume) => {
-              const done = (exit: Exit.Exit<A, E>) => {
-                pending.delete(entry)
-                resume(exit)
-              }
-              const entry = {
-                at: clock.unsafeCurrentTimeMillis() + millis,
-                expire: () => {
-                  pending.delete(entry)
-                  fiber.removeObserver(done)
-                  resume(Effect.fail(tooSlow()))
-                }
-              }
-              pending.add(entry)
-              fiber.addObserver(done)
-              return Effect.sync(() => {
-                pending.delete(entry)
-                fiber.removeObserver(done)
-              })
-            })).pipe(Effect.onExit(() => fiber.unsafePoll() === null ? Fiber.interruptFork(fiber) : Effect.void))
-          )
-        )
-    }
-    return { within } as const
-  })
-}) {}
-
-/**
- * An entity call bounded in time by the process's `CallDeadlines`, followed when its number
- * moves, and its failures answered as the API does: for a call that may reach an entity already
- * running in this process directly (a send) and detaches its way through the cluster itself.
- */
-export const boundedBy = (deadlines: CallDeadlines, timeout: Duration.DurationInput) => answered(deadlines.within(timeout))
-
-/**
- * An entity call bounded in time by `limit`, followed when its number moves, and its failures
- * answered as the API does, in the request's own fiber.
- */
-const answered = (limit: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | Capacity, R>) =>
+export const boundedInPlace = (timeout: Duration.DurationInput) =>
 <A, E, R>(
   call: Effect.Effect<A, E | ClusterFailure | NumberMoved, R>
 ): Effect.Effect<A, Exclude<E, ClusterFailure> | Capacity, R> =>
@@ -171,7 +100,10 @@ const answered = (limit: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effec
     followMoves,
     (counted) =>
       Effect.acquireUseRelease(Effect.sync(Prometheus.callStarted), () => counted, () => Effect.sync(Prometheus.callEnded)),
-    limit,
+    Effect.timeoutFail({
+      duration: timeout,
+      onTimeout: () => new Capacity({ error: "The number did not answer in time; try again", retryAfter: 5 })
+    }),
     // The entity's runner stopped while the call ran there (a stop interrupts what outlasts its
     // grace): whether it was done is unknown, so the answer is "try again" (with the same
     // Idempotency-Key), not an interruption, which HTTP would answer 503 with no body.

@@ -24,7 +24,7 @@ import { createHash } from "node:crypto"
 import { quotaHeaders } from "../ApiErrors.js"
 import { Settings } from "../../Config.js"
 import * as Prometheus from "../../infra/Prometheus.js"
-import { boundedBy, CallDeadlines, detached } from "../EntityCalls.js"
+import { boundedInPlace, detached } from "../EntityCalls.js"
 import { NumberScope } from "../NumberScope.js"
 import { parseNumberRef } from "../Params.js"
 import { validateSend } from "../SendRequest.js"
@@ -54,7 +54,6 @@ export const makeSendMessage = Effect.gen(function*() {
   const conversations = yield* Conversations
   const numbers = yield* NumberEntity.client
   const running = yield* RunningNumbers
-  const deadlines = yield* CallDeadlines
   const { entityTimeoutMs } = yield* Settings
 
   return Effect.fnUntraced(
@@ -105,7 +104,7 @@ export const makeSendMessage = Effect.gen(function*() {
       const sent = yield* Effect.suspend(() => {
         const local = running.localSend(number.id)
         return local !== undefined ? local(payload) : detached(numbers(String(number.id)).Send(payload))
-      }).pipe(boundedBy(deadlines, timeout))
+      }).pipe(boundedInPlace(timeout))
       return { _tag: "Sent", numberId: number.id, sent } satisfies SendAnswer
     },
     Effect.onExit((exit) => Effect.sync(() => count(exit))),
