@@ -1,6 +1,7 @@
 import { defineConfig } from "vitest/config"
 
-const FAILOVER = "test/cluster/failover.test.ts"
+/** Multi-process cluster tests that measure or count reconnects: run last, one at a time. */
+const CLUSTER = ["test/cluster/failover.test.ts", "test/cluster/cold-start.test.ts"]
 
 export default defineConfig({
   test: {
@@ -16,15 +17,16 @@ export default defineConfig({
         test: {
           name: "suite",
           include: ["packages/*/test/**/*.test.ts", "apps/*/test/**/*.test.ts", "test/**/*.test.ts"],
-          exclude: ["test/bench/**", "**/node_modules/**", FAILOVER],
+          exclude: ["test/bench/**", "**/node_modules/**", ...CLUSTER],
           sequence: { groupOrder: 0 }
         }
       },
       {
-        // The multi-process failover test (WAGATE_CLUSTER_TEST=0 leaves it out) starts five processes
-        // and measures how fast numbers come back: it runs after every other file, alone.
+        // The multi-process tests (WAGATE_CLUSTER_TEST=0 leaves them out) start five processes each,
+        // measure how fast numbers come back and count their reconnects: they run after every other
+        // file, one at a time, so that no other work starves their runners.
         extends: true,
-        test: { name: "cluster", include: [FAILOVER], sequence: { groupOrder: 1 } }
+        test: { name: "cluster", include: CLUSTER, poolOptions: { forks: { singleFork: true } }, sequence: { groupOrder: 1 } }
       }
     ]
   }

@@ -83,6 +83,8 @@ describe("infra/k8s", () => {
     const metricsPort = container.ports.find((p: any) => p.name === "metrics").containerPort
     assert.strictEqual(find("ConfigMap", "wagate").data.METRICS_PORT, String(metricsPort))
     assert.isAtLeast(runner.spec.template.spec.terminationGracePeriodSeconds, 30)
+    // A cold start waits for every replica before any takes shards (each number connects once).
+    assert.strictEqual(container.env.find((e: any) => e.name === "CLUSTER_MIN_RUNNERS").value, String(runner.spec.replicas))
     const pdb = find("PodDisruptionBudget", "wagate-runner")
     assert.strictEqual(pdb.spec.maxUnavailable, 1)
     assert.isTrue(matches(pdb.spec.selector.matchLabels, runner.spec.template.metadata.labels))
@@ -119,6 +121,7 @@ describe("infra/compose.yaml", () => {
     for (const runner of ["runner-1", "runner-2", "runner-3"]) {
       assert.strictEqual(services[runner].environment.RUNNER_HOST, runner)
       assert.strictEqual(services[runner].environment.DATABASE_URL, services["api-1"].environment.DATABASE_URL)
+      assert.strictEqual(services[runner].environment.CLUSTER_MIN_RUNNERS, "3")
     }
     const nginx = readFileSync(join(INFRA, "nginx.conf"), "utf8")
     assert.match(nginx, /server api-1:3000/)

@@ -39,6 +39,10 @@ export interface GatewaySettings {
   readonly runnerHost: string
   readonly runnerPort: number
   readonly runnerListenHost: string
+  /** Runners registered before any takes a shard at a cold start (apps/gateway/src/cluster/StartGate.ts). */
+  readonly clusterMinRunners: number
+  /** Longest wait for them, in milliseconds; then the runners registered start without the others. */
+  readonly clusterStartWaitMs: number
   /** How long an HTTP request waits for a number's entity before answering 503 capacity. */
   readonly entityTimeoutMs: number
   /** After SIGTERM/SIGINT the process exits within this many milliseconds, stuck or not. */
@@ -132,6 +136,16 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
   ),
   runnerPort: Config.integer("RUNNER_PORT").pipe(Config.withDefault(34431)),
   runnerListenHost: Config.string("RUNNER_LISTEN_HOST").pipe(Config.withDefault("0.0.0.0")),
+  clusterMinRunners: Config.integer("CLUSTER_MIN_RUNNERS").pipe(
+    Config.withDefault(1),
+    Config.validate({ message: "CLUSTER_MIN_RUNNERS must be at least 1", validation: (n) => n >= 1 }),
+    Config.withDescription("Runners registered before any takes a shard at a cold start (set it to the runner count)")
+  ),
+  clusterStartWaitMs: Config.integer("CLUSTER_START_WAIT_MS").pipe(
+    Config.withDefault(30_000),
+    Config.validate({ message: "CLUSTER_START_WAIT_MS must not be negative", validation: (n) => n >= 0 }),
+    Config.withDescription("Longest wait for CLUSTER_MIN_RUNNERS at a cold start, in milliseconds; then the runners up start")
+  ),
   shutdownTimeoutMs: Config.integer("SHUTDOWN_TIMEOUT_MS").pipe(
     Config.withDefault(30_000),
     Config.withDescription("Longest graceful stop after SIGTERM/SIGINT, in milliseconds; then the process exits")

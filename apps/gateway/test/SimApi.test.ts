@@ -146,7 +146,8 @@ describe("SimApi over HTTP", () => {
           pairing_code: null,
           reason: null,
           session_open: true,
-          queued: 0
+          queued: 0,
+          sessions: 1
         }
       })
       const paired = yield* call("POST", `/numbers/${A}/pair`, { code: "AAAAAAAA" })

@@ -59,6 +59,8 @@ export interface SimNumber {
   readonly linked: boolean
   readonly status: string
   readonly session_open: boolean
+  /** Sessions it connected through since the simulator started; each reconnect counts. */
+  readonly sessions: number
 }
 
 export const simNumbers = (simUrl: string): Promise<ReadonlyArray<SimNumber>> =>

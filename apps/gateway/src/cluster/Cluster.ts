@@ -4,11 +4,14 @@
  * hosts every shard itself.
  */
 import * as RunnerAddress from "@effect/cluster/RunnerAddress"
-import type * as ShardingConfig from "@effect/cluster/ShardingConfig"
+import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as SingleRunner from "@effect/cluster/SingleRunner"
+import * as SqlMessageStorage from "@effect/cluster/SqlMessageStorage"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { GatewaySettings } from "../Config.js"
+import * as StartGate from "./StartGate.js"
 
 /**
  * Must be identical on every node, api nodes included: lock numbers and shard ids derive from
@@ -49,13 +52,16 @@ export const layer = (settings: GatewaySettings, database: "postgres" | "embedde
   if (!hostsEntities(settings)) {
     return NodeClusterSocket.layer({ clientOnly: true, storage: "sql", shardingConfig: sharding })
   }
-  return NodeClusterSocket.layer({
-    storage: "sql",
-    shardingConfig: {
-      ...sharding,
-      runnerAddress: Option.some(RunnerAddress.make(settings.runnerHost, settings.runnerPort)),
-      runnerListenAddress: Option.some(RunnerAddress.make(settings.runnerListenHost, settings.runnerPort))
-    }
-  })
+  const shardingConfig = {
+    ...sharding,
+    runnerAddress: Option.some(RunnerAddress.make(settings.runnerHost, settings.runnerPort)),
+    runnerListenAddress: Option.some(RunnerAddress.make(settings.runnerListenHost, settings.runnerPort))
+  }
+  // The storage `sql` gives, with the runner storage behind the cold start's gate.
+  return NodeClusterSocket.layer({ storage: "byo", shardingConfig }).pipe(
+    Layer.provideMerge(Layer.orDie(SqlMessageStorage.layer)),
+    Layer.provide(StartGate.layer({ minRunners: settings.clusterMinRunners, waitMs: settings.clusterStartWaitMs })),
+    Layer.provide(ShardingConfig.layerFromEnv(shardingConfig))
+  )
 }
 

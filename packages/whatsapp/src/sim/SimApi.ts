@@ -57,7 +57,10 @@ export const SimNumber = Schema.Struct({
   pairing_code: Schema.NullOr(Schema.String),
   reason: Schema.NullOr(Schema.String),
   session_open: Schema.Boolean,
-  queued: Schema.Int.annotations({ description: "Messages and acks waiting for the number to connect" })
+  queued: Schema.Int.annotations({ description: "Messages and acks waiting for the number to connect" }),
+  sessions: Schema.Int.annotations({
+    description: "Sessions the number connected through since the network started; each reconnect counts"
+  })
 })
 
 /** A message the network accepted from one of the gateway's numbers. @since 1.0.0 */

@@ -39,6 +39,8 @@ export interface SimDevice {
   generation: number
   /** Link attempts so far, the seed of the next pairing code. */
   attempts: number
+  /** Sessions attached so far: each connection of the number, a reconnect included. */
+  sessions: number
 }
 
 /**
@@ -56,6 +58,8 @@ export interface SimNumberState {
   readonly sessionOpen: boolean
   /** Messages and acks queued until the number connects. */
   readonly queued: number
+  /** Sessions attached since the network started: each connection, a reconnect included. */
+  readonly sessions: number
 }
 
 /** A device never linked and without a session. @since 1.0.0 */
@@ -72,7 +76,8 @@ export const make = (phone: string): SimDevice => ({
   replaced: [],
   pending: [],
   generation: 0,
-  attempts: 0
+  attempts: 0,
+  sessions: 0
 })
 
 /** @since 1.0.0 */
@@ -128,5 +133,6 @@ export const snapshot = (device: SimDevice): SimNumberState => ({
   pairingCode: device.pairingCode,
   reason: device.reason,
   sessionOpen: device.mailbox !== null,
-  queued: device.pending.length
+  queued: device.pending.length,
+  sessions: device.sessions
 })

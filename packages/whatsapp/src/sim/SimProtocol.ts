@@ -49,7 +49,8 @@ export const NumberState = Schema.Struct({
   pairingCode: Schema.NullOr(Schema.String),
   reason: Schema.NullOr(Schema.String),
   sessionOpen: Schema.Boolean,
-  queued: Schema.Number
+  queued: Schema.Number,
+  sessions: Schema.Number
 })
 
 const Bytes = Schema.Uint8ArrayFromSelf

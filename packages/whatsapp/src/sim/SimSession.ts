@@ -61,6 +61,7 @@ const attach = (model: SimModel.SimModel, owner: SessionOwner, mailbox: SimMailb
   device.mailbox = mailbox
   device.linking = null
   device.generation++
+  device.sessions++
   if (device.linked) {
     SimDevice.setStatus(device, "STARTING")
     SimDevice.setStatus(device, "WORKING")

@@ -60,7 +60,8 @@ describe("SimNetwork linking", () => {
           pairingCode: null,
           reason: null,
           sessionOpen: true,
-          queued: 0
+          queued: 0,
+          sessions: 1
         })
       })
     ))
@@ -294,7 +295,8 @@ describe("SimNetwork linking", () => {
         yield* Recorder.settle
         assert.deepStrictEqual(owner.take(), ["2000 STARTING", "2000 WORKING", `2000 in ${B}: back`])
         const state = yield* network.number(A)
-        assert.deepStrictEqual([state.status, state.sessionOpen], ["WORKING", true])
+        // Three connections: the owner's, the late one's, and the owner's again.
+        assert.deepStrictEqual([state.status, state.sessionOpen, state.sessions], ["WORKING", true, 3])
         yield* current.send({ waMessageId: "X2", to: B, content: { kind: "text", text: "sent again" } })
       })
     ))

@@ -45,7 +45,8 @@ const numberBody = (n: SimNumberState) => ({
   pairing_code: n.pairingCode,
   reason: n.reason,
   session_open: n.sessionOpen,
-  queued: n.queued
+  queued: n.queued,
+  sessions: n.sessions
 })
 
 const sentBody = (m: SimSentMessage) => ({
