@@ -8,7 +8,9 @@
  *    and the runners' after the restart below, holding `--numbers` between them. The baseline is
  *    the standalone simulator's own memory per session, measured the same way.
  * 2. Time to bring `--numbers` numbers up (WORKING on the simulator) after a full restart: every
- *    runner stopped, then `--restart-runners` started; counted from their start. The baseline
+ *    runner stopped, then `--restart-runners` started (with `CLUSTER_MIN_RUNNERS` at
+ *    `--min-runners`, by default as many); counted from their start, with the sessions a number
+ *    opened on the network meanwhile (1: none connected twice). The baseline
  *    opens as many sessions on the simulator straight from one process (32 at a time, as a
  *    runner wakes numbers after a takeover).
  * 3. Accepted sends/s with 1, 2 and 3 runners (`--runners`) and one api process, `--senders`
@@ -17,7 +19,8 @@
  *    to the simulator.
  *
  *   flock /tmp/wagate-bench.lock npm run bench -- cluster [--numbers 10000] [--memory-numbers 2000]
- *     [--senders 1000] [--seconds 15] [--warmup 3] [--restart-runners 3] [--runners 1,2,3] [--per-account 25]
+ *     [--senders 1000] [--seconds 15] [--warmup 3] [--restart-runners 3] [--min-runners 3] [--runners 1,2,3]
+ *     [--per-account 25]
  *
  * Issue 17 names no numeric target for these: the verdict prints the figures beside their
  * baselines and fails only when something did not work (numbers that never came up, sends
@@ -53,6 +56,7 @@ const options = (argv: ReadonlyArray<string>) => {
       seconds: { type: "string", default: "15" },
       warmup: { type: "string", default: "3" },
       "restart-runners": { type: "string", default: "3" },
+      "min-runners": { type: "string" },
       runners: { type: "string", default: "1,2,3" },
       // 25 numbers at one send a second stay under a key's 3000 requests a minute.
       "per-account": { type: "string", default: "25" }
@@ -70,6 +74,8 @@ const options = (argv: ReadonlyArray<string>) => {
     seconds: Number(values.seconds),
     warmup: Number(values.warmup),
     restartRunners: Number(values["restart-runners"]),
+    /** CLUSTER_MIN_RUNNERS of the restarted runners: by default all of them, as deployments set it. */
+    minRunners: Number(values["min-runners"] ?? values["restart-runners"]),
     runners: values.runners!.split(",").map(Number).sort((a, b) => a - b)
   }
 }
@@ -132,9 +138,12 @@ const restartPart = (cluster: ClusterProcesses.Cluster, o: Options, numbers: Rea
     yield* ClusterProcesses.untilTrue(Effect.map(working(cluster.simUrl, phones), (n) => n === 0), 60_000, "every session closed")
     yield* log(`runners stopped in ${stopMs} ms, every session closed; linking all ${numbers.length} numbers and starting ${o.restartRunners} runners`)
     yield* linkOnly(cluster, numbers)
+    const sessionsBefore = yield* sessionsOf(cluster, phones)
     const started = Date.now()
     const cores = clusterCores(cluster)
-    for (let slot = 0; slot < o.restartRunners; slot++) yield* cluster.startRunner(slot)
+    for (let slot = 0; slot < o.restartRunners; slot++) {
+      yield* cluster.startRunner(slot, { CLUSTER_MIN_RUNNERS: String(o.minRunners) })
+    }
     let registeredMs: number | null = null
     const watch = yield* Effect.fork(Effect.gen(function*() {
       while ((yield* cluster.healthyRunners) < o.restartRunners) yield* sleep(200)
@@ -144,16 +153,26 @@ const restartPart = (cluster: ClusterProcesses.Cluster, o: Options, numbers: Rea
     const upCores = cores()
     const load = load1()
     yield* Fiber.interrupt(watch)
-    if (up.all === null) return { up, registeredMs: registeredMs as number | null, stopMs, cores: upCores, load, memory: null }
+    if (up.all === null) {
+      return { up, registeredMs: registeredMs as number | null, stopMs, cores: upCores, load, memory: null, sessions: null }
+    }
     yield* log(`every number WORKING ${ClusterReport.secs(up.all)} after the runners' start (registered at ${ClusterReport.secs(registeredMs)})`)
     // Each runner's memory with its share, once idle (and its report of its entities is fresh).
     yield* sleep(10_000)
+    // Sessions a number opened since the runners started (shards moved late count too).
+    const sessions = ((yield* sessionsOf(cluster, phones)) - sessionsBefore) / numbers.length
     const runners = alive(cluster.runners)
     const samples = yield* Effect.forEach(runners, (r) => ClusterBench.memoryOf(probes, r))
     const reports = yield* ClusterBench.activeRunners(cluster)
     const memory = { samples, entities: reports.map((r) => r.entities ?? 0) }
-    return { up, registeredMs: registeredMs as number | null, stopMs, cores: upCores, load, memory }
+    return { up, registeredMs: registeredMs as number | null, stopMs, cores: upCores, load, memory, sessions }
   })
+
+/** Sessions the numbers of `phones` have opened on the network so far, all together. */
+const sessionsOf = (cluster: ClusterProcesses.Cluster, phones: ReadonlySet<string>) =>
+  Effect.promise(async () =>
+    (await ClusterLoad.simNumbers(cluster.simUrl)).filter((n) => phones.has(n.phone)).reduce((a, n) => a + n.sessions, 0)
+  )
 
 // --- 3. accepted sends/s with 1, 2, 3 runners ---
 

@@ -9,6 +9,7 @@ import * as Database from "@wagate/store/Database"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as TestClock from "effect/TestClock"
+import { liveRunners, sessionName } from "../src/cluster/RunnerLiveness.js"
 import * as StartGate from "../src/cluster/StartGate.js"
 
 const SHARDS = [1, 2, 3].map((i) => ShardId.make("default", i))
@@ -16,33 +17,32 @@ const address = (port: number) => RunnerAddress.make("127.0.0.1", port)
 const SELF = address(40001)
 const runner = (port: number) => Runner.make({ address: address(port), groups: ["default"], weight: 1 })
 
-/** The gate on a storage whose runners are `runners` (healthy or not) and that hands out what it is asked. */
-const gated = (runners: Array<readonly [Runner.Runner, boolean]>, clusterRunning = false) =>
+/** The gate on the cluster's in-memory storage, with `alive()` runners alive. */
+const gated = (alive: () => number, clusterRunning = false) =>
   Effect.flatMap(RunnerStorage.makeMemory, (memory) =>
-    StartGate.gate(
-      { ...memory, getRunners: Effect.sync(() => runners) },
-      { minRunners: 3, waitMs: 30_000, clusterRunning: Effect.sync(() => clusterRunning) }
-    ))
+    StartGate.gate(memory, {
+      minRunners: 3,
+      waitMs: 30_000,
+      registered: Effect.sync(alive),
+      clusterRunning: Effect.sync(() => clusterRunning)
+    }))
 
 describe("the cold start's gate", () => {
-  it.effect("takes no shard until CLUSTER_MIN_RUNNERS healthy runners registered, then stays open", () =>
+  it.effect("takes no shard until CLUSTER_MIN_RUNNERS runners are alive, then stays open", () =>
     Effect.gen(function*() {
-      const runners: Array<readonly [Runner.Runner, boolean]> = [[runner(40001), true], [runner(40002), true]]
-      const storage = yield* gated(runners)
+      let alive = 2
+      const storage = yield* gated(() => alive)
       assert.deepStrictEqual(yield* storage.acquire(SELF, SHARDS), [])
-      // An unhealthy runner does not count.
-      runners.push([runner(40003), false])
-      assert.deepStrictEqual(yield* storage.acquire(SELF, SHARDS), [])
-      runners.push([runner(40004), true])
+      alive = 3
       assert.deepStrictEqual(yield* storage.acquire(SELF, SHARDS), SHARDS)
-      // Open for good: a runner going away later does not shut it.
-      runners.splice(0, 4)
+      // Open for good: runners going away later do not shut it.
+      alive = 1
       assert.deepStrictEqual(yield* storage.acquire(SELF, SHARDS), SHARDS)
     }))
 
   it.effect("opens after CLUSTER_START_WAIT_MS with fewer runners", () =>
     Effect.gen(function*() {
-      const storage = yield* gated([[runner(40001), true]])
+      const storage = yield* gated(() => 1)
       yield* TestClock.adjust("29999 millis")
       assert.deepStrictEqual(yield* storage.acquire(SELF, SHARDS), [])
       yield* TestClock.adjust("1 millis")
@@ -51,22 +51,23 @@ describe("the cold start's gate", () => {
 
   it.effect("opens at once when the cluster is running already (another runner holds shards)", () =>
     Effect.gen(function*() {
-      const storage = yield* gated([[runner(40001), true]], true)
+      const storage = yield* gated(() => 1, true)
       assert.deepStrictEqual(yield* storage.acquire(SELF, SHARDS), SHARDS)
     }))
 
   it.effect("with CLUSTER_MIN_RUNNERS 1 there is no gate; a failed look at the runners keeps it shut", () =>
     Effect.gen(function*() {
       const memory = yield* RunnerStorage.makeMemory
-      const open = yield* StartGate.gate(memory, { minRunners: 1, waitMs: 30_000, clusterRunning: Effect.succeed(false) })
+      const never = Effect.die("not asked")
+      const open = yield* StartGate.gate(memory, { minRunners: 1, waitMs: 30_000, registered: never, clusterRunning: never })
       assert.deepStrictEqual(yield* open.acquire(SELF, SHARDS), SHARDS)
       let failing = true
-      const shut = yield* StartGate.gate(
-        { ...memory, getRunners: Effect.suspend(() => failing ? Effect.die("database away") : memory.getRunners) },
-        { minRunners: 1 + 1, waitMs: 30_000, clusterRunning: Effect.succeed(false) }
-      )
-      yield* memory.register(runner(40001), true)
-      yield* memory.register(runner(40002), true)
+      const shut = yield* StartGate.gate(memory, {
+        minRunners: 2,
+        waitMs: 30_000,
+        registered: Effect.suspend(() => failing ? Effect.die("database away") : Effect.succeed(2)),
+        clusterRunning: Effect.succeed(false)
+      })
       assert.deepStrictEqual(yield* shut.acquire(SELF, SHARDS), [])
       failing = false
       assert.deepStrictEqual(yield* shut.acquire(SELF, SHARDS), SHARDS)
@@ -76,7 +77,7 @@ describe("the cold start's gate", () => {
 // The PostgreSQL runner storage behind the gate: the shard locks of another runner (single-key
 // advisory locks of the database) tell a running cluster; other advisory locks do not.
 layer(
-  StartGate.layer({ minRunners: 2, waitMs: 600_000 }).pipe(
+  StartGate.layer({ minRunners: 2, waitMs: 600_000, self: "127.0.0.1:40001" }).pipe(
     Layer.provideMerge(Database.layerTest),
     Layer.provide(ShardingConfig.layer({ shardsPerGroup: 3 }))
   ),
@@ -97,6 +98,22 @@ layer(
         yield* other.executeRaw("SELECT pg_advisory_lock(999999::bigint)", [])
         assert.deepStrictEqual((yield* storage.acquire(SELF, SHARDS)).map(String).sort(), SHARDS.map(String))
         yield* other.executeRaw("SELECT pg_advisory_unlock_all()", [])
+      }))
+    }))
+
+  it.effect("a runner counts as alive while it has a database session under its name", () =>
+    Effect.gen(function*() {
+      const storage = yield* RunnerStorage.RunnerStorage
+      const sql = yield* SqlClient.SqlClient
+      yield* storage.register(runner(40002), true)
+      yield* storage.register(runner(40003), true)
+      // Two rows marked healthy (as a runner that just died leaves its row), one session of theirs.
+      yield* Effect.scoped(Effect.gen(function*() {
+        const session = yield* sql.reserve
+        yield* session.executeRaw(`SET application_name = '${sessionName("127.0.0.1:40002")}'`, [])
+        assert.strictEqual(yield* liveRunners, 1)
+        yield* session.executeRaw("RESET application_name", [])
+        assert.strictEqual(yield* liveRunners, 0)
       }))
     }))
 })

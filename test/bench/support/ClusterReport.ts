@@ -33,6 +33,8 @@ export interface Figures {
     readonly load: string
     /** Each runner's memory once idle after the restart, with the entities it reported. */
     readonly memory: { readonly samples: ReadonlyArray<Sample>; readonly entities: ReadonlyArray<number> } | null
+    /** Sessions a number opened on the network from the runners' start to 10 s after the last was up. */
+    readonly sessions: number | null
   }
   readonly sends: ReadonlyArray<SendRun>
   readonly base: { readonly up: Milestones; readonly perSecond: number; readonly p99: number }
@@ -106,15 +108,16 @@ export const tables = (o: Options, f: Figures): string => {
   const cpuPerNumber = (c: Record<string, number>, ms: number | null, n: number) =>
     ms === null ? "" : Verdict.fixed((Object.values(c).reduce((a, b) => a + b, 0) * ms) / n, 0)
   const restartTable = [
-    "| numbers | brought up by | runners registered | first WORKING | half | 90% | all WORKING | busy cores: api / runners / postgres / simulator (sum) | CPU ms per number | load average |",
-    "|---|---|---|---|---|---|---|---|---|---|",
-    `| ${o.numbers} | full restart: ${o.restartRunners} runners started | ${secs(restart.registeredMs)} | ${secs(m.first)} | ` +
+    "| numbers | brought up by | runners registered | first WORKING | half | 90% | all WORKING | sessions a number | busy cores: api / runners / postgres / simulator (sum) | CPU ms per number | load average |",
+    "|---|---|---|---|---|---|---|---|---|---|---|",
+    `| ${o.numbers} | full restart: ${o.restartRunners} runners started (CLUSTER_MIN_RUNNERS ${o.minRunners}) | ${secs(restart.registeredMs)} | ${secs(m.first)} | ` +
     `${secs(m.half)} | ${secs(m.most)} | ${secs(m.all)}${m.all === null ? ` (${m.last} of ${o.numbers})` : ""} | ` +
+    `${restart.sessions === null ? "" : Verdict.fixed(restart.sessions, 2)} | ` +
     `${cores(restart.cores, groups)} | ${cpuPerNumber(restart.cores, m.all, o.numbers)} | ${restart.load} |`,
-    `| ${o.memoryNumbers} | one runner already up, a request each (32 at a time) | | | | | ${secs(memory.wake.ms)} | ` +
+    `| ${o.memoryNumbers} | one runner already up, a request each (32 at a time) | | | | | ${secs(memory.wake.ms)} | | ` +
     `${cores(memory.wake.cores, groups)} | ${cpuPerNumber(memory.wake.cores, memory.wake.ms, o.memoryNumbers)} | ${memory.wake.load} |`,
     `| ${o.numbers} | baseline: sessions opened on the simulator from one process (32 at a time) | | ${secs(base.up.first)} | ` +
-    `${secs(base.up.half)} | ${secs(base.up.most)} | ${secs(base.up.all)} | | | |`
+    `${secs(base.up.half)} | ${secs(base.up.most)} | ${secs(base.up.all)} | 1 | | | |`
   ].join("\n")
 
   const one = sends.find((s) => s.runners === 1)

@@ -52,8 +52,8 @@ export interface Cluster {
   readonly runners: Array<Child | null>
   /** The HTTP address of each runner started with the role `all`, by slot (its latest start). */
   readonly runnerUrls: Array<string | null>
-  /** Starts (again) the runner of `slot`, on the slot's runner port. */
-  readonly startRunner: (slot: number) => Effect.Effect<Child>
+  /** Starts (again) the runner of `slot`, on the slot's runner port, with `env` beside the cluster's. */
+  readonly startRunner: (slot: number, env?: Record<string, string>) => Effect.Effect<Child>
   /** Runners registered and healthy in the cluster's table (heartbeat within the lock expiration, 30 s). */
   readonly healthyRunners: Effect.Effect<number>
 }
@@ -132,7 +132,7 @@ export const start = <A>(
     const runners: Array<Child | null> = runnerPorts.map(() => null)
     const runnerUrls: Array<string | null> = runnerPorts.map(() => null)
     const runnerRole = options.runnerRole ?? "runner"
-    const startRunner = (slot: number) =>
+    const startRunner = (slot: number, env: Record<string, string> = {}) =>
       Effect.gen(function*() {
         const port = yield* freePort
         const child = spawn(`runner-${slot}`, GATEWAY, {
@@ -146,7 +146,8 @@ export const start = <A>(
             RUNNER_HOST: "127.0.0.1",
             RUNNER_LISTEN_HOST: "127.0.0.1",
             RUNNER_PORT: String(runnerPorts[slot]),
-            DATA_DIR: mkdtempSync(join(tmpdir(), "wagate-cluster-runner-"))
+            DATA_DIR: mkdtempSync(join(tmpdir(), "wagate-cluster-runner-")),
+            ...env
           },
           logFile: join(logs, `runner-${slot}.log`)
         })

@@ -60,7 +60,11 @@ export const layer = (settings: GatewaySettings, database: "postgres" | "embedde
   // The storage `sql` gives, with the runner storage behind the cold start's gate.
   return NodeClusterSocket.layer({ storage: "byo", shardingConfig }).pipe(
     Layer.provideMerge(Layer.orDie(SqlMessageStorage.layer)),
-    Layer.provide(StartGate.layer({ minRunners: settings.clusterMinRunners, waitMs: settings.clusterStartWaitMs })),
+    Layer.provide(StartGate.layer({
+      minRunners: settings.clusterMinRunners,
+      waitMs: settings.clusterStartWaitMs,
+      self: `${settings.runnerHost}:${settings.runnerPort}`
+    })),
     Layer.provide(ShardingConfig.layerFromEnv(shardingConfig))
   )
 }

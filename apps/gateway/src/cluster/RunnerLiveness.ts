@@ -26,9 +26,30 @@ export const SWEEP_INTERVAL = "1 second"
 const PREFIX = "wagate runner "
 const decodeNames = Schema.decodeUnknown(Schema.Array(Schema.Struct({ name: Schema.String })))
 const decodeAddresses = Schema.decodeUnknown(Schema.Array(Schema.Struct({ address: Schema.String })))
+const decodeCount = Schema.decodeUnknown(Schema.Array(Schema.Struct({ n: Schema.Number })))
 
 /** The `application_name` of the sessions of the runner at `address` (`host:port`, at most 63 bytes). */
 export const sessionName = (address: string) => `${PREFIX}${address}`.slice(0, 63)
+
+/**
+ * Whether this process's sessions carry the name of the runner at `self` (main.ts names them); a
+ * process built otherwise (a test's in-process gateway) would find no one's session by name.
+ */
+export const namesItsSessions = (self: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`SELECT application_name AS name FROM pg_stat_activity WHERE pid = pg_backend_pid()`.pipe(
+      Effect.flatMap(decodeNames),
+      Effect.map(([own]) => own?.name === sessionName(self)),
+      Effect.orElseSucceed(() => false)
+    ))
+
+/** Runners marked healthy that still have a database session: the ones alive. */
+export const liveRunners = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql`
+    SELECT count(*)::int AS n FROM cluster_runners r
+    WHERE r.healthy AND EXISTS (
+      SELECT 1 FROM pg_stat_activity a WHERE a.application_name = left(${PREFIX} || r.address, 63)
+    )`.pipe(Effect.flatMap(decodeCount), Effect.map(([row]) => row?.n ?? 0)))
 
 export const RunnerLiveness = Layer.scopedDiscard(Effect.gen(function*() {
   // The embedded database runs one process, with its runner storage in memory.
@@ -36,11 +57,8 @@ export const RunnerLiveness = Layer.scopedDiscard(Effect.gen(function*() {
   const { runnerHost, runnerPort } = yield* Settings
   const sql = yield* SqlClient.SqlClient
   const self = `${runnerHost}:${runnerPort}`
-  // Only runners whose sessions carry their names (main.ts names them) judge others by theirs; a
-  // process built otherwise (a test's in-process gateway) would find no one's session.
-  const [own] = yield* sql`SELECT application_name AS name FROM pg_stat_activity WHERE pid = pg_backend_pid()`
-    .pipe(Effect.flatMap(decodeNames), Effect.orElseSucceed(() => []))
-  if (own?.name !== sessionName(self)) return
+  // Only runners whose sessions carry their names judge others by theirs.
+  if (!(yield* namesItsSessions(self))) return
 
   const sweep = Effect.gen(function*() {
     const dead = yield* sql`

@@ -22,6 +22,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as RunnerLiveness from "./RunnerLiveness.js"
 
 export interface StartGateOptions {
   /** Runners registered before any takes a shard at a cold start (1: no wait). */
@@ -31,19 +32,22 @@ export interface StartGateOptions {
 }
 
 /**
- * `storage` whose `acquire` takes nothing until the gate opens: `minRunners` healthy runners
- * registered, another runner holding shards (`clusterRunning`), or `waitMs` after it was made.
+ * `storage` whose `acquire` takes nothing until the gate opens: `minRunners` runners alive
+ * (`registered`), another runner holding shards (`clusterRunning`), or `waitMs` after it was made.
  */
 export const gate = (
   storage: RunnerStorage.RunnerStorage["Type"],
-  options: StartGateOptions & { readonly clusterRunning: Effect.Effect<boolean, unknown> }
+  options: StartGateOptions & {
+    readonly registered: Effect.Effect<number, unknown>
+    readonly clusterRunning: Effect.Effect<boolean, unknown>
+  }
 ) =>
   Effect.gen(function*() {
     const startedAt = yield* Clock.currentTimeMillis
     let open = options.minRunners <= 1
     let announced = false
     const decide = Effect.gen(function*() {
-      const healthy = (yield* storage.getRunners).filter(([, ok]) => ok).length
+      const healthy = yield* options.registered
       if (healthy >= options.minRunners) {
         open = true
         return yield* Effect.logInfo(`${healthy} runners registered (CLUSTER_MIN_RUNNERS ${options.minRunners}): taking shards`)
@@ -81,22 +85,29 @@ export const gate = (
 const Held = Schema.Array(Schema.Struct({ held: Schema.Boolean }))
 
 /**
- * The cluster's runner storage on PostgreSQL behind the gate. The shard locks are single-key
- * advisory locks of this database (the exports' locks take two keys); while the gate is shut this
- * runner holds none, so any such lock is another runner's.
+ * The cluster's runner storage on PostgreSQL behind the gate, for the runner at `self`
+ * (`host:port`). Runners count while they have a database session (RunnerLiveness), so the rows of
+ * runners that died just before a cold start, still healthy and within their heartbeat, do not
+ * open it; a process whose sessions do not carry its name (a test's in-process gateway) counts the
+ * healthy rows. The shard locks are single-key advisory locks of this database (the exports'
+ * locks take two keys); while the gate is shut this runner holds none, so any such lock is
+ * another runner's.
  */
-export const layer = (options: StartGateOptions) =>
+export const layer = (options: StartGateOptions & { readonly self: string }) =>
   Layer.effect(
     RunnerStorage.RunnerStorage,
     Effect.gen(function*() {
       const storage = yield* RunnerStorage.RunnerStorage
       const sql = yield* SqlClient.SqlClient
+      const registered = (yield* RunnerLiveness.namesItsSessions(options.self))
+        ? Effect.provideService(RunnerLiveness.liveRunners, SqlClient.SqlClient, sql)
+        : Effect.map(storage.getRunners, (runners) => runners.filter(([, healthy]) => healthy).length)
       const clusterRunning = sql`
         SELECT EXISTS (
           SELECT 1 FROM pg_locks
           WHERE locktype = 'advisory' AND granted AND objsubid = 1
             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
         ) AS held`.pipe(Effect.flatMap(Schema.decodeUnknown(Held)), Effect.map(([row]) => row?.held === true))
-      return yield* gate(storage, { ...options, clusterRunning })
+      return yield* gate(storage, { ...options, registered, clusterRunning })
     })
   ).pipe(Layer.provide(Layer.orDie(SqlRunnerStorage.layer)))
