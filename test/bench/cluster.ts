@@ -9,7 +9,8 @@
  *    the standalone simulator's own memory per session, measured the same way.
  * 2. Time to bring `--numbers` numbers up (WORKING on the simulator) after a full restart: every
  *    runner stopped, then `--restart-runners` started (with `CLUSTER_MIN_RUNNERS` at
- *    `--min-runners`, by default as many); counted from their start, with the sessions a number
+ *    `--min-runners`, by default as many; `--stagger` ms apart, as containers that start at
+ *    different times); counted from the first one's start, with the sessions a number
  *    opened on the network meanwhile (1: none connected twice). The baseline
  *    opens as many sessions on the simulator straight from one process (32 at a time, as a
  *    runner wakes numbers after a takeover).
@@ -19,8 +20,8 @@
  *    to the simulator.
  *
  *   flock /tmp/wagate-bench.lock npm run bench -- cluster [--numbers 10000] [--memory-numbers 2000]
- *     [--senders 1000] [--seconds 15] [--warmup 3] [--restart-runners 3] [--min-runners 3] [--runners 1,2,3]
- *     [--per-account 25]
+ *     [--senders 1000] [--seconds 15] [--warmup 3] [--restart-runners 3] [--min-runners 3] [--stagger 0]
+ *     [--runners 1,2,3] [--per-account 25]
  *
  * Issue 17 names no numeric target for these: the verdict prints the figures beside their
  * baselines and fails only when something did not work (numbers that never came up, sends
@@ -57,6 +58,7 @@ const options = (argv: ReadonlyArray<string>) => {
       warmup: { type: "string", default: "3" },
       "restart-runners": { type: "string", default: "3" },
       "min-runners": { type: "string" },
+      stagger: { type: "string", default: "0" },
       runners: { type: "string", default: "1,2,3" },
       // 25 numbers at one send a second stay under a key's 3000 requests a minute.
       "per-account": { type: "string", default: "25" }
@@ -76,6 +78,8 @@ const options = (argv: ReadonlyArray<string>) => {
     restartRunners: Number(values["restart-runners"]),
     /** CLUSTER_MIN_RUNNERS of the restarted runners: by default all of them, as deployments set it. */
     minRunners: Number(values["min-runners"] ?? values["restart-runners"]),
+    /** Milliseconds between the restarted runners' starts. */
+    stagger: Number(values.stagger),
     runners: values.runners!.split(",").map(Number).sort((a, b) => a - b)
   }
 }
@@ -142,6 +146,7 @@ const restartPart = (cluster: ClusterProcesses.Cluster, o: Options, numbers: Rea
     const started = Date.now()
     const cores = clusterCores(cluster)
     for (let slot = 0; slot < o.restartRunners; slot++) {
+      if (slot > 0) yield* sleep(o.stagger)
       yield* cluster.startRunner(slot, { CLUSTER_MIN_RUNNERS: String(o.minRunners) })
     }
     let registeredMs: number | null = null

@@ -110,7 +110,7 @@ export const tables = (o: Options, f: Figures): string => {
   const restartTable = [
     "| numbers | brought up by | runners registered | first WORKING | half | 90% | all WORKING | sessions a number | busy cores: api / runners / postgres / simulator (sum) | CPU ms per number | load average |",
     "|---|---|---|---|---|---|---|---|---|---|---|",
-    `| ${o.numbers} | full restart: ${o.restartRunners} runners started (CLUSTER_MIN_RUNNERS ${o.minRunners}) | ${secs(restart.registeredMs)} | ${secs(m.first)} | ` +
+    `| ${o.numbers} | full restart: ${o.restartRunners} runners started${o.stagger > 0 ? ` ${secs(o.stagger)} apart` : ""} (CLUSTER_MIN_RUNNERS ${o.minRunners}) | ${secs(restart.registeredMs)} | ${secs(m.first)} | ` +
     `${secs(m.half)} | ${secs(m.most)} | ${secs(m.all)}${m.all === null ? ` (${m.last} of ${o.numbers})` : ""} | ` +
     `${restart.sessions === null ? "" : Verdict.fixed(restart.sessions, 2)} | ` +
     `${cores(restart.cores, groups)} | ${cpuPerNumber(restart.cores, m.all, o.numbers)} | ${restart.load} |`,
