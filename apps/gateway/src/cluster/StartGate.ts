@@ -2,8 +2,9 @@
  * A cluster's cold start without reconnect churn. Each runner takes the shards that the runners
  * registered so far leave to it; when every runner of a deployment starts at once, the first to
  * register takes all of them, connects every number, and gives most of them up a second later as
- * the others register: those numbers connect to WhatsApp twice within seconds (measured: a
- * quarter of them with three runners, `test/cluster/cold-start.test.ts`). With
+ * the others register: those numbers connect to WhatsApp twice within seconds (a quarter of 150
+ * numbers in `test/cluster/cold-start.test.ts`; a third of 2,000 with three runners started 5 s
+ * apart, docs/performance.md). With
  * `CLUSTER_MIN_RUNNERS`, a runner takes no shard until that many runners have registered, so
  * each number connects once, on the runner that keeps it.
  *
@@ -47,25 +48,25 @@ export const gate = (
     let open = options.minRunners <= 1
     let announced = false
     const decide = Effect.gen(function*() {
-      const healthy = yield* options.registered
-      if (healthy >= options.minRunners) {
+      const alive = yield* options.registered
+      if (alive >= options.minRunners) {
         open = true
-        return yield* Effect.logInfo(`${healthy} runners registered (CLUSTER_MIN_RUNNERS ${options.minRunners}): taking shards`)
+        return yield* Effect.logInfo(`${alive} runners registered (CLUSTER_MIN_RUNNERS ${options.minRunners}): taking shards`)
       }
       if (yield* options.clusterRunning) {
         open = true
-        return yield* Effect.logInfo(`joining a running cluster with ${healthy} runners registered: taking shards`)
+        return yield* Effect.logInfo(`joining a running cluster with ${alive} runners registered: taking shards`)
       }
       if ((yield* Clock.currentTimeMillis) - startedAt >= options.waitMs) {
         open = true
         return yield* Effect.logWarning(
-          `${healthy} of CLUSTER_MIN_RUNNERS ${options.minRunners} runners registered after ${options.waitMs} ms: ` +
+          `${alive} of CLUSTER_MIN_RUNNERS ${options.minRunners} runners registered after ${options.waitMs} ms: ` +
             "taking shards without the others"
         )
       }
       if (announced) return
       announced = true
-      yield* Effect.logInfo(`waiting for ${options.minRunners} runners before taking shards (${healthy} registered)`)
+      yield* Effect.logInfo(`waiting for ${options.minRunners} runners before taking shards (${alive} registered)`)
     }).pipe(
       // The gate stays shut this time; the acquisition loop asks again in a second.
       Effect.catchAllCause((cause) => Effect.logDebug("cluster start gate: could not look at the runners", cause))
