@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os"
 import { defineConfig } from "vitest/config"
 
 /** Multi-process cluster tests that measure or count reconnects: run last, one at a time. */
@@ -11,6 +12,10 @@ export default defineConfig({
     pool: "forks",
     // Suites share one PostgreSQL and Redis; each suite uses its own database / key prefix.
     fileParallelism: true,
+    // Most files wait on what they started (gateways, child processes, PostgreSQL), so two run at
+    // once even on two cores, where vitest's default (cores - 1) would run them one at a time:
+    // 574 s against 988 s for the whole suite on the 2-core machine.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
       {
         extends: true,
