@@ -5,8 +5,27 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import pg from "pg"
+import type { ClusterView } from "@wagate/domain/ClusterView"
+import { DatabasePool } from "@wagate/store/Database"
+import * as Context from "effect/Context"
 import { provision } from "../support/Fixtures.js"
 import { freshDatabase, startGateway } from "../support/TestGateway.js"
+
+/** The cluster view once `ready` holds of it, read again every 200 ms for up to 30 s. */
+const untilView = (
+  gateway: Effect.Effect.Success<ReturnType<typeof startGateway>>,
+  ready: (view: typeof ClusterView.Type) => boolean
+) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + 30_000
+    for (;;) {
+      const view = yield* gateway.ops.ops.cluster()
+      if (ready(view)) return view
+      if (Date.now() > deadline) return assert.fail(`the cluster view never got there: ${JSON.stringify(view)}`)
+      yield* Effect.sleep("200 millis")
+    }
+  })
 
 describe("operator cluster view", () => {
   it.scoped("counts numbers by status with the reasons of those not WORKING, and the webhook backlog", () =>
@@ -35,6 +54,39 @@ describe("operator cluster view", () => {
       assert.isTrue(view.runners[0].healthy)
       assert.isNotNull(view.runners[0].reported_at)
     }))
+
+  it.scopedLive("a runner waiting at a cold start for CLUSTER_MIN_RUNNERS says so, and its shards show unassigned", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const gateway = yield* startGateway(database, {
+        settings: { clusterMinRunners: 2, clusterStartWaitMs: 600_000 }
+      })
+      const runnerOf = (view: typeof ClusterView.Type) => {
+        assert.strictEqual(view.runners.length, 1)
+        return view.runners[0]
+      }
+      // Alone, it waits for a second runner that does not come.
+      const waiting = yield* untilView(gateway, (view) => runnerOf(view).reported_at !== null)
+      assert.deepStrictEqual(
+        [runnerOf(waiting).waiting_for_runners, runnerOf(waiting).shards, waiting.unassigned_shards],
+        [2, 0, 300]
+      )
+      // Another runner holding a shard lock (its own session, not one of the gateway's pool): the
+      // cluster is running, and this runner joins it.
+      const { connectionString } = Context.get(database, DatabasePool).options
+      yield* Effect.acquireRelease(
+        Effect.promise(async () => {
+          const other = new pg.Client({ connectionString })
+          await other.connect()
+          await other.query("SELECT pg_advisory_lock(999999::bigint)")
+          return other
+        }),
+        (other) => Effect.promise(() => other.end())
+      )
+      const joined = yield* untilView(gateway, (view) => runnerOf(view).waiting_for_runners === null)
+      assert.strictEqual(runnerOf(joined).shards, 300)
+      assert.strictEqual(joined.unassigned_shards, 0)
+    }), { timeout: 60_000 })
 
   it.scoped("needs the operator token; the page holds no data and is served to anyone", () =>
     Effect.gen(function*() {

@@ -31,10 +31,12 @@ describe("the cold start's gate", () => {
   it.effect("takes no shard until CLUSTER_MIN_RUNNERS runners are alive, then stays open", () =>
     Effect.gen(function*() {
       let alive = 2
-      const storage = yield* gated(() => alive)
+      const { state, storage } = yield* gated(() => alive)
       assert.deepStrictEqual(yield* storage.acquire(SELF, SHARDS), [])
+      assert.strictEqual(state.waitingFor(), 3)
       alive = 3
       assert.deepStrictEqual(yield* storage.acquire(SELF, SHARDS), SHARDS)
+      assert.strictEqual(state.waitingFor(), null)
       // Open for good: runners going away later do not shut it.
       alive = 1
       assert.deepStrictEqual(yield* storage.acquire(SELF, SHARDS), SHARDS)
@@ -42,7 +44,7 @@ describe("the cold start's gate", () => {
 
   it.effect("opens after CLUSTER_START_WAIT_MS with fewer runners", () =>
     Effect.gen(function*() {
-      const storage = yield* gated(() => 1)
+      const { storage } = yield* gated(() => 1)
       yield* TestClock.adjust("29999 millis")
       assert.deepStrictEqual(yield* storage.acquire(SELF, SHARDS), [])
       yield* TestClock.adjust("1 millis")
@@ -51,7 +53,7 @@ describe("the cold start's gate", () => {
 
   it.effect("opens at once when the cluster is running already (another runner holds shards)", () =>
     Effect.gen(function*() {
-      const storage = yield* gated(() => 1, true)
+      const { storage } = yield* gated(() => 1, true)
       assert.deepStrictEqual(yield* storage.acquire(SELF, SHARDS), SHARDS)
     }))
 
@@ -60,7 +62,8 @@ describe("the cold start's gate", () => {
       const memory = yield* RunnerStorage.makeMemory
       const never = Effect.die("not asked")
       const open = yield* StartGate.gate(memory, { minRunners: 1, waitMs: 30_000, registered: never, clusterRunning: never })
-      assert.deepStrictEqual(yield* open.acquire(SELF, SHARDS), SHARDS)
+      assert.strictEqual(open.state.waitingFor(), null)
+      assert.deepStrictEqual(yield* open.storage.acquire(SELF, SHARDS), SHARDS)
       let failing = true
       const shut = yield* StartGate.gate(memory, {
         minRunners: 2,
@@ -68,9 +71,9 @@ describe("the cold start's gate", () => {
         registered: Effect.suspend(() => failing ? Effect.die("database away") : Effect.succeed(2)),
         clusterRunning: Effect.succeed(false)
       })
-      assert.deepStrictEqual(yield* shut.acquire(SELF, SHARDS), [])
+      assert.deepStrictEqual(yield* shut.storage.acquire(SELF, SHARDS), [])
       failing = false
-      assert.deepStrictEqual(yield* shut.acquire(SELF, SHARDS), SHARDS)
+      assert.deepStrictEqual(yield* shut.storage.acquire(SELF, SHARDS), SHARDS)
     }))
 })
 

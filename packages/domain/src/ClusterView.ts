@@ -14,6 +14,9 @@ export const ClusterRunner = Schema.Struct({
   last_heartbeat: Schema.String,
   shards: Schema.Int.annotations({ description: "Shards the runner owns, by its last report" }),
   entities: Schema.NullOr(Schema.Int).annotations({ description: "Entities it runs (null: no report)" }),
+  waiting_for_runners: Schema.NullOr(Schema.Int).annotations({
+    description: "At a cold start, the runners it waits for before it takes shards (CLUSTER_MIN_RUNNERS); null when it is not waiting"
+  }),
   reported_at: Schema.NullOr(Schema.String)
 })
 

@@ -20,6 +20,7 @@ import webhookSecrets from "./migrations/0011_webhook_secrets.js"
 import cabinet from "./migrations/0012_cabinet.js"
 import lidContacts from "./migrations/0013_lid_contacts.js"
 import unsentMessages from "./migrations/0014_unsent_messages.js"
+import runnerWaiting from "./migrations/0015_runner_waiting.js"
 
 /** @since 1.0.0 */
 export const loader = Migrator.fromRecord({
@@ -36,7 +37,8 @@ export const loader = Migrator.fromRecord({
   "0011_webhook_secrets": webhookSecrets,
   "0012_cabinet": cabinet,
   "0013_lid_contacts": lidContacts,
-  "0014_unsent_messages": unsentMessages
+  "0014_unsent_messages": unsentMessages,
+  "0015_runner_waiting": runnerWaiting
 })
 
 /** @since 1.0.0 */

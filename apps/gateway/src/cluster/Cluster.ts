@@ -57,10 +57,11 @@ export const layer = (settings: GatewaySettings, database: "postgres" | "embedde
     runnerAddress: Option.some(RunnerAddress.make(settings.runnerHost, settings.runnerPort)),
     runnerListenAddress: Option.some(RunnerAddress.make(settings.runnerListenHost, settings.runnerPort))
   }
-  // The storage `sql` gives, with the runner storage behind the cold start's gate.
+  // The storage `sql` gives, with the runner storage behind the cold start's gate (whose state
+  // the runner's report reads).
   return NodeClusterSocket.layer({ storage: "byo", shardingConfig }).pipe(
     Layer.provideMerge(Layer.orDie(SqlMessageStorage.layer)),
-    Layer.provide(StartGate.layer({
+    Layer.provideMerge(StartGate.layer({
       minRunners: settings.clusterMinRunners,
       waitMs: settings.clusterStartWaitMs,
       self: `${settings.runnerHost}:${settings.runnerPort}`

@@ -1,6 +1,7 @@
 /**
  * A runner's report for the operator's cluster view: every few seconds it records the shards it
- * owns and how many entities it runs, and removes its row when it stops. The api processes read
+ * owns, how many entities it runs and, at a cold start, the runners it still waits for before it
+ * takes shards (StartGate), and removes its row when it stops. The api processes read
  * these rows (`ClusterView`); runners serve no HTTP of their own.
  */
 import { Sharding } from "@effect/cluster/Sharding"
@@ -8,9 +9,11 @@ import * as ShardId from "@effect/cluster/ShardId"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import { Settings } from "../Config.js"
 import { sharding as shardingSettings } from "./Cluster.js"
+import { StartGateState } from "./StartGate.js"
 
 /** How often a runner reports. */
 export const REPORT_INTERVAL = "5 seconds"
@@ -19,6 +22,8 @@ export const RunnerStats = Layer.scopedDiscard(Effect.gen(function*() {
   const sharding = yield* Sharding
   const { runnerHost, runnerPort } = yield* Settings
   const sql = yield* SqlClient.SqlClient
+  // The single runner of the embedded database has no gate.
+  const gate = yield* Effect.serviceOption(StartGateState)
   // The address the cluster knows the runner by (cluster_runners.address).
   const address = `${runnerHost}:${runnerPort}`
   const startedAt = new Date()
@@ -27,11 +32,12 @@ export const RunnerStats = Layer.scopedDiscard(Effect.gen(function*() {
   const report = Effect.gen(function*() {
     const owned = shards.filter((shard) => sharding.hasShardId(shard)).map((shard) => shard.id)
     const entities = yield* sharding.activeEntityCount
+    const waitingFor = Option.isSome(gate) ? gate.value.waitingFor() : null
     yield* sql`
-      INSERT INTO runner_stats (address, shards, entities, started_at, reported_at)
-      VALUES (${address}, ${`{${owned.join(",")}}`}::integer[], ${entities}, ${startedAt}, now())
+      INSERT INTO runner_stats (address, shards, entities, waiting_for, started_at, reported_at)
+      VALUES (${address}, ${`{${owned.join(",")}}`}::integer[], ${entities}, ${waitingFor}, ${startedAt}, now())
       ON CONFLICT (address) DO UPDATE SET shards = EXCLUDED.shards, entities = EXCLUDED.entities,
-        started_at = EXCLUDED.started_at, reported_at = EXCLUDED.reported_at`
+        waiting_for = EXCLUDED.waiting_for, started_at = EXCLUDED.started_at, reported_at = EXCLUDED.reported_at`
   })
 
   yield* Effect.addFinalizer(() =>

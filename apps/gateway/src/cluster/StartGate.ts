@@ -20,10 +20,20 @@ import * as RunnerStorage from "@effect/cluster/RunnerStorage"
 import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as RunnerLiveness from "./RunnerLiveness.js"
+
+/**
+ * Whether this runner's gate is still shut, for its report to the operator's cluster view: the
+ * runners it waits for (CLUSTER_MIN_RUNNERS), or null once it takes shards.
+ */
+export class StartGateState extends Context.Tag("@wagate/gateway/StartGateState")<
+  StartGateState,
+  { readonly waitingFor: () => number | null }
+>() {}
 
 export interface StartGateOptions {
   /** Runners registered before any takes a shard at a cold start (1: no wait). */
@@ -34,7 +44,8 @@ export interface StartGateOptions {
 
 /**
  * `storage` whose `acquire` takes nothing until the gate opens: `minRunners` runners alive
- * (`registered`), another runner holding shards (`clusterRunning`), or `waitMs` after it was made.
+ * (`registered`), another runner holding shards (`clusterRunning`), or `waitMs` after it was made;
+ * with the gate's state.
  */
 export const gate = (
   storage: RunnerStorage.RunnerStorage["Type"],
@@ -71,7 +82,7 @@ export const gate = (
       // The gate stays shut this time; the acquisition loop asks again in a second.
       Effect.catchAllCause((cause) => Effect.logDebug("cluster start gate: could not look at the runners", cause))
     )
-    return RunnerStorage.RunnerStorage.of({
+    const gated = RunnerStorage.RunnerStorage.of({
       ...storage,
       acquire: (address, shardIds) =>
         Effect.suspend(() =>
@@ -81,6 +92,7 @@ export const gate = (
           )
         )
     })
+    return { storage: gated, state: StartGateState.of({ waitingFor: () => open ? null : options.minRunners }) }
   })
 
 const Held = Schema.Array(Schema.Struct({ held: Schema.Boolean }))
@@ -95,8 +107,7 @@ const Held = Schema.Array(Schema.Struct({ held: Schema.Boolean }))
  * another runner's.
  */
 export const layer = (options: StartGateOptions & { readonly self: string }) =>
-  Layer.effect(
-    RunnerStorage.RunnerStorage,
+  Layer.effectContext(
     Effect.gen(function*() {
       const storage = yield* RunnerStorage.RunnerStorage
       const sql = yield* SqlClient.SqlClient
@@ -109,6 +120,7 @@ export const layer = (options: StartGateOptions & { readonly self: string }) =>
           WHERE locktype = 'advisory' AND granted AND objsubid = 1
             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
         ) AS held`.pipe(Effect.flatMap(Schema.decodeUnknown(Held)), Effect.map(([row]) => row?.held === true))
-      return yield* gate(storage, { ...options, registered, clusterRunning })
+      const { state, storage: gated } = yield* gate(storage, { ...options, registered, clusterRunning })
+      return Context.make(RunnerStorage.RunnerStorage, gated).pipe(Context.add(StartGateState, state))
     })
   ).pipe(Layer.provide(Layer.orDie(SqlRunnerStorage.layer)))

@@ -41,7 +41,9 @@ async function refresh() {
       (body.unassigned_shards ? '<span class="bad">' + body.unassigned_shards + " unassigned</span>" : '<span class="ok">all assigned</span>') + "</p>" +
       "<h2>Runners</h2>" + table(["address", "healthy", "last heartbeat", "shards", "entities", "reported"],
         body.runners.map((x) => [esc(x.address), x.healthy ? '<span class="ok">yes</span>' : '<span class="bad">no</span>',
-          esc(x.last_heartbeat), x.shards, x.entities ?? "", esc(x.reported_at)])) +
+          esc(x.last_heartbeat),
+          x.waiting_for_runners === null ? x.shards : x.shards + " (waiting for " + x.waiting_for_runners + " runners)",
+          x.entities ?? "", esc(x.reported_at)])) +
       "<h2>Numbers by status</h2>" + table(["status", "numbers"], Object.entries(body.numbers.by_status).map(([k, v]) => [esc(k), v])) +
       (body.numbers.not_working.length ? "<h3>Linked, not WORKING</h3>" + table(["id", "phone", "status", "reason"],
         body.numbers.not_working.map((n) => [n.id, esc(n.phone), esc(n.status), esc(n.reason)])) : "") +

@@ -22,6 +22,7 @@ const ReportRow = Schema.Struct({
   address: Schema.String,
   shards: Schema.Array(Schema.Number),
   entities: Schema.Number,
+  waiting_for: Schema.NullOr(Schema.Number),
   reported_at: Instant
 })
 const StatusCount = Schema.Struct({ status: Schema.String, n: Int8 })
@@ -44,7 +45,7 @@ export class ClusterView extends Effect.Service<ClusterView>()("@wagate/gateway/
       ))
       const reports = yield* decoded(ReportRow,
         sql`
-          SELECT address, shards, entities, reported_at FROM runner_stats
+          SELECT address, shards, entities, waiting_for, reported_at FROM runner_stats
           WHERE reported_at > now() - make_interval(secs => ${STALE_SECONDS})`
       )
       const byAddress = new Map(reports.map((r) => [r.address, r]))
@@ -78,6 +79,7 @@ export class ClusterView extends Effect.Service<ClusterView>()("@wagate/gateway/
             last_heartbeat: r.last_heartbeat.toISOString(),
             shards: report?.shards.length ?? 0,
             entities: report?.entities ?? null,
+            waiting_for_runners: report?.waiting_for ?? null,
             reported_at: report ? report.reported_at.toISOString() : null
           }
         }),
