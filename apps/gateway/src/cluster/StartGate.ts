@@ -4,9 +4,8 @@
  * register takes all of them, connects every number, and gives most of them up a second later as
  * the others register: those numbers connect to WhatsApp twice within seconds (a quarter of 150
  * numbers in `test/cluster/cold-start.test.ts`; a third of 2,000 with three runners started 5 s
- * apart, docs/performance.md). With
- * `CLUSTER_MIN_RUNNERS`, a runner takes no shard until that many runners have registered, so
- * each number connects once, on the runner that keeps it.
+ * apart, docs/performance.md). With `CLUSTER_MIN_RUNNERS`, a runner takes no shard until that
+ * many runners have registered, so each number connects once, on the runner that keeps it.
  *
  * The wait is only for a cold start. A runner that joins a cluster already running (another
  * runner holds shards: a restart, a rolling upgrade, a runner added) takes its shards at once,
