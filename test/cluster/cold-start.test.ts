@@ -24,20 +24,19 @@ const allWorking = (cluster: ClusterProcesses.Cluster, phones: ReadonlySet<strin
     what
   )
 
-/** How many numbers connected how many times: `{ "1": 148, "2": 2 }`. */
-const connections = (cluster: ClusterProcesses.Cluster, phones: ReadonlySet<string>) =>
-  Effect.promise(async () => {
-    const counts: Record<string, number> = {}
-    for (const n of await ClusterLoad.simNumbers(cluster.simUrl)) {
-      if (phones.has(n.phone)) counts[n.sessions] = (counts[n.sessions] ?? 0) + 1
-    }
-    return counts
-  })
-
+/** The simulator's view of the numbers of `phones`, by phone. */
 const sessionsByPhone = (cluster: ClusterProcesses.Cluster, phones: ReadonlySet<string>) =>
   Effect.promise(async () =>
     new Map((await ClusterLoad.simNumbers(cluster.simUrl)).filter((n) => phones.has(n.phone)).map((n) => [n.phone, n]))
   )
+
+/** How many numbers connected how many times: `{ "1": 148, "2": 2 }`. */
+const connections = (cluster: ClusterProcesses.Cluster, phones: ReadonlySet<string>) =>
+  Effect.map(sessionsByPhone(cluster, phones), (numbers) => {
+    const counts: Record<string, number> = {}
+    for (const n of numbers.values()) counts[n.sessions] = (counts[n.sessions] ?? 0) + 1
+    return counts
+  })
 
 /** How many runners hold shard locks (the cluster's advisory locks, one session each). */
 const shardHolders = (cluster: ClusterProcesses.Cluster) =>

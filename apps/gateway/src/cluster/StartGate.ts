@@ -110,9 +110,14 @@ export const layer = (options: StartGateOptions & { readonly self: string }) =>
     Effect.gen(function*() {
       const storage = yield* RunnerStorage.RunnerStorage
       const sql = yield* SqlClient.SqlClient
-      const registered = (yield* RunnerLiveness.namesItsSessions(options.self))
-        ? Effect.provideService(RunnerLiveness.liveRunners, SqlClient.SqlClient, sql)
-        : Effect.map(storage.getRunners, (runners) => runners.filter(([, healthy]) => healthy).length)
+      // Asked the first time the gate looks, so a runner without one (the default) asks nothing.
+      const named = yield* Effect.cached(
+        Effect.provideService(RunnerLiveness.namesItsSessions(options.self), SqlClient.SqlClient, sql)
+      )
+      const registered = Effect.flatMap(named, (named): Effect.Effect<number, unknown> =>
+        named
+          ? Effect.provideService(RunnerLiveness.liveRunners, SqlClient.SqlClient, sql)
+          : Effect.map(storage.getRunners, (runners) => runners.filter(([, healthy]) => healthy).length))
       const clusterRunning = sql`
         SELECT EXISTS (
           SELECT 1 FROM pg_locks
