@@ -242,6 +242,22 @@ describe("order and retries", () => {
       assert.deepStrictEqual(log[4], [204, null])
       assert.isAtLeast(detail.body.attempt_log[2].latency_ms, 290)
     }))
+
+  it.scopedLive("a 2xx whose body never ends counts as delivered and does not hold the next event back", () =>
+    Effect.gen(function*() {
+      const receiver = yield* WebhookReceiver.start
+      const gateway = yield* webhookGateway(yield* freshDatabase, { settings: { webhookTimeoutMs: 3000 } })
+      const acme = yield* provision(gateway.ops, { numbers: 0 })
+      yield* setWebhook(gateway, acme.accountKey, receiver.url("/acme"))
+      // 200, Content-Length 100, 7 bytes of it, and the connection held open.
+      receiver.answer("/acme", (n) => (n === 1 ? "partial" : 200))
+      yield* emit(gateway.database, acme.accountId, 2)
+      // Waiting for the held connection would take the 3 s timeout and the retry after it.
+      const got = yield* receiver.waitFor("/acme", 2, 2500)
+      assert.deepStrictEqual(got.map(statusOf), ["e1", "e2"])
+      const rows = yield* eventually(outbox(gateway.database, acme.accountId), (rows) => rows.every((r) => r.delivered_at !== null))
+      assert.deepStrictEqual(rows.map((r) => [r.attempts, r.last_status]), [[1, 200], [1, 200]])
+    }))
 })
 
 describe("turning a webhook off", () => {

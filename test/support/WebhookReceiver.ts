@@ -1,13 +1,15 @@
 /**
  * A real HTTP receiver of webhooks for tests, on a free loopback port. Each path is a receiver
  * of its own whose answer the test chooses: a status (200, 500, 410...), hanging without an
- * answer, or closing the connection. Every request that arrives is kept, answered or not.
+ * answer, closing the connection, or a 200 whose body never ends. Every request that arrives is
+ * kept, answered or not.
  */
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { createServer, type IncomingHttpHeaders } from "node:http"
 
-export type Answer = number | "hang" | "close"
+/** `partial`: 200 with `Content-Length: 100`, then 7 bytes, and the connection held open. */
+export type Answer = number | "hang" | "close" | "partial"
 
 export interface Received {
   readonly path: string
@@ -16,6 +18,8 @@ export interface Received {
   readonly json: any
   /** Wall-clock ms when the whole request had arrived. */
   readonly at: number
+  /** The sender's port: requests with the same one came on the same connection. */
+  readonly remotePort: number
 }
 
 export interface Receiver {
@@ -47,12 +51,13 @@ export const start: Effect.Effect<Receiver, never, Scope.Scope> = Effect.gen(fun
         // kept as text
       }
       const list = log.get(path) ?? []
-      list.push({ path, headers: flat(req.headers), body, json, at: Date.now() })
+      list.push({ path, headers: flat(req.headers), body, json, at: Date.now(), remotePort: req.socket.remotePort ?? 0 })
       log.set(path, list)
       const rule = answers.get(path) ?? 200
       const answer = typeof rule === "function" ? rule(list.length) : rule
       if (answer === "hang") return
       if (answer === "close") return void req.socket.destroy()
+      if (answer === "partial") return void res.writeHead(200, { "content-length": "100" }).write("partial")
       res.writeHead(answer, { "content-type": "text/plain" }).end(answer >= 200 && answer < 300 ? "ok" : "no")
     })
   })

@@ -17,7 +17,6 @@ import * as http from "node:http"
 import * as https from "node:https"
 import type { LookupFunction } from "node:net"
 import { isIP } from "node:net"
-import { Readable } from "node:stream"
 import * as NodeBody from "./NodeBody.js"
 import * as PrivateAddress from "./PrivateAddress.js"
 
@@ -104,11 +103,6 @@ export const request = (
     /** Default: a connection of its own (nothing pooled carries another's address). */
     readonly agent?: http.Agent | undefined
     /**
-     * The answer's body means nothing to the caller: it is read and dropped in the background
-     * (so a kept-alive connection can be reused) and `body` is empty.
-     */
-    readonly discardBody?: boolean | undefined
-    /**
      * Aborting it closes the connection at once, whatever the request is doing: waiting for the
      * answer fails, and so does a body being read. A deadline for a whole exchange, without a
      * race around every chunk of the body.
@@ -131,7 +125,7 @@ export const request = (
             : { ...options.headers, "content-length": String(options.body.byteLength) }
         })
       ),
-      (req) => Effect.sync(() => res?.complete === true || (res !== undefined && options.discardBody === true) || req.destroy())
+      (req) => Effect.sync(() => res?.complete === true || req.destroy())
     )
     const failure = (cause: Error, closedEarly = false) =>
       new NetworkFailure({ url, cause, staleSocket: req.reusedSocket && (cause as { code?: string }).code === "ECONNRESET", closedEarly })
@@ -151,11 +145,6 @@ export const request = (
     })
     const response = res
     const status = { status: response.statusCode ?? 0, statusMessage: response.statusMessage ?? "", headers: response.headers }
-    if (options.discardBody === true) {
-      response.on("error", () => undefined)
-      response.resume()
-      return { ...status, body: NodeBody.make(Readable.from([]), (error) => failure(error as Error)) }
-    }
     const cutShort = () => failure(new Error("The connection closed before the whole answer arrived"), true)
     const body = NodeBody.checked(
       NodeBody.make(

@@ -6,12 +6,16 @@
  *
  * @since 1.0.0
  */
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as Scope from "effect/Scope"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
 import * as GuardedHttp from "@wagate/media/GuardedHttp"
 import * as http from "node:http"
 import * as https from "node:https"
+import { finished } from "node:stream"
 import * as WebhookUrl from "./WebhookUrl.js"
 
 /** What an attempt got: the HTTP status, or why there was none. @since 1.0.0 */
@@ -37,6 +41,12 @@ export interface Options {
 /** How long a host's checked address is reused before it is resolved and checked again. */
 const ADDRESS_TTL_MS = 30_000
 
+/**
+ * How long the next request waits for an earlier answer's body to end before closing that
+ * connection: the body means nothing, but while it arrives it holds the account's only socket.
+ */
+const DRAIN_LIMIT = Duration.seconds(1)
+
 class Failed {
   constructor(readonly error: string, readonly staleSocket: boolean) {}
 }
@@ -49,6 +59,7 @@ class Failed {
 export const make = (options: Options): Effect.Effect<Sender, never, Scope.Scope> =>
   Effect.gen(function*() {
     const timeout = Duration.decode(options.timeout)
+    const scope = yield* Effect.scope
     const agents = yield* Effect.acquireRelease(
       Effect.sync(() => ({
         http: new http.Agent({ keepAlive: true, maxSockets: 1 }),
@@ -60,6 +71,25 @@ export const make = (options: Options): Effect.Effect<Sender, never, Scope.Scope
       })
     )
     const targets = new Map<string, { readonly target: GuardedHttp.Target; readonly until: number }>()
+    /** The last answer, whose body may still be arriving, with the scope that holds its request. */
+    let draining: { readonly ended: Deferred.Deferred<void>; readonly scope: Scope.CloseableScope } | undefined
+
+    /**
+     * Lets the last answer's body end (at most `DRAIN_LIMIT`), then closes its request, which closes
+     * the connection unless the answer was read whole. The next request then gets the socket, or a
+     * new one, and its time limit is not spent waiting in the agent for a socket an answer holds.
+     */
+    const settleLast = Effect.suspend(() => {
+      const last = draining
+      draining = undefined
+      if (last === undefined) return Effect.void
+      const close = Scope.close(last.scope, Exit.void)
+      return Deferred.isDone(last.ended).pipe(
+        Effect.flatMap((ended) =>
+          ended ? close : Deferred.await(last.ended).pipe(Effect.timeout(DRAIN_LIMIT), Effect.ignore, Effect.ensuring(close))
+        )
+      )
+    })
 
     const targetOf = (url: URL) =>
       Effect.suspend(() => {
@@ -74,21 +104,33 @@ export const make = (options: Options): Effect.Effect<Sender, never, Scope.Scope
 
     /** One exchange through the guarded client; a redirect is an answer (not followed). */
     const exchange = (target: GuardedHttp.Target, headers: Record<string, string>, body: Uint8Array) =>
-      Effect.scoped(Effect.gen(function*() {
-        const res = yield* GuardedHttp.request(target, {
-          method: "POST",
-          headers,
-          body,
-          agent: target.url.protocol === "https:" ? agents.https : agents.http,
-          discardBody: true
+      Effect.uninterruptibleMask((restore) =>
+        Effect.gen(function*() {
+          const request = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+          const res = yield* restore(GuardedHttp.request(target, {
+            method: "POST",
+            headers,
+            body,
+            agent: target.url.protocol === "https:" ? agents.https : agents.http
+          })).pipe(
+            Scope.extend(request),
+            Effect.onError((cause) => Scope.close(request, Exit.failCause(cause)))
+          )
+          // The body is read and dropped as it comes, so that the socket is free once it ends.
+          const ended = yield* Deferred.make<void>()
+          const readable = res.body.readable
+          readable.on("error", () => undefined)
+          finished(readable, () => Deferred.unsafeDone(ended, Exit.void))
+          readable.resume()
+          draining = { ended, scope: request }
+          return res.status
         })
-        return res.status
-      })).pipe(
+      ).pipe(
         Effect.mapError((e) => new Failed(GuardedHttp.describe(e, "deliver to"), e.staleSocket))
       )
 
     const post = (rawUrl: string, headers: Record<string, string>, body: string): Effect.Effect<Attempt> =>
-      Effect.suspend(() => {
+      Effect.zipRight(settleLast, Effect.suspend(() => {
         const started = performance.now()
         const latencyMs = () => Math.round(performance.now() - started)
         const url = new URL(rawUrl)
@@ -110,7 +152,7 @@ export const make = (options: Options): Effect.Effect<Sender, never, Scope.Scope
             onFailure: (e): Attempt => ({ status: null, error: e.error, latencyMs: latencyMs() })
           })
         )
-      })
+      }))
 
     return { post }
   })

@@ -55,6 +55,27 @@ describe("WebhookSender", () => {
       assert.strictEqual((yield* sender.post(receiver.url("/hang"), headers, body)).status, 200)
     }))
 
+  it.scopedLive("a 2xx whose body never ends holds no connection the next request needs; complete answers keep theirs", () =>
+    Effect.gen(function*() {
+      const receiver = yield* WebhookReceiver.start
+      const sender = yield* WebhookSender.make({ timeout: "5 seconds", allowPrivate: true })
+      // 200, Content-Length 100, 7 bytes, and the socket held open.
+      receiver.answer("/stuck", "partial")
+      const stuck = yield* sender.post(receiver.url("/stuck"), headers, body)
+      assert.deepStrictEqual([stuck.status, stuck.error], [200, null])
+      const started = Date.now()
+      const next = yield* sender.post(receiver.url("/ok"), headers, body)
+      assert.deepStrictEqual([next.status, next.error], [200, null])
+      // Waiting for the held socket would mean the whole 5 s timeout (generous for a busy machine).
+      assert.isBelow(Date.now() - started, 4000)
+      const [held] = receiver.received("/stuck")
+      const [fresh] = receiver.received("/ok")
+      assert.notStrictEqual(fresh!.remotePort, held!.remotePort, "sent on a new connection")
+      // Answers read whole leave their connection kept alive for the next request.
+      for (let i = 0; i < 3; i++) assert.strictEqual((yield* sender.post(receiver.url("/ok"), headers, body)).status, 200)
+      assert.deepStrictEqual(new Set(receiver.received("/ok").map((r) => r.remotePort)).size, 1)
+    }))
+
   it.scopedLive("without permission for private addresses nothing is sent to loopback", () =>
     Effect.gen(function*() {
       const receiver = yield* WebhookReceiver.start
