@@ -3,6 +3,8 @@
  * token) on the api, with the cluster-wide gauges, and GET /metrics on METRICS_PORT, which a
  * runner serves without a token.
  */
+import * as MachineId from "@effect/cluster/MachineId"
+import * as Snowflake from "@effect/cluster/Snowflake"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -10,7 +12,7 @@ import * as Layer from "effect/Layer"
 import parse, { type Family } from "parse-prometheus-text-format"
 import * as MetricsServer from "../../apps/gateway/src/infra/MetricsServer.js"
 import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
-import { freshDatabase, OPERATOR_TOKEN, type RunningGateway, startGateway } from "../support/TestGateway.js"
+import { freshDatabase, OPERATOR_TOKEN, type RunningGateway, sql, startGateway } from "../support/TestGateway.js"
 import { freePort } from "../support/Ports.js"
 
 const scrape = (gateway: RunningGateway) =>
@@ -90,6 +92,34 @@ describe("Prometheus metrics", () => {
       assert.isAbove(value(after, "process_resident_memory_bytes"), 0)
       // The cluster library's own gauges: entities by type (each entity manager sets it once a second).
       yield* eventually(scrape(gateway), (m) => value(m, "effect_cluster_entities", { type: "Number" }) >= 1, 15_000)
+    }))
+
+  it.scopedLive("the cluster-message gauges show no backlog with idle linked numbers, and a request that waits", () =>
+    Effect.gen(function*() {
+      const gateway = yield* startGateway(yield* freshDatabase)
+      yield* provision(gateway.ops, { numbers: 2 })
+      yield* eventually(scrape(gateway), (m) => value(m, "wagate_numbers", { status: "WORKING" }) === 2, 15_000)
+      // Each linked number's keep-alive request stays unprocessed for as long as the number runs.
+      const keptAlive = yield* eventually(
+        sql(gateway.database, (sql) =>
+          sql<{ n: number }>`SELECT count(*)::int AS n FROM cluster_messages WHERE NOT processed AND tag = 'Cluster/Entity/keepAlive'`),
+        (rows) => rows[0]!.n >= 2
+      )
+      assert.isAtLeast(keptAlive[0]!.n, 2)
+      const idle = yield* scrape(gateway)
+      assert.strictEqual(value(idle, "wagate_cluster_messages_unprocessed"), 0)
+      assert.strictEqual(value(idle, "wagate_cluster_message_oldest_age_seconds"), 0)
+
+      // An export's run stored a minute ago in a shard no runner owns: work waiting.
+      const id = String(Snowflake.make({ timestamp: Date.now() - 60_000, machineId: MachineId.make(7), sequence: 0 }))
+      yield* sql(gateway.database, (sql) => sql`
+        INSERT INTO cluster_messages (id, message_id, shard_id, entity_type, entity_id, kind, tag, payload, headers,
+                                      trace_id, span_id, sampled, processed, request_id)
+        VALUES (${id}, 'Run-900001', 'unowned:1', 'Export', '900001', 0, 'Run', '{"exportId":900001}', '{}',
+                'noop', 'noop', false, false, ${id})`)
+      const waiting = yield* scrape(gateway)
+      assert.strictEqual(value(waiting, "wagate_cluster_messages_unprocessed"), 1)
+      assert.isAtLeast(value(waiting, "wagate_cluster_message_oldest_age_seconds"), 60)
     }))
 
   it.scopedLive("METRICS_PORT serves this process's metrics without a token, and /livez for liveness probes, nothing else", () =>

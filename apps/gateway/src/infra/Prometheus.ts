@@ -81,11 +81,11 @@ const cluster = {
   webhookLag: gauge("wagate_webhook_lag_seconds", "Age of the oldest webhook event neither delivered nor failed (0 when none)"),
   clusterMessages: gauge(
     "wagate_cluster_messages_unprocessed",
-    "Persisted messages waiting in entities' mailboxes (cluster_messages not processed)"
+    "Persisted requests not yet processed (cluster_messages), numbers' keep-alive requests left out"
   ),
   clusterMessageAge: gauge(
     "wagate_cluster_message_oldest_age_seconds",
-    "Age of the oldest persisted cluster message not yet processed (0 when none)"
+    "Age of the oldest of those requests (0 when none)"
   )
 }
 

@@ -1,8 +1,9 @@
 /**
  * The operator's view of the cluster, read from PostgreSQL by any api process: the runners the
  * cluster knows (`cluster_runners`) with what each last reported (`runner_stats`), numbers by
- * status, the webhook backlog and the oldest unprocessed cluster message.
+ * status, the webhook backlog and the oldest cluster message waiting to be processed.
  */
+import * as Entity from "@effect/cluster/Entity"
 import * as Snowflake from "@effect/cluster/Snowflake"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -63,8 +64,12 @@ export class ClusterView extends Effect.Service<ClusterView>()("@wagate/gateway/
           SELECT count(*) AS backlog, min(created_at) AS oldest FROM webhook_outbox
           WHERE delivered_at IS NULL AND failed_at IS NULL`
       )
+      // A linked number's keep-alive request stays unprocessed for as long as the number runs (its
+      // entity answers it only when the number stops): it is no work waiting, and is left out.
       const [messages] = yield* orEmpty(decoded(UnprocessedRow,
-        sql`SELECT count(*) AS unprocessed, min(id)::text AS oldest FROM cluster_messages WHERE NOT processed`
+        sql`
+          SELECT count(*) AS unprocessed, min(id)::text AS oldest FROM cluster_messages
+          WHERE NOT processed AND tag IS DISTINCT FROM ${Entity.KeepAliveRpc._tag}`
       ))
       const now = Date.now()
       const oldestMessage = messages?.oldest ? Snowflake.timestamp(Snowflake.Snowflake(messages.oldest)) : null
