@@ -9,9 +9,12 @@ import * as Almaty from "@wagate/domain/Almaty"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
+import { execFile } from "node:child_process"
+import { join } from "node:path"
+import { cabinetSettings, mailbox, signedUp } from "../support/Cabinet.js"
 import { eventually, linked, provision, uniquePhone } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
-import { freshDatabase, type RunningGateway, simulatedNetwork, sql, startGateway } from "../support/TestGateway.js"
+import { freshDatabase, OPERATOR_TOKEN, type RunningGateway, simulatedNetwork, sql, startGateway } from "../support/TestGateway.js"
 
 const NOON = Date.parse("2026-11-23T07:00:00.000Z")
 
@@ -318,6 +321,93 @@ describe("linking and connection status", () => {
       yield* gateway.sim.pair(phone, waiting.pairing_code!)
       yield* linked(gateway.ops, added.number.id, "WORKING")
     }))
+
+  it.scopedLive("link and relink answer with this attempt's QR or code, from STOPPED, FAILED and WORKING", () =>
+    Effect.gen(function*() {
+      const gateway = yield* startGateway(yield* freshDatabase)
+      const acme = yield* provision(gateway.ops)
+      const { id, phone } = acme.numbers[0]
+      yield* gateway.sim.updateConfig({ autoScan: false })
+      const path = { id }
+      const shown = (link: { status: string; qr: string | null; pairing_code: string | null }) =>
+        [link.status, link.qr !== null, link.pairing_code !== null]
+
+      // After an unlink the number rests in STOPPED: a link answers with the code or QR it starts.
+      assert.strictEqual((yield* gateway.ops.ops.unlink({ path })).status, "STOPPED")
+      const byCode = yield* gateway.ops.ops.link({ path, payload: { method: "code" } })
+      assert.deepStrictEqual(shown(byCode), ["SCAN_QR_CODE", false, true])
+      assert.match(byCode.pairing_code!, /^[A-Z0-9]{4}-?[A-Z0-9]{4}$/)
+      yield* gateway.ops.ops.unlink({ path })
+      assert.deepStrictEqual(shown(yield* gateway.ops.ops.link({ path, payload: { method: "qr" } })), ["SCAN_QR_CODE", true, false])
+
+      // From FAILED (nobody scanned): a new QR.
+      yield* gateway.sim.updateConfig({ qrRefreshMs: 20 })
+      yield* gateway.ops.ops.link({ path, payload: { method: "qr" } })
+      yield* linked(gateway.ops, id, "FAILED")
+      yield* gateway.sim.updateConfig({ qrRefreshMs: 20_000 })
+      assert.deepStrictEqual(shown(yield* gateway.ops.ops.link({ path, payload: {} })), ["SCAN_QR_CODE", true, false])
+
+      // Relink from WORKING and from STOPPED: a new device's QR or code.
+      yield* gateway.sim.scan(phone)
+      yield* linked(gateway.ops, id, "WORKING")
+      assert.deepStrictEqual(shown(yield* gateway.ops.ops.relink({ path, payload: {} })), ["SCAN_QR_CODE", true, false])
+      yield* gateway.ops.ops.unlink({ path })
+      assert.deepStrictEqual(shown(yield* gateway.ops.ops.relink({ path, payload: { method: "code" } })), ["SCAN_QR_CODE", false, true])
+      yield* gateway.ops.ops.unlink({ path })
+      assert.deepStrictEqual(shown(yield* gateway.ops.ops.relink({ path, payload: { method: "qr" } })), ["SCAN_QR_CODE", true, false])
+      yield* gateway.sim.scan(phone)
+      yield* linked(gateway.ops, id, "WORKING")
+    }), 60_000)
+
+  it.scopedLive("the cabinet's link after its unlink answers with the new pairing code", () =>
+    Effect.gen(function*() {
+      const box = yield* mailbox
+      const gateway = yield* startGateway(yield* freshDatabase, { settings: cabinetSettings(box) })
+      const owner = yield* signedUp(gateway.url, box, "owner@shop.kz")
+      yield* owner.post("/balance/top-up", { amount: 9900 })
+      const added = yield* owner.post("/numbers", { phone: uniquePhone(), method: "qr" })
+      const id = added.body.number.id
+      yield* linked(gateway.ops, id, "WORKING")
+      yield* gateway.sim.updateConfig({ autoScan: false })
+      assert.strictEqual((yield* owner.post(`/numbers/${id}/unlink`)).body.status, "STOPPED")
+      const link = (yield* owner.post(`/numbers/${id}/link`, { method: "code" })).body
+      assert.deepStrictEqual([link.status, typeof link.pairing_code], ["SCAN_QR_CODE", "string"], JSON.stringify(link))
+    }))
+
+  it.scopedLive("the CLI's link --watch and relink --watch show the code or QR and follow it to WORKING", () =>
+    Effect.gen(function*() {
+      const gateway = yield* startGateway(yield* freshDatabase)
+      const acme = yield* provision(gateway.ops)
+      const { id } = acme.numbers[0]
+      // The simulated phone scans by itself a few seconds later, after the CLI has shown the code.
+      yield* gateway.sim.updateConfig({ scanDelayMs: 3_000 })
+      const cli = (...args: Array<string>) =>
+        Effect.async<{ exit: number; lines: Array<any>; stderr: string }>((resume) => {
+          execFile(
+            process.execPath,
+            ["--import", "tsx", join(import.meta.dirname, "../../apps/gateway/src/cli.ts"), ...args],
+            { env: { ...process.env, WAGATE_URL: gateway.url, OPERATOR_TOKEN } },
+            (error, stdout, stderr) =>
+              resume(Effect.succeed({
+                exit: error === null ? 0 : Number(error.code),
+                lines: stdout.trim().split("\n").map((l) => JSON.parse(l)),
+                stderr
+              }))
+          )
+        })
+      yield* gateway.ops.ops.unlink({ path: { id } })
+      const link = yield* cli("number", "link", "--number", String(id), "--method", "code", "--watch")
+      assert.strictEqual(link.exit, 0, JSON.stringify(link))
+      assert.match(link.lines[0].pairing_code ?? "", /^[A-Z0-9]{8}$/, JSON.stringify(link.lines))
+      assert.strictEqual(link.lines.at(-1).status, "WORKING")
+
+      const relink = yield* cli("number", "relink", "--number", String(id), "--watch")
+      assert.strictEqual(relink.exit, 0, JSON.stringify(relink))
+      assert.strictEqual(relink.lines[0].status, "SCAN_QR_CODE", JSON.stringify(relink.lines))
+      assert.isString(relink.lines[0].qr)
+      assert.include(relink.stderr, "\u2588")
+      assert.strictEqual(relink.lines.at(-1).status, "WORKING")
+    }), 120_000)
 })
 
 describe("restart", () => {

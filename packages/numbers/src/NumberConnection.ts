@@ -21,6 +21,7 @@ import * as Metric from "effect/Metric"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as DomainClock from "@wagate/domain/DomainClock"
@@ -84,6 +85,8 @@ export const open = (ctx: NumberContext) =>
 
     /** Callers of Link waiting for the connection to change. */
     let changed = yield* Deferred.make<void>()
+    /** Callers waiting for a state that passes their test: each state set is shown to each, in order. */
+    const watchers = new Set<(state: ConnectionState) => void>()
     /** The number's session: given up while its shard is elsewhere, and taken again (see HeldSession). */
     const held = yield* HeldSession.make({
       numberId,
@@ -126,6 +129,7 @@ export const open = (ctx: NumberContext) =>
         persisted = { status: next.status, reason: next.reason }
       }
       ctx.connection.current = next
+      for (const watcher of watchers) watcher(next)
       yield* Deferred.succeed(changed, undefined)
       changed = yield* Deferred.make<void>()
       if (previous.status === next.status) return
@@ -352,6 +356,23 @@ export const open = (ctx: NumberContext) =>
       session,
       /** Waits for the next change of the connection. */
       nextChange: Effect.suspend(() => Deferred.await(changed)),
+      /**
+       * From now on (for the scope), every state the connection is set to is shown to `settles`,
+       * even states that come and go before a waiting fiber could look; the effect returned waits
+       * for the first state it accepts. Taken before an action, it sees all the action causes.
+       */
+      awaitState: (settles: (state: ConnectionState) => boolean) =>
+        Effect.gen(function*() {
+          const settled = yield* Deferred.make<ConnectionState>()
+          const watcher = (state: ConnectionState) => {
+            if (settles(state)) Deferred.unsafeDone(settled, Exit.succeed(state))
+          }
+          yield* Effect.acquireRelease(
+            Effect.sync(() => watchers.add(watcher)),
+            () => Effect.sync(() => watchers.delete(watcher))
+          )
+          return Deferred.await(settled)
+        }),
       /** Whether the number's shard has moved to another runner (this entity is on its way out). */
       movedAway,
       /**

@@ -165,18 +165,23 @@ export const NumberLive = NumberEntity.toLayer(
       Connection: () => Effect.zipRight(connection.reclaim, Effect.sync(() => ctx.connection.current)),
       Link: ({ payload }) =>
         Effect.gen(function*() {
+          // Answer with something to show from this attempt: the QR, the code, or its outcome (the
+          // network is quick). A STOPPED or FAILED is the attempt's outcome only once it has begun:
+          // before, it is the state the link starts from (after an unlink, or a failed link), or
+          // a late word of the logout a relink made just before.
+          let begun = false
+          const outcome = yield* connection.awaitState(({ status }) => {
+            if (status === "STARTING") begun = true
+            return status === "SCAN_QR_CODE" || status === "WORKING" || (begun && (status === "FAILED" || status === "STOPPED"))
+          })
           yield* connection.session.link({ kind: payload.method }).pipe(
             Effect.catchTag("DriverUnavailable", (e) => new Capacity({ error: `Linking unavailable: ${e.reason}` }))
           )
-          // Answer with something to show: the QR, the code, or the outcome (the network is quick).
-          const shown = () => ["SCAN_QR_CODE", "WORKING", "FAILED", "STOPPED"].includes(ctx.connection.current.status)
-          yield* Effect.whileLoop({
-            while: () => !shown(),
-            body: () => connection.nextChange,
-            step: () => {}
-          }).pipe(Effect.timeout("5 seconds"), Effect.ignore)
-          return ctx.connection.current
-        }).pipe(guarded),
+          return yield* outcome.pipe(
+            Effect.timeout("5 seconds"),
+            Effect.catchTag("TimeoutException", () => Effect.sync(() => ctx.connection.current))
+          )
+        }).pipe(Effect.scoped, guarded),
       Unlink: () =>
         Effect.gen(function*() {
           yield* connection.session.logout

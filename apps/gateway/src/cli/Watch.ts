@@ -1,7 +1,8 @@
 /**
  * `--watch` of the linking commands: one JSON line per change of status, QR or pairing code
  * (each QR also drawn on stderr) until the number is WORKING, STOPPED or FAILED. The command
- * exits 0 when it ends WORKING, 1 otherwise.
+ * exits 0 when it ends WORKING, 1 otherwise (saying why on stderr). A link or relink answers with
+ * its own attempt (a QR, a code or its outcome), never the STOPPED or FAILED it started from.
  */
 import type { NumberLink } from "@wagate/domain/OpsApi"
 import * as QrImage from "@wagate/whatsapp/QrImage"
@@ -33,5 +34,8 @@ export const watchLink = <E, R>(first: NumberLink, poll: Effect.Effect<NumberLin
       last = yield* poll
       yield* show(last)
     }
-    if (last.status !== "WORKING") return yield* new CommandFailed({ message: `linking ended ${last.status}` })
+    if (last.status !== "WORKING") {
+      const message = `linking ended ${last.status}${last.reason === null ? "" : `: ${last.reason}`}`
+      return yield* Effect.zipRight(Console.error(message), new CommandFailed({ message }))
+    }
   })
