@@ -229,6 +229,45 @@ describe("billing", () => {
       ])
     }), 60_000)
 
+  it.scopedLive("402 number_paused says why: the balance ran out, or the operator paused the number", () =>
+    Effect.gen(function*() {
+      const time = ManualClock.make(START)
+      const gateway = yield* startGateway(yield* freshDatabase, options(time))
+      // The first day only: the next day the number is paused for the balance.
+      const acme = yield* provision(gateway.ops, { numbers: 1, credit: 330 })
+      const { id } = acme.numbers[0]
+      const refusal = (path: string, body: unknown) =>
+        Effect.gen(function*() {
+          const response = yield* gateway.http.execute(
+            HttpClientRequest.post(path).pipe(
+              HttpClientRequest.setHeaders({ authorization: `Bearer ${acme.accountKey}` }),
+              HttpClientRequest.bodyUnsafeJson(body)
+            )
+          )
+          const answer: any = yield* response.json
+          return `${response.status} ${answer.code}: ${answer.error}`
+        }).pipe(Effect.orDie)
+      const refusals = Effect.all([
+        refusal("/api/v1/messages/send", { to: uniquePhone(), text: "hello" }),
+        refusal("/api/v1/contacts/check", { phone: uniquePhone() })
+      ])
+      const forBalance = "402 number_paused: The number is paused: the balance has run out"
+      const byOperator = "402 number_paused: The number is paused by the operator"
+
+      time.set(Almaty.nextMidnight(START) + 1000)
+      yield* eventually(get(gateway, "/api/v1/balance", acme.accountKey), (b) => b.paused_numbers === 1)
+      time.adjust("10 seconds")
+      assert.deepStrictEqual(yield* refusals, [forBalance, forBalance])
+      // Paused by the operator as well: the operator's pause is the one that holds it now.
+      yield* gateway.ops.ops.pause({ path: { id }, payload: { paused: true } })
+      time.adjust("10 seconds")
+      assert.deepStrictEqual(yield* refusals, [byOperator, byOperator])
+      // Resumed by the operator, still without money: paused for the balance again.
+      yield* gateway.ops.ops.pause({ path: { id }, payload: { paused: false } })
+      time.adjust("10 seconds")
+      assert.deepStrictEqual(yield* refusals, [forBalance, forBalance])
+    }), 60_000)
+
   it.scopedLive("payment comes first: a number is added only when the balance covers its first day", () =>
     Effect.gen(function*() {
       const time = ManualClock.make(START)

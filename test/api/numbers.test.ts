@@ -372,7 +372,7 @@ describe("linking and connection status", () => {
       assert.strictEqual((yield* owner.post(`/numbers/${id}/unlink`)).body.status, "STOPPED")
       const link = (yield* owner.post(`/numbers/${id}/link`, { method: "code" })).body
       assert.deepStrictEqual([link.status, typeof link.pairing_code], ["SCAN_QR_CODE", "string"], JSON.stringify(link))
-    }))
+    }), 60_000)
 
   it.scopedLive("the CLI's link --watch and relink --watch show the code or QR and follow it to WORKING", () =>
     Effect.gen(function*() {

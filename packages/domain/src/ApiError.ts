@@ -8,6 +8,7 @@
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import type { PauseReason } from "./Drawdown.js"
 
 /** @since 1.0.0 */
 export const ApiErrorTypeId: unique symbol = Symbol.for("@wagate/domain/ApiError")
@@ -153,8 +154,17 @@ export class NumberPaused extends make<NumberPaused>()(
   "NumberPaused",
   "number_paused",
   402,
-  "The number is paused: the balance has run out"
-) {}
+  "The number is paused"
+) {
+  /** The refusal of a number paused for `reason`, saying why when the reason is known. */
+  static because(reason: PauseReason | null): NumberPaused {
+    return new NumberPaused(reason === null ? {} : { error: pausedBecause[reason] })
+  }
+}
+const pausedBecause: Record<PauseReason, string> = {
+  balance: "The number is paused: the balance has run out",
+  operator: "The number is paused by the operator"
+}
 /**
  * The balance does not cover what was asked (a new number's first day, a refund). Operator API.
  *

@@ -14,7 +14,7 @@ export const LinkedNumber = Schema.Struct({
   id: Schema.Int,
   phone: Phone,
   status: ConnectionStatus,
-  paused: Schema.Boolean.annotations({ description: "Paused because the balance ran out; sends answer 402" }),
+  paused: Schema.Boolean.annotations({ description: "Paused (the balance ran out, or by the operator); sends answer 402" }),
   paid_until: Schema.NullOr(Timestamp),
   created_at: Timestamp
 }).annotations({ identifier: "Number" })

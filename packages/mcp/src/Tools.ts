@@ -93,7 +93,7 @@ export const sendMessage: ToolDefinition = {
     "for messages and new contacts (see get_limits), reset at midnight in Almaty (UTC+5).",
     refusals + " rate_limited: wait retry_after_seconds, then retry the same call. daily_limit, new_contacts_limit: stop " +
     "until retry_at. cold_blocked, spam_detected: first messages to new people are suspended (until retry_at); do not " +
-    "retry them, only reply to people who wrote first. number_paused: the balance ran out, tell the user. not_connected: " +
+    "retry them, only reply to people who wrote first. number_paused: the balance ran out or the operator paused the number (the error says which), tell the user. not_connected: " +
     "the number must be reconnected in the cabinet, tell the user. invalid_to, empty_text, text_too_long, invalid_media, " +
     "invalid_from, from_required, invalid_param: fix the arguments. media_fetch_failed, media_too_large: the URL could not " +
     "be used. send_failed, capacity, busy, attachments_busy: temporary, retry later with the same idempotency_key.",
@@ -141,7 +141,7 @@ export const getStatus: ToolDefinition = {
     "Lists the linked numbers this key covers, each with its id, phone, connection status, whether it is paused and " +
     "until when it is paid, and (for an account key) the account balance in KZT.",
     "Status WORKING means messages can be sent; SCAN_QR_CODE, STARTING, FAILED, STOPPED and none mean they cannot until " +
-    "the number is (re)connected in the cabinet. A paused number's balance ran out. Call this first to learn the number " +
+    "the number is (re)connected in the cabinet. A paused number cannot send: its balance ran out or the operator paused it. Call this first to learn the number " +
     "ids to pass as `from` when the account has several numbers."
   ].join("\n\n"),
   inputSchema: { type: "object", properties: {}, additionalProperties: false },

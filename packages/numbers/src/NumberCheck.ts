@@ -19,7 +19,7 @@ export const make = (ctx: NumberContext, session: Session, states: NumberStates)
       const now = yield* DomainClock.now
       const used = counters.today(now)
       const quota = () => counters.quotaAt(now, Tiers.CHECKS_PER_DAY, counters.today(now).checks)
-      if (number.paused) return yield* new NumberPaused()
+      if (number.paused) return yield* NumberPaused.because(number.pausedBy)
       if (ctx.connection.current.status !== "WORKING") return yield* new NotConnected()
       if (used.checks >= Tiers.CHECKS_PER_DAY) {
         return yield* new DailyLimit({

@@ -195,6 +195,7 @@ export const NumberLive = NumberEntity.toLayer(
       RefreshPaused: () =>
         serialized(Effect.map(states.snapshot(numberId), (now) => {
           number.paused = Option.isSome(now) && now.value.paused
+          number.pausedBy = Option.isSome(now) ? now.value.pausedBy : null
           return number.paused
         })).pipe(guarded),
       Wake: () => Effect.zipRight(connection.reclaim, Effect.sync(() => ctx.connection.current))

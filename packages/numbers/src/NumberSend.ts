@@ -200,7 +200,7 @@ export const make = (ctx: NumberContext, session: Session) =>
       const quota = () => counters.quotaAt(now, limits.messagesPerDay, counters.today(now).messages)
       const replayed = yield* replay(payload, quota)
       if (Option.isSome(replayed)) return { _tag: "Replayed", sent: replayed.value } as const
-      if (number.paused) return yield* new NumberPaused()
+      if (number.paused) return yield* NumberPaused.because(number.pausedBy)
       if (ctx.connection.current.status !== "WORKING") {
         return yield* new NotConnected({ error: `The number is not connected (${ctx.connection.current.status})` })
       }

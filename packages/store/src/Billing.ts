@@ -39,7 +39,7 @@ export interface LedgerRow {
   readonly created_at: string
 }
 
-/** A number whose pause changed: its entity must pick the change up. @since 1.0.0 */
+/** A number whose pause (or the reason for it) changed: its entity must pick the change up. @since 1.0.0 */
 export interface PauseChange {
   readonly numberId: number
   readonly paused: boolean
@@ -369,7 +369,8 @@ export class Billing extends Effect.Service<Billing>()("@wagate/store/Billing", 
         const changes: Array<PauseChange> = []
         if (paused && n.pause_reason !== "operator") {
           yield* writePause(accountId, n, "operator", at)
-          if (!n.paused) changes.push({ numberId, paused: true })
+          // Also when it was paused for the balance: the entity says why it refuses.
+          changes.push({ numberId, paused: true })
         } else if (!paused && n.pause_reason === "operator") {
           yield* writePause(accountId, n, null, at)
           changes.push({ numberId, paused: false })

@@ -8,6 +8,7 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Almaty from "@wagate/domain/Almaty"
 import { ConnectionStatus } from "@wagate/domain/Connection"
+import type { PauseReason } from "@wagate/domain/Drawdown"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -29,6 +30,7 @@ const SnapshotRow = Schema.Struct({
   status: ConnectionStatus,
   status_reason: Schema.NullOr(Schema.String),
   paused: Schema.Boolean,
+  pause_reason: Schema.NullOr(Schema.String),
   linked: Schema.Boolean,
   connected_at: Instant,
   cold_blocked_until: Instant,
@@ -58,6 +60,8 @@ export interface NumberSnapshot {
   /** Why the status is what it is, as last persisted (null for none). */
   readonly statusReason: string | null
   readonly paused: boolean
+  /** Why it is paused, when it is and the reason is known. */
+  readonly pausedBy: PauseReason | null
   readonly linked: boolean
   readonly connectedAt: number | null
   readonly coldBlockedUntil: number | null
@@ -95,7 +99,7 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
       Result: SnapshotRow,
       execute: (numberId) =>
         sql`
-          SELECT id, account_id, phone, status, status_reason, paused, linked, connected_at, cold_blocked_until, restricted_until, deleted_at
+          SELECT id, account_id, phone, status, status_reason, paused, pause_reason, linked, connected_at, cold_blocked_until, restricted_until, deleted_at
           FROM numbers WHERE id = ${numberId}`
     })
 
@@ -108,6 +112,7 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
         status: r.status,
         statusReason: r.status_reason,
         paused: r.paused,
+        pausedBy: r.paused && (r.pause_reason === "balance" || r.pause_reason === "operator") ? r.pause_reason : null,
         linked: r.linked,
         connectedAt: ms(r.connected_at),
         coldBlockedUntil: ms(r.cold_blocked_until),
