@@ -239,7 +239,10 @@ describe("MCP: refusals are tool errors with the spec's code and retry time", ()
 
       yield* gateway.ops.ops.pause({ path: { id: n1.id }, payload: { paused: true } })
       const paused = refusal(yield* mcp.call("send_message", { to: peer, text: "x", from: n1.id }))
-      assert.deepStrictEqual([paused.code, paused.retry_after_seconds], ["number_paused", undefined])
+      assert.deepStrictEqual(
+        [paused.code, paused.retry_after_seconds, paused.error],
+        ["number_paused", undefined, "The number is paused by the operator"]
+      )
       assert.strictEqual(refusal(yield* mcp.call("check_number", { phone: peer, from: n1.id })).code, "number_paused")
 
       yield* gateway.sim.disconnect(n2.phone, "logged_out")
