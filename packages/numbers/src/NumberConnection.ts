@@ -83,7 +83,7 @@ export const open = (ctx: NumberContext) =>
     /** One sweep of pending messages at a time. */
     const resending = yield* Effect.makeSemaphore(1)
 
-    /** Callers of Link waiting for the connection to change. */
+    /** Callers waiting for the connection to change (an unlink, a request waiting for the number to connect). */
     let changed = yield* Deferred.make<void>()
     /** Callers waiting for a state that passes their test: each state set is shown to each, in order. */
     const watchers = new Set<(state: ConnectionState) => void>()
