@@ -13,6 +13,7 @@ import { Agent, get } from "node:http"
 import { connect } from "node:net"
 import { OPERATOR_TOKEN } from "../support/TestGateway.js"
 import { provision, uniquePhone } from "../support/Fixtures.js"
+import * as ManualClock from "../support/ManualClock.js"
 import { freshDatabase, type RunningGateway, startGateway, TestGateway } from "../support/TestGateway.js"
 
 interface Answer {
@@ -234,7 +235,8 @@ layer(TestGateway.layer(), { excludeTestServices: true })("the HTTP edge", (it) 
 
   it.effect("Node's own refusals are JSON {error, code}: headers or URL over 16 KiB, malformed requests", () =>
     Effect.gen(function*() {
-      const { url } = yield* TestGateway
+      const { ops, url } = yield* TestGateway
+      const acme = yield* provision(ops)
       const bigHeader = yield* raw(url, [`GET /api/status HTTP/1.1\r\nhost: x\r\nx-big: ${"a".repeat(17 * 1024)}\r\n\r\n`])
       assert.deepStrictEqual([bigHeader.status, bigHeader.json?.code], [431, "headers_too_large"])
       assert.include(bigHeader.headers, "content-type: application/json")
@@ -245,7 +247,9 @@ layer(TestGateway.layer(), { excludeTestServices: true })("the HTTP edge", (it) 
           "HELLO THERE\r\n\r\n",
           "GET /api/status HTTP/1.1\r\nhost: x\r\nx-nul: a\u0000b\r\n\r\n",
           "POST /api/v1/contacts/check HTTP/1.1\r\nhost: x\r\ncontent-length: 3\r\ntransfer-encoding: chunked\r\n\r\nabc",
-          "POST /api/v1/contacts/check HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\nzz\r\nabc\r\n"
+          // A malformed chunk is found when the body is read, which is after the key.
+          `POST /api/v1/contacts/check HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${acme.accountKey}\r\n` +
+          "transfer-encoding: chunked\r\n\r\nzz\r\nabc\r\n"
         ]
       ) {
         const answer = yield* raw(url, [request])
@@ -265,6 +269,63 @@ layer(TestGateway.layer(), { excludeTestServices: true })("the HTTP edge", (it) 
       }).pipe(Effect.ensuring(Effect.sync(() => agent.destroy())))
       assert.strictEqual(header, "timeout=65")
     }))
+})
+
+describe("the key comes before the input", () => {
+  const ask = (gateway: RunningGateway, method: string, path: string, key: string | undefined, body?: string | Buffer) =>
+    Effect.gen(function*() {
+      const request = HttpClientRequest.make(method as "POST")(path).pipe(
+        key === undefined ? (r) => r : HttpClientRequest.setHeaders({ authorization: `Bearer ${key}` }),
+        body === undefined
+          ? (r) => r
+          : HttpClientRequest.bodyUint8Array(typeof body === "string" ? Buffer.from(body) : body, "application/json")
+      )
+      const response = yield* gateway.http.execute(request)
+      const json: any = yield* Effect.orElseSucceed(response.json, () => undefined)
+      return { status: response.status, json, length: 0, retryAfter: response.headers["retry-after"] }
+    })
+
+  it.scopedLive("without a valid key, malformed input answers 401, then 429 once the address is blocked; with the key, 400", () =>
+    Effect.gen(function*() {
+      const time = ManualClock.make(ManualClock.startOfMinute())
+      const gateway = yield* startGateway(yield* freshDatabase, { counterClock: time.clock })
+      const acme = yield* provision(gateway.ops)
+      const wrongKey = "wag_acc_00000000000000000000000000000000"
+      const to = uniquePhone()
+      // Each: method, path, body (or none), and what the right credentials get.
+      const inputs: Array<readonly [string, string, string | Buffer | undefined, string, string]> = [
+        ["POST", "/api/v1/messages/send", "garbage", acme.accountKey, "400 invalid_json"],
+        ["POST", "/api/v1/contacts/check", "garbage", acme.accountKey, "400 invalid_json"],
+        ["POST", "/api/v1/messages/send", nested(33), acme.accountKey, "400 invalid_json"],
+        ["POST", "/api/v1/messages/send", nested(10_000), acme.accountKey, "400 invalid_json"],
+        ["POST", "/api/v1/messages/send", JSON.stringify({ to, text: "a\u0000b" }), acme.accountKey, "400 invalid_param"],
+        ["GET", "/api/v1/messages?chat=%00", undefined, acme.accountKey, "400 invalid_param"],
+        ["POST", `/ops/v1/accounts/${acme.accountId}/credit`, "garbage", OPERATOR_TOKEN, "400 invalid_json"],
+        ["GET", `/ops/v1/accounts/${acme.accountId}/ledger?x=%00`, undefined, OPERATOR_TOKEN, "400 invalid_param"],
+        ["PUT", "/sim/v1/config", nested(10_000), OPERATOR_TOKEN, "400 invalid_json"]
+      ]
+      for (const [method, path, body, right, expected] of inputs) {
+        const what = `${method} ${path} ${String(body).slice(0, 12)}`
+        assert.strictEqual(codeOf(yield* ask(gateway, method, path, undefined, body)), "401 unauthorized", what)
+        assert.strictEqual(codeOf(yield* ask(gateway, method, path, wrongKey, body)), "401 invalid_key", what)
+        assert.strictEqual(codeOf(yield* ask(gateway, method, path, right, body)), expected, what)
+      }
+      // The tool server checks its key first as well.
+      assert.strictEqual(codeOf(yield* ask(gateway, "POST", "/api/mcp", undefined, nested(10_000))), "401 unauthorized")
+
+      // The address has now sent 10 wrong credentials this minute; from the 30th it is blocked.
+      for (let i = 0; i < 19; i++) {
+        assert.strictEqual(codeOf(yield* ask(gateway, "GET", "/api/v1/numbers", wrongKey)), "401 invalid_key")
+      }
+      for (const [method, path, body] of inputs) {
+        const blocked = yield* ask(gateway, method, path, wrongKey, body)
+        assert.deepStrictEqual([codeOf(blocked), blocked.retryAfter], ["429 rate_limited", "60"], `${method} ${path}`)
+      }
+      // The right credentials from the same address still get their input judged.
+      for (const [method, path, body, right, expected] of inputs) {
+        assert.strictEqual(codeOf(yield* ask(gateway, method, path, right, body)), expected, `${method} ${path}`)
+      }
+    }), { timeout: 60_000 })
 })
 
 describe("slow requests", () => {

@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import { Settings } from "../Config.js"
 import { clientIp } from "../http/Authentication.js"
+import { checkQuery } from "../http/RequestBody.js"
 import { RequestCounter } from "../infra/RequestCounter.js"
 import { wrongCredential } from "./KeyAuth.js"
 import { OperatorToken } from "./OperatorToken.js"
@@ -22,10 +23,12 @@ export const makeOperatorCheck = Effect.gen(function*() {
   ): Effect.Effect<void, Unauthorized | InvalidKey | RateLimited, HttpServerRequest.HttpServerRequest> => {
     const value = Redacted.value(bearer)
     if (value === "") return Effect.fail(new Unauthorized({ error: "Operator token required" }))
-    if (token.matches(value)) return Effect.void
     return HttpServerRequest.HttpServerRequest.pipe(
       Effect.flatMap((request) =>
-        wrongCredential(counter, clientIp(request, trustProxy), new InvalidKey({ error: "Operator token is not valid" }))
+        // The query is checked only for the right token (RequestBody).
+        token.matches(value)
+          ? checkQuery(request)
+          : wrongCredential(counter, clientIp(request, trustProxy), new InvalidKey({ error: "Operator token is not valid" }))
       )
     )
   }

@@ -98,8 +98,11 @@ export const layer = (routes: RouteTable, options: { readonly maxBodyBytes: numb
     Effect.gen(function*() {
       const original = yield* HttpServerRequest.HttpServerRequest
       const toError = toApiError(routes, original)
-      return yield* RequestBody.prepare(original, options.maxBodyBytes).pipe(
-        Effect.flatMap((request) => Effect.provideService(app, HttpServerRequest.HttpServerRequest, request)),
+      const request = RequestBody.prepare(original, options.maxBodyBytes)
+      const handled: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown> = request instanceof PayloadTooLarge
+        ? Effect.fail(request)
+        : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request)
+      return yield* handled.pipe(
         Effect.catchAllCause((cause) => {
           if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
           const failure = Cause.squash(cause)

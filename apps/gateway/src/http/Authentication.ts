@@ -1,6 +1,8 @@
 /**
  * The Authentication middleware of the contract: the key comes from `Authorization: Bearer` or
- * `X-API-Key`. Both security schemes run the same check, once per request.
+ * `X-API-Key`. Both security schemes run the same check, once per request, before anything of
+ * the request's input is looked at: the query is checked here once the key passed, and the body
+ * is read only by the handler (RequestBody).
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Authentication } from "@wagate/domain/Auth"
@@ -11,6 +13,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { KeyAuth } from "../auth/KeyAuth.js"
 import { Settings } from "../Config.js"
+import { checkQuery } from "./RequestBody.js"
 
 /** The key a request carries, if any. */
 export const keyOf = (headers: Record<string, string | undefined>): string | undefined => {
@@ -40,7 +43,10 @@ export const AuthenticationLive = Layer.effect(
       const source = request.source as object
       const known = outcomes.get(source)
       if (known) return yield* known
-      const outcome = yield* Effect.exit(auth.authenticate(keyOf(request.headers), clientIp(request, trustProxy)))
+      // The query is checked only for a key that passed (RequestBody).
+      const outcome = yield* Effect.exit(
+        Effect.zipLeft(auth.authenticate(keyOf(request.headers), clientIp(request, trustProxy)), checkQuery(request))
+      )
       outcomes.set(source, outcome)
       return yield* outcome
     })

@@ -1,15 +1,22 @@
 /**
- * Every request body is read and checked here, once, before any handler sees it: at most
- * `MAX_BODY_BYTES` (413 with a JSON answer, chunked or not), JSON whatever its label (multipart
- * and form labels included), nested at most {@link MAX_DEPTH} levels, and no text in it (or in
- * the query) holding U+0000 or an unpaired UTF-16 surrogate, which PostgreSQL cannot store and
- * no client means to send. See docs/api-decisions.md, "Text the API accepts".
+ * Every request body is read and checked here, once: at most `MAX_BODY_BYTES` (413 with a JSON
+ * answer, chunked or not), JSON whatever its label (multipart and form labels included), nested
+ * at most {@link MAX_DEPTH} levels, and no text in it (or in the query) holding U+0000 or
+ * an unpaired UTF-16 surrogate, which PostgreSQL cannot store and no client means to send. See
+ * docs/api-decisions.md, "Text the API accepts".
+ *
+ * The body is read when a handler first asks for it, which is after the key (or operator token)
+ * was checked, and the query is checked by that check once it passed ({@link checkQuery}): a
+ * request without a valid key learns nothing about its input, and costs no read of its body
+ * (docs/errors.md, "Order of checks"). Only a body announced larger than the limit is refused
+ * before that, so it is never read.
  */
 import * as HttpMethod from "@effect/platform/HttpMethod"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { type ApiError, InvalidFrom, InvalidJson, InvalidParam, PayloadTooLarge } from "@wagate/domain/ApiError"
 import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
 
 /** Deepest nesting of arrays and objects a body may have; no endpoint needs more than four. */
 export const MAX_DEPTH = 32
@@ -78,6 +85,15 @@ export const inspectQuery = (url: string): ApiError | undefined => {
 }
 
 /**
+ * Refuses a query that cannot be stored, dying with its API error like a refused body (below).
+ * Each credential check runs it once the credentials passed.
+ */
+export const checkQuery = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<void> => {
+  const problem = inspectQuery(request.url)
+  return problem === undefined ? Effect.void : Effect.die(problem)
+}
+
+/**
  * Reads the whole body, at most `maxBytes`. Past the limit it stops reading and fails with
  * 413; the answer then closes the connection, so the rest is never read. (Node's own stream
  * helpers destroy the socket instead, and the client gets no answer at all.)
@@ -142,36 +158,57 @@ const parse = (text: string, url: string) =>
     return problem === undefined ? Effect.succeed(value) : Effect.fail(problem)
   })
 
-/** `request` with its body already read: `text` and `json` answer from memory. */
+interface Body {
+  readonly text: string
+  readonly json: unknown
+}
+
+/**
+ * `request` whose `text` and `json` read, parse and check its body the first time either is
+ * asked for, and answer from memory after that. A refused body dies with its API error, as the
+ * platform's own decoding of a payload dies when its read fails: no handler's recovery can turn
+ * the refusal into something else, and the error middleware answers it (`ApiErrors`).
+ */
 const withBody = (
   request: HttpServerRequest.HttpServerRequest,
-  text: string,
-  json: unknown
+  body: Effect.Effect<Body>
 ): HttpServerRequest.HttpServerRequest =>
   Object.create(request, {
-    text: { value: Effect.succeed(text) },
-    json: { value: Effect.succeed(json) },
+    text: { value: Effect.map(body, (read) => read.text) },
+    json: { value: Effect.map(body, (read) => read.json) },
     modify: {
-      value: (options: Parameters<HttpServerRequest.HttpServerRequest["modify"]>[0]) =>
-        withBody(request.modify(options), text, json)
+      value: (options: Parameters<HttpServerRequest.HttpServerRequest["modify"]>[0]) => withBody(request.modify(options), body)
     }
   })
 
+const readOnce = (request: HttpServerRequest.HttpServerRequest, maxBytes: number, url: string): Effect.Effect<Body> => {
+  const read = readText(request, maxBytes).pipe(
+    Effect.flatMap((text) => Effect.map(parse(text, url), (json): Body => ({ text, json }))),
+    Effect.orDie
+  )
+  let outcome: Exit.Exit<Body> | undefined
+  return Effect.suspend(() =>
+    outcome ?? Effect.onExit(read, (exit) =>
+      Effect.sync(() => {
+        outcome = exit
+      }))
+  )
+}
+
 /**
- * The request as handlers should see it: labelled JSON, its body read, parsed and checked; or
- * the API error its client gets instead.
+ * The request as handlers should see it: labelled JSON, its body read, parsed and checked when
+ * first asked for; or 413 for a body announced larger than `maxBytes`, which is not read at all.
  */
-export const prepare = Effect.fnUntraced(function*(original: HttpServerRequest.HttpServerRequest, maxBytes: number) {
-  const query = inspectQuery(original.url)
-  if (query !== undefined) return yield* Effect.fail(query)
+export const prepare = (
+  original: HttpServerRequest.HttpServerRequest,
+  maxBytes: number
+): HttpServerRequest.HttpServerRequest | PayloadTooLarge => {
   if (!HttpMethod.hasBody(original.method)) return original
-  // A body announced too large is refused before it is read.
-  if (Number(original.headers["content-length"] ?? 0) > maxBytes) return yield* new PayloadTooLarge()
+  if (Number(original.headers["content-length"] ?? 0) > maxBytes) return new PayloadTooLarge()
   // Bodies are JSON whatever the client labelled them (curl -d sends form encoding, and no
   // endpoint takes multipart).
   const request = original.headers["content-type"]?.startsWith("application/json")
     ? original
     : original.modify({ headers: { ...original.headers, "content-type": "application/json" } })
-  const text = yield* readText(request, maxBytes)
-  return withBody(request, text, yield* parse(text, original.url))
-})
+  return withBody(request, readOnce(request, maxBytes, original.url))
+}

@@ -116,8 +116,8 @@ export const makeSend = Effect.gen(function*() {
   const sendMessage = yield* makeSendMessage
   return Effect.fnUntraced(function*({ request }: { readonly request: HttpServerRequest.HttpServerRequest }) {
     const principal = yield* CurrentKey
-    // The body was read, parsed and checked once for every endpoint (RequestBody); an empty
-    // one is no JSON object either.
+    // The body is read, parsed and checked here, after the key (RequestBody, which answers a
+    // refused body itself); an empty one is no JSON object either.
     const body = yield* Effect.orElseFail(request.json, () => new InvalidJson())
     const answer = yield* sendMessage(principal, body, request.headers["idempotency-key"], "api")
     if (answer._tag === "Replayed") {
