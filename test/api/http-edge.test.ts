@@ -155,6 +155,31 @@ layer(TestGateway.layer(), { excludeTestServices: true })("the HTTP edge", (it) 
       assert.strictEqual(inbound.status, 201)
     }))
 
+  it.effect("a body that is not UTF-8 answers 400 invalid_json; nothing is sent, and UTF-8 text arrives as written", () =>
+    Effect.gen(function*() {
+      const { http, ops, sim } = yield* TestGateway
+      const acme = yield* provision(ops)
+      const to = uniquePhone()
+      const post = (bytes: Buffer) =>
+        Effect.flatMap(
+          http.execute(HttpClientRequest.post("/api/v1/messages/send").pipe(
+            HttpClientRequest.setHeaders({ authorization: `Bearer ${acme.numberKeys[0]}` }),
+            HttpClientRequest.bodyUint8Array(bytes, "application/json")
+          )),
+          (response) => Effect.map(response.json, (json: any) => ({ status: response.status, json }))
+        )
+      // "café" in Latin-1: 0xE9 alone is no UTF-8.
+      for (const text of ["caf\xe9 latin1 text", "\xff\xfe", "truncated \xd0"]) {
+        const refused = yield* post(Buffer.from(`{"to":"${to}","text":"${text}"}`, "latin1"))
+        assert.deepStrictEqual([refused.status, refused.json.code], [400, "invalid_json"], text)
+        assert.match(refused.json.error, /not valid UTF-8/)
+      }
+      // Encoded as UTF-8 the same text is sent as written.
+      const sent = yield* post(Buffer.from(JSON.stringify({ to, text: "café latin1 text" }), "utf8"))
+      assert.strictEqual(sent.status, 200)
+      assert.deepStrictEqual((yield* sim.sent({ to })).map((m) => m.text), ["café latin1 text"])
+    }))
+
   it.effect("JSON nested 10,000 levels, in the body or in a field, answers 400 invalid_json", () =>
     Effect.gen(function*() {
       const { ops } = yield* TestGateway
@@ -299,6 +324,7 @@ describe("the key comes before the input", () => {
         ["POST", "/api/v1/messages/send", nested(33), acme.accountKey, "400 invalid_json"],
         ["POST", "/api/v1/messages/send", nested(10_000), acme.accountKey, "400 invalid_json"],
         ["POST", "/api/v1/messages/send", JSON.stringify({ to, text: "a\u0000b" }), acme.accountKey, "400 invalid_param"],
+        ["POST", "/api/v1/messages/send", Buffer.from(`{"to":"${to}","text":"caf\xe9"}`, "latin1"), acme.accountKey, "400 invalid_json"],
         ["GET", "/api/v1/messages?chat=%00", undefined, acme.accountKey, "400 invalid_param"],
         ["POST", `/ops/v1/accounts/${acme.accountId}/credit`, "garbage", OPERATOR_TOKEN, "400 invalid_json"],
         ["GET", `/ops/v1/accounts/${acme.accountId}/ledger?x=%00`, undefined, OPERATOR_TOKEN, "400 invalid_param"],

@@ -1,7 +1,7 @@
 /**
  * Every request body is read and checked here, once: at most `MAX_BODY_BYTES` (413 with a JSON
- * answer, chunked or not), JSON whatever its label (multipart and form labels included), nested
- * at most {@link MAX_DEPTH} levels, and no text in it (or in the query) holding U+0000 or
+ * answer, chunked or not), UTF-8, JSON whatever its label (multipart and form labels included),
+ * nested at most {@link MAX_DEPTH} levels, and no text in it (or in the query) holding U+0000 or
  * an unpaired UTF-16 surrogate, which PostgreSQL cannot store and no client means to send. See
  * docs/api-decisions.md, "Text the API accepts".
  *
@@ -94,12 +94,27 @@ export const checkQuery = (request: HttpServerRequest.HttpServerRequest): Effect
 }
 
 /**
+ * Bytes that are not UTF-8 are refused, not replaced with U+FFFD: that would send or store
+ * something else than what the client wrote (a Latin-1 "é", say). A byte order mark is kept, and
+ * JSON.parse refuses it as before.
+ */
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
+
+const decode = (bytes: Buffer): Effect.Effect<string, InvalidJson> => {
+  try {
+    return Effect.succeed(utf8.decode(bytes))
+  } catch {
+    return Effect.fail(new InvalidJson({ error: "The body is not valid UTF-8; send JSON encoded in UTF-8" }))
+  }
+}
+
+/**
  * Reads the whole body, at most `maxBytes`. Past the limit it stops reading and fails with
  * 413; the answer then closes the connection, so the rest is never read. (Node's own stream
  * helpers destroy the socket instead, and the client gets no answer at all.)
  */
 const readText = (request: HttpServerRequest.HttpServerRequest, maxBytes: number) =>
-  Effect.async<string, PayloadTooLarge>((resume) => {
+  Effect.async<string, PayloadTooLarge | InvalidJson>((resume) => {
     const source = NodeHttpServerRequest.toIncomingMessage(request)
     const chunks: Array<Buffer> = []
     let bytes = 0
@@ -120,7 +135,7 @@ const readText = (request: HttpServerRequest.HttpServerRequest, maxBytes: number
     }
     const onEnd = () => {
       detach()
-      resume(Effect.succeed(Buffer.concat(chunks).toString("utf8")))
+      resume(decode(Buffer.concat(chunks)))
     }
     // The client went away: nobody is left to answer.
     const onGone = () => {
