@@ -183,6 +183,24 @@ describe("POST /messages/send", () => {
       assert.deepStrictEqual([limits.used.messages, limits.used.new_contacts], [1, 1])
     }))
 
+  it.scopedLive("an idempotent replay carries the X-RateLimit-* headers of the number as it is now", () =>
+    Effect.gen(function*() {
+      const { acme, gateway, time } = yield* world()
+      const key = acme.numberKeys[0]
+      const body = { to: uniquePhone(), text: "Order 7 confirmed" }
+      const first = yield* send(gateway, key, body, { "idempotency-key": "order-7" })
+      assert.deepStrictEqual([first.status, first.headers["x-ratelimit-remaining"]], [200, "199"])
+      time.adjust("5 seconds")
+      assert.strictEqual(code(yield* send(gateway, key, { to: uniquePhone(), text: "Order 8 confirmed" })), "200 ok")
+      time.adjust("5 seconds")
+      const replay = yield* send(gateway, key, body, { "idempotency-key": "order-7" })
+      assert.deepStrictEqual([replay.status, replay.body, replay.headers["idempotent-replayed"]], [200, first.body, "true"])
+      assert.deepStrictEqual(
+        [replay.headers["x-ratelimit-limit"], replay.headers["x-ratelimit-remaining"], replay.headers["x-ratelimit-reset"]],
+        ["200", "198", String(Almaty.nextMidnight(NOON) / 1000)]
+      )
+    }))
+
   it.scopedLive("429 rate_limited: 1 a second, Retry-After 1; a first message 5 s after the last one, Retry-After the rest", () =>
     Effect.gen(function*() {
       const { acme, gateway, time } = yield* world()
@@ -359,6 +377,11 @@ describe("POST /messages/send", () => {
       assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to: uniquePhone(), text: "x", from: acme.numbers[2].id })), "200 ok")
       files.release()
       assert.deepStrictEqual([code(yield* Fiber.join(first)), code(yield* Fiber.join(second))], ["200 ok", "200 ok"])
+      // Like every 429 of a send, with the number's allowance (it had sent nothing yet).
+      assert.deepStrictEqual(
+        [busy.headers["x-ratelimit-limit"], busy.headers["x-ratelimit-remaining"], busy.headers["x-ratelimit-reset"]],
+        ["200", "200", String(Almaty.nextMidnight(NOON) / 1000)]
+      )
     }), { timeout: 30_000 })
 
   it.scopedLive("503 busy when the gateway's downloads are all taken", () =>

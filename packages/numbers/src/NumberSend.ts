@@ -87,6 +87,16 @@ export const make = (ctx: NumberContext, session: Session) =>
     const accountClient = yield* AccountEntity.client
     const keepFile = yield* OutgoingMedia.make
 
+    /**
+     * The number's allowance now, for a refusal decided outside its section. The trust index is
+     * brought up to date as a send would; if it cannot be, the last one stands.
+     */
+    const quotaNow = Effect.gen(function*() {
+      const now = yield* DomainClock.now
+      yield* Effect.ignore(counters.refreshTrust(now))
+      return counters.quotaAt(now, counters.limitsAt(now).messagesPerDay, counters.today(now).messages)
+    })
+
     /** Holds one of the account's two attachment slots around `use`. */
     const withAttachmentSlot = <A, E, R>(use: Effect.Effect<A, E, R>) =>
       Effect.gen(function*() {
@@ -94,6 +104,8 @@ export const make = (ctx: NumberContext, session: Session) =>
         const account = accountClient(String(number.accountId))
         yield* account.AttachmentStart({ lease, ttlMs: ATTACHMENT_LEASE_MS }).pipe(
           Effect.catchTags({
+            // Like every 429 of a send, with the X-RateLimit-* headers (docs/limits.md).
+            AttachmentsBusy: (busy) => Effect.flatMap(quotaNow, (quota) => Effect.fail(withQuota(busy, quota))),
             MailboxFull: () => new Capacity({ retryAfter: 5 }),
             AlreadyProcessingMessage: () => new Capacity({ retryAfter: 5 }),
             PersistenceError: () => new Capacity({ retryAfter: 5 })

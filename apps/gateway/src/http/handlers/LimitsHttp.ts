@@ -1,6 +1,10 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { WagateApi } from "@wagate/domain/Api"
+import * as Almaty from "@wagate/domain/Almaty"
+import type { Quota } from "@wagate/domain/ApiError"
 import { CurrentKey, type Principal } from "@wagate/domain/Auth"
+import * as DomainClock from "@wagate/domain/DomainClock"
+import type { NumberId } from "@wagate/domain/Ids"
 import { NumberEntity } from "@wagate/entities/NumberEntity"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -16,6 +20,24 @@ export const makeLimits = Effect.gen(function*() {
   return Effect.fn("Limits.of")(function*(principal: Principal, from: string | number | undefined) {
     const number = yield* scope.acting(principal, from)
     return yield* numbers(String(number.id)).Limits().pipe(bounded(Duration.millis(entityTimeoutMs)))
+  })
+})
+
+/**
+ * A number's daily allowance now, as the X-RateLimit-* headers of a send tell it: for an answer
+ * given without its entity (an idempotent replay).
+ */
+export const makeQuota = Effect.gen(function*() {
+  const numbers = yield* NumberEntity.client
+  const { entityTimeoutMs } = yield* Settings
+  return Effect.fn("Limits.quota")(function*(numberId: NumberId) {
+    const { limits, used } = yield* numbers(String(numberId)).Limits().pipe(bounded(Duration.millis(entityTimeoutMs)))
+    const now = yield* DomainClock.now
+    return {
+      limit: limits.messages_per_day,
+      remaining: Math.max(0, limits.messages_per_day - used.messages),
+      reset: Math.floor(Almaty.nextMidnight(now) / 1000)
+    } satisfies Quota
   })
 })
 

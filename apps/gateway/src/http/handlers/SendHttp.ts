@@ -25,6 +25,7 @@ import { quotaHeaders } from "../ApiErrors.js"
 import { Settings } from "../../Config.js"
 import * as Prometheus from "../../infra/Prometheus.js"
 import { boundedInPlace, detached } from "../EntityCalls.js"
+import { makeQuota } from "./LimitsHttp.js"
 import { NumberScope } from "../NumberScope.js"
 import { parseNumberRef } from "../Params.js"
 import { validateSend } from "../SendRequest.js"
@@ -32,7 +33,7 @@ import { validateSend } from "../SendRequest.js"
 /** What a send comes to: the message handed to the network, or the first answer to its Idempotency-Key. */
 export type SendAnswer =
   | { readonly _tag: "Sent"; readonly numberId: NumberId; readonly sent: Sent }
-  | { readonly _tag: "Replayed"; readonly status: number; readonly body: unknown }
+  | { readonly _tag: "Replayed"; readonly numberId: NumberId; readonly status: number; readonly body: unknown }
 
 /** Counts a send's outcome: accepted (replays not counted), or refused with its code. */
 const count = (exit: Exit.Exit<SendAnswer, { readonly code: string }>) => {
@@ -91,7 +92,12 @@ export const makeSendMessage = Effect.gen(function*() {
           if (seen.value.answer === null) {
             return yield* new Capacity({ error: "The first request with this Idempotency-Key is still in progress", retryAfter: 1 })
           }
-          return { _tag: "Replayed", status: seen.value.answer.status, body: seen.value.answer.body } satisfies SendAnswer
+          return {
+            _tag: "Replayed",
+            numberId: number.id,
+            status: seen.value.answer.status,
+            body: seen.value.answer.body
+          } satisfies SendAnswer
         }
         idempotency = { key, requestHash }
       }
@@ -114,6 +120,7 @@ export const makeSendMessage = Effect.gen(function*() {
 
 export const makeSend = Effect.gen(function*() {
   const sendMessage = yield* makeSendMessage
+  const quotaOf = yield* makeQuota
   return Effect.fnUntraced(function*({ request }: { readonly request: HttpServerRequest.HttpServerRequest }) {
     const principal = yield* CurrentKey
     // The body is read, parsed and checked here, after the key (RequestBody, which answers a
@@ -121,7 +128,14 @@ export const makeSend = Effect.gen(function*() {
     const body = yield* Effect.orElseFail(request.json, () => new InvalidJson())
     const answer = yield* sendMessage(principal, body, request.headers["idempotency-key"], "api")
     if (answer._tag === "Replayed") {
-      return HttpServerResponse.unsafeJson(answer.body, { status: answer.status, headers: { "idempotent-replayed": "true" } })
+      // A 200 carries the number's allowance now, as every 200 of a send does; the replay still
+      // answers when the number cannot tell it in time.
+      const quota = answer.status === 200 ? yield* Effect.option(quotaOf(answer.numberId)) : Option.none()
+      const headers = Option.match(quota, { onNone: () => ({}), onSome: quotaHeaders })
+      return HttpServerResponse.unsafeJson(answer.body, {
+        status: answer.status,
+        headers: { ...headers, "idempotent-replayed": "true" }
+      })
     }
     const { numberId, sent } = answer
     return HttpServerResponse.unsafeJson(
