@@ -77,6 +77,20 @@ layer(TestGateway.layer(), { excludeTestServices: true })("error answers", (it) 
         HttpClientRequest.bodyUnsafeJson({ email: "no-at-sign", company: "x" })
       ))
       assert.deepStrictEqual([bad.status, bad.json?.code], [400, "invalid_param"])
+      // Ids and page parameters are decimal digits, as on the public API.
+      const { accountId } = yield* provision((yield* TestGateway).ops)
+      const get = (path: string) =>
+        send(HttpClientRequest.get(path).pipe(HttpClientRequest.setHeaders({ authorization: "Bearer wag_op_test_operator_token" })))
+      assert.strictEqual((yield* get(`/ops/v1/accounts/${accountId}`)).status, 200)
+      for (const path of [`/ops/v1/accounts/0x${accountId.toString(16)}`, `/ops/v1/accounts/0${accountId}`, `/ops/v1/accounts/${accountId}e0`]) {
+        const r = yield* get(path)
+        assert.deepStrictEqual([r.status, r.json?.code], [400, "invalid_param"], path)
+      }
+      assert.strictEqual((yield* get(`/ops/v1/accounts/${accountId}/ledger?limit=10&before=1000`)).status, 200)
+      for (const query of ["limit=1e2", "limit=0x10", "before=0x20", "before=1e3"]) {
+        const r = yield* get(`/ops/v1/accounts/${accountId}/ledger?${query}`)
+        assert.deepStrictEqual([r.status, r.json?.code], [400, "invalid_param"], query)
+      }
     }))
 
   it.effect("nothing a client sends produces a 500", () =>

@@ -125,6 +125,11 @@ for (const kind of ["filesystem", "s3"] as const) {
         assert.deepStrictEqual(yield* status(other.accountKey), [404, "not_found"])
         assert.deepStrictEqual(yield* status(acme.accountKey, `/api/v1/media/999999999`), [404, "not_found"])
         assert.deepStrictEqual(yield* status(acme.accountKey, `/api/v1/media/abc`), [400, "invalid_param"])
+        // Only decimal digits name a file: to JavaScript's Number() each of these is its id.
+        for (const form of [`0${id}`, `0x${id.toString(16)}`, `${id}e0`]) {
+          assert.deepStrictEqual(yield* status(acme.accountKey, `/api/v1/media/${form}`, "DELETE"), [400, "invalid_param"], form)
+          assert.deepStrictEqual(yield* status(acme.accountKey, `/api/v1/media/${form}`), [400, "invalid_param"], form)
+        }
         // Deleting is held to the same rules.
         assert.deepStrictEqual(yield* status(acme.numberKeys[1]!, `/api/v1/media/${id}`, "DELETE"), [404, "not_found"])
         assert.deepStrictEqual(yield* status(other.accountKey, `/api/v1/media/${id}`, "DELETE"), [404, "not_found"])

@@ -136,6 +136,30 @@ layer(TestGateway.layer(), { excludeTestServices: true })("read endpoints", (it)
       assert.deepStrictEqual(Object.keys((yield* bad.json) as object).sort(), ["code", "error"])
     }))
 
+  it.effect("ids, limit and before are decimal digits: hex, exponents, leading zeros and signs answer 400 invalid_param", () =>
+    Effect.gen(function*() {
+      const { acme, gateway, ids } = yield* world
+      const answer = (path: string) =>
+        Effect.flatMap(gateway.http.get(path, { headers: { authorization: `Bearer ${acme.accountKey}` } }), (r) =>
+          Effect.map(r.json, (body: any) => ({ code: `${r.status} ${body.code}`, error: String(body.error) })))
+      const id = ids[2]
+      // Each of these is the message's id to JavaScript's Number().
+      for (const form of [`0x${id.toString(16)}`, `0${id}`, `${id}e0`, `${id}.0`, `+${id}`, ` ${id}`, `0b${id.toString(2)}`]) {
+        const bad = yield* answer(`/api/v1/messages/${encodeURIComponent(form)}`)
+        assert.strictEqual(bad.code, "400 invalid_param", form)
+        assert.strictEqual(bad.error, `id: must be a whole number of at least 1 in decimal digits, not ${JSON.stringify(form)}`)
+      }
+      assert.strictEqual((yield* answer(`/api/v1/messages/${id}`)).code, "200 undefined")
+      for (const query of ["limit=1e2", "limit=0x10", "limit=010", "limit=-1", "before=0x20", "before=1e3", "before=0", "before=9007199254740992"]) {
+        assert.strictEqual((yield* answer(`/api/v1/messages?${query}`)).code, "400 invalid_param", query)
+      }
+      const huge = yield* answer("/api/v1/messages?before=99999999999999999999")
+      assert.strictEqual(huge.error, 'before: must be a whole number of at least 1 in decimal digits, not "99999999999999999999"')
+      const limit = yield* answer("/api/v1/messages?limit=0x10")
+      assert.strictEqual(limit.error, 'limit: must be a whole number from 1 to 500 in decimal digits, not "0x10"')
+      assert.strictEqual((yield* answer(`/api/v1/messages?limit=1&before=${id}`)).code, "200 undefined")
+    }))
+
   it.effect("a number key sees only its own number's messages, chats and data", () =>
     Effect.gen(function*() {
       const { acme, gateway, ids, n1, n2 } = yield* world

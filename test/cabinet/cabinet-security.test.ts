@@ -216,6 +216,11 @@ describe("attacks", () => {
         assert.ok(a.status >= 400 && a.status < 500, `${a.path}: ${a.status}`)
         assert.strictEqual(a.body, "code,error", a.path)
       }
+      // Ids and page parameters are decimal digits, as on the public API.
+      assert.strictEqual(code(yield* owner.get("/messages?before=1000")), "200 ok")
+      for (const query of ["before=0x20", "before=1e3", "before=010", "number=0x1"]) {
+        assert.strictEqual(code(yield* owner.get(`/messages?${query}`)), "400 invalid_param", query)
+      }
     }))
 
   it.scopedLive("one customer cannot see or change another's numbers, keys, exports or webhook events by any id", () =>

@@ -14,6 +14,7 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import { Balance } from "@wagate/domain/Account"
 import * as E from "@wagate/domain/ApiError"
 import { ArchiveExport, ExportList } from "@wagate/domain/ArchiveExport"
+import { Before, id, IdParam } from "@wagate/domain/api/Params"
 import { AccountId } from "@wagate/domain/Ids"
 import { Limits, TrustFactors } from "@wagate/domain/Limits"
 import { MessagePage } from "@wagate/domain/Message"
@@ -54,8 +55,6 @@ const Token = Schema.String.pipe(Schema.minLength(10), Schema.maxLength(200))
 
 export const Accepted = Schema.Struct({ message: Schema.String })
 export const SignedIn = Schema.Struct({ account_id: Schema.Int, email: Schema.String, csrf: Schema.String })
-
-const id = HttpApiSchema.param("id", Schema.NumberFromString.pipe(Schema.int(), Schema.positive()))
 
 export class CabinetAuthGroup extends HttpApiGroup.make("cabinetAuth")
   .add(
@@ -253,8 +252,8 @@ export class CabinetGroup extends HttpApiGroup.make("cabinet")
   .add(
     HttpApiEndpoint.get("messages", "/messages")
       .setUrlParams(Schema.Struct({
-        number: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.positive())),
-        before: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.positive()))
+        number: Schema.optional(IdParam),
+        before: Schema.optional(Before("messages"))
       }))
       .addSuccess(MessagePage)
       .addError(E.wire(E.InvalidParam))

@@ -19,6 +19,7 @@ import { Phone, Timestamp } from "./Ids.js"
 import { ConnectionStatus } from "./Connection.js"
 import { LinkedNumber } from "./LinkedNumber.js"
 import { OpsBillingEndpoints } from "./OpsBillingApi.js"
+import { id } from "./api/Params.js"
 import { SetWebhookRequest, Webhook } from "./Webhook.js"
 
 /** @since 1.0.0 */
@@ -85,7 +86,6 @@ export const OpsAccountDetail = Schema.Struct({
   balance: Balance
 })
 
-const id = HttpApiSchema.param("id", Schema.NumberFromString.pipe(Schema.int(), Schema.positive()))
 
 /** @since 1.0.0 */
 export class OpsGroup extends HttpApiGroup.make("ops")

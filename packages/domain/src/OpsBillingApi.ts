@@ -12,6 +12,7 @@ import * as Schema from "effect/Schema"
 import { Balance } from "./Account.js"
 import * as E from "./ApiError.js"
 import { Kzt, Timestamp } from "./Ids.js"
+import { Before, id, PageLimit } from "./api/Params.js"
 
 /** One row of the money ledger; the balance is their sum. @since 1.0.0 */
 export const LedgerEntry = Schema.Struct({
@@ -52,7 +53,6 @@ export const PaymentResult = Schema.Struct({
   balance: Balance
 })
 
-const id = HttpApiSchema.param("id", Schema.NumberFromString.pipe(Schema.int(), Schema.positive()))
 const Amount = Schema.Number.pipe(Schema.positive(), Schema.lessThan(1e12)).annotations({ description: "KZT" })
 const AlmatyDate = Schema.String.pipe(
   Schema.pattern(/^\d{4}-\d{2}-\d{2}$/),
@@ -68,8 +68,8 @@ export const OpsBillingEndpoints = HttpApiGroup.make("opsBilling")
   .add(
     HttpApiEndpoint.get("ledger")`/accounts/${id}/ledger`
       .setUrlParams(Schema.Struct({
-        limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1000))),
-        before: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.positive()))
+        limit: Schema.optional(PageLimit(1000, 100)),
+        before: Schema.optional(Before("entries"))
       }))
       .addSuccess(LedgerPage)
       .addError(E.wire(E.InvalidParam))
