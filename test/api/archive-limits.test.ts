@@ -63,6 +63,20 @@ describe("archive export rules", () => {
       const accountWide = yield* post({})
       assert.strictEqual(accountWide.body.from, null)
       yield* untilEnded(gateway, acme.accountKey, accountWide.body.id)
+      // The body is optional: none at all, an empty one labelled JSON, and `null` are `{}`.
+      const bodiless = [
+        post(undefined),
+        call(gateway, "POST", "/api/v1/exports", acme.accountKey, undefined, { "content-type": "application/json" }),
+        post(null)
+      ]
+      for (const request of bodiless) {
+        const created = yield* request
+        assert.strictEqual(code(created), "202 ok", JSON.stringify(created.body))
+        assert.deepStrictEqual([created.body.from, created.body.chat, created.body.include_media], [null, null, true])
+        yield* untilEnded(gateway, acme.accountKey, created.body.id)
+      }
+      assert.strictEqual(code(yield* post([])), "400 invalid_param")
+      assert.strictEqual(code(yield* post("everything")), "400 invalid_param")
       // n1's key sees neither n2's export nor the account-wide one.
       assert.strictEqual(code(yield* call(gateway, "GET", `/api/v1/exports/${own.body.id}`, acme.numberKeys[0])), "404 not_found")
       assert.strictEqual(code(yield* call(gateway, "GET", `/api/v1/exports/${accountWide.body.id}`, acme.numberKeys[0])), "404 not_found")

@@ -47,3 +47,15 @@ export const CreateExportRequest = Schema.Struct({
   until: Schema.optional(Schema.String),
   include_media: Schema.optional(Schema.Boolean).annotations({ description: "Default true" })
 }).annotations({ identifier: "CreateExportRequest" })
+
+/**
+ * The body of POST /exports, which is optional: no body at all (an empty body reads as JSON
+ * `null`) is `{}`, an archive of everything.
+ *
+ * @since 1.0.0
+ */
+export const CreateExportBody = Schema.transform(
+  Schema.NullOr(CreateExportRequest),
+  Schema.typeSchema(CreateExportRequest),
+  { strict: true, decode: (body) => body ?? {}, encode: (body) => body }
+)

@@ -7,7 +7,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as E from "../ApiError.js"
-import { ArchiveExport, CreateExportRequest, ExportList } from "../ArchiveExport.js"
+import { ArchiveExport, CreateExportBody, ExportList } from "../ArchiveExport.js"
 import { Authentication } from "../Auth.js"
 import { BodyErrors, ByIdErrors, FromErrors } from "./Errors.js"
 import { id } from "./Params.js"
@@ -21,7 +21,7 @@ export class ExportsApi extends HttpApiGroup.make("exports")
   )
   .add(
     HttpApiEndpoint.post("create", "/exports")
-      .setPayload(CreateExportRequest)
+      .setPayload(CreateExportBody)
       .addSuccess(ArchiveExport, { status: 202 })
       .addError(BodyErrors)
       .addError(FromErrors)
@@ -29,6 +29,8 @@ export class ExportsApi extends HttpApiGroup.make("exports")
       .addError(E.wire(E.ExportLimit))
       .addError(E.wire(E.StorageUnavailable))
       .annotate(OpenApi.Summary, "Start a ZIP archive of files and conversation")
+      // The body is optional: none at all is `{}`.
+      .annotate(OpenApi.Transform, (op) => ({ ...op, requestBody: { ...op.requestBody, required: false } }))
   )
   .add(
     HttpApiEndpoint.get("get")`/exports/${id}`
