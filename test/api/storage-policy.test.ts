@@ -2,9 +2,11 @@
  * What happens to kept files over time and under the account's storage policy, through the
  * whole gateway on the filesystem store: a deleted file's backup stays 30 days and is purged by
  * the background job, also after a restart; retention deletes old files; the policy skips
- * incoming files and says why; GET /storage shows the policy and the state.
+ * incoming files and says why; GET /storage shows the policy and the state; a sent attachment
+ * that is not kept (over the ceiling, or refused by the network) shows no size.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { BlobStore } from "@wagate/media/BlobStore"
 import { DomainClock } from "@wagate/domain/DomainClock"
@@ -18,6 +20,7 @@ import { execFile } from "node:child_process"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { sweep } from "../../apps/gateway/src/MediaUpkeep.js"
+import * as FileServer from "../support/FileServer.js"
 import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
 import * as MediaStores from "../support/MediaStores.js"
@@ -210,6 +213,54 @@ describe("storage upkeep and policy", () => {
         skipped.media_skip_reason,
         "storage above the included 5 GB is not paid for: the balance does not cover the storage charge"
       )
+    }))
+
+  it.scopedLive("a sent attachment that is not kept shows no size: refused by the network, or over the ceiling", () =>
+    Effect.gen(function*() {
+      const files = yield* FileServer.start
+      const clock = ManualClock.make(Date.now())
+      const gateway = yield* startGateway(yield* freshDatabase, { domainClock: clock.clock })
+      const acme = yield* provision(gateway.ops)
+      const api = yield* gateway.client(acme.accountKey)
+      const send = (to: string, content: object) =>
+        Effect.gen(function*() {
+          clock.adjust("5 seconds")
+          const response = yield* gateway.http.execute(HttpClientRequest.post("/api/v1/messages/send").pipe(
+            HttpClientRequest.setHeaders({ authorization: `Bearer ${acme.accountKey}` }),
+            HttpClientRequest.bodyUnsafeJson({ to, ...content })
+          ))
+          return { status: response.status, body: (yield* response.json) as any }
+        }).pipe(Effect.orDie)
+      const view = (id: number) =>
+        Effect.map(api.messages.get({ path: { id } }), (m) => [m.media?.size, m.media?.deleted, m.media_skipped, m.media_skip_reason])
+      const served = (id: number) =>
+        Effect.flatMap(gateway.http.get(`/api/v1/media/${id}`, { headers: { authorization: `Bearer ${acme.accountKey}` } }), (r) =>
+          Effect.succeed(r.status))
+
+      // The network refuses the message: its file is removed, and the message says so.
+      const refusing = uniquePhone()
+      yield* gateway.sim.failures(refusing, { mode: "reject", times: 1 })
+      const refused = yield* send(refusing, { document: { url: files.url("/report.pdf") } })
+      assert.strictEqual(refused.status, 502)
+      const [failed] = (yield* api.messages.list({ urlParams: { chat: refusing } })).messages
+      assert.deepStrictEqual(yield* view(failed.id), [null, false, true, "the message was not sent, so its file was not kept"])
+      assert.strictEqual(yield* served(failed.id), 404)
+
+      // Over the ceiling: the second image is sent but not kept.
+      yield* gateway.ops.opsStorage.setPolicy({
+        path: { id: acme.accountId },
+        payload: { ceiling_bytes: Math.floor(FileServer.PNG.length * 1.5) }
+      })
+      const peer = uniquePhone()
+      const kept = yield* send(peer, { image: { url: files.url("/image.png") } })
+      const over = yield* send(peer, { image: { url: files.url("/image.png") } })
+      assert.deepStrictEqual([kept.status, over.status], [200, 200])
+      assert.deepStrictEqual(yield* view(kept.body.id), [FileServer.PNG.length, false, false, null])
+      const skipped = yield* view(over.body.id)
+      assert.deepStrictEqual(skipped.slice(0, 3), [null, false, true])
+      assert.match(String(skipped[3]), /ceiling/)
+      assert.deepStrictEqual([yield* served(kept.body.id), yield* served(over.body.id)], [302, 404])
+      assert.strictEqual((yield* api.storage.get()).used_bytes, FileServer.PNG.length)
     }))
 
   it.scopedLive("the operator CLI sets and shows the policy, and GET /storage shows what it set", () =>

@@ -302,10 +302,11 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
       return rows.length > 0
     }, Effect.orDie)
 
-    /** The message's file will not be kept, and why; the message itself stays. */
+    /** The message's file will not be kept, and why (its `size` null: no file); the message itself stays. */
     const skip = Effect.fn("MediaFiles.skip")(function*(messageId: number, reason: string, at: Date) {
       yield* sql`
-        UPDATE messages SET media_pending = false, media_skipped = true, media_skip_reason = ${reason}, updated_at = ${at}
+        UPDATE messages SET media = jsonb_set(media, '{size}', 'null'), media_pending = false, media_skipped = true,
+          media_skip_reason = ${reason}, updated_at = ${at}
         WHERE id = ${messageId}`
     }, Effect.orDie)
 

@@ -25,6 +25,9 @@ export const isLid = (to: string): boolean => to.endsWith("@lid")
 /** The chat of a recipient: `<phone>@c.us`, or `<lid>@lid` as it is. @since 1.0.0 */
 export const chatIdOf = (to: string): string => (isLid(to) ? to : `${to}@c.us`)
 
+/** Why the file of a message the network refused is not kept (`media_skip_reason`). */
+const NOT_SENT = "the message was not sent, so its file was not kept"
+
 /** The Idempotency-Key was used before for a different request. @since 1.0.0 */
 export class IdempotencyConflict extends Data.TaggedError("IdempotencyConflict")<{ readonly key: string }> {}
 
@@ -304,7 +307,8 @@ export const make = Effect.gen(function*() {
   /**
    * The network refused the message: `failed` with the reason, the ack event, and the send no
    * longer counts against today's limits; the answer kept for its Idempotency-Key becomes
-   * `answer`, in the same transaction.
+   * `answer`, in the same transaction. Its attachment, never kept (the file is removed from the
+   * store), shows as not kept: `size` null, `media_skipped` with the reason.
    */
   const markRejected = Effect.fn("Conversations.markRejected")(function*(m: {
     readonly accountId: number
@@ -320,7 +324,11 @@ export const make = Effect.gen(function*() {
   }) {
     yield* Effect.gen(function*() {
       yield* sql`
-        UPDATE messages SET status = 'failed', error = ${m.error}, updated_at = ${m.at} WHERE id = ${m.messageId}`
+        UPDATE messages SET status = 'failed', error = ${m.error}, updated_at = ${m.at},
+          media = jsonb_set(media, '{size}', 'null'),
+          media_skipped = media_skipped OR media IS NOT NULL,
+          media_skip_reason = CASE WHEN media IS NOT NULL AND NOT media_skipped THEN ${NOT_SENT} ELSE media_skip_reason END
+        WHERE id = ${m.messageId}`
       if (m.answer !== undefined) {
         yield* sql`
           UPDATE idempotency_keys SET status = ${m.answer.status}, response = ${sql.json(m.answer.body)}
