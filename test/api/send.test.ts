@@ -123,13 +123,23 @@ describe("POST /messages/send", () => {
         [{ to, document: { url: "http://x/a.pdf", filename: ["a"] }, text: 5 }, "400 invalid_media"],
         [{ to, text: null }, "400 empty_text"],
         [{ to, text: "x", from: 1.5 }, "400 invalid_from"],
-        [{ to, text: "x", from: { id: 1 } }, "400 invalid_param"]
+        // `from` of any wrong type is invalid_from, as on every endpoint (docs/errors.md).
+        [{ to, text: "x", from: { id: 1 } }, "400 invalid_from"],
+        [{ to, text: "x", from: true }, "400 invalid_from"],
+        [{ to, text: "x", from: null }, "400 invalid_from"],
+        [{ to, text: "x", from: ["1"] }, "400 invalid_from"],
+        // A voice note has no caption: text beside it is refused, not dropped.
+        [{ to, voice: { url: "http://x/a.ogg" }, text: "THIS TEXT IS DROPPED?" }, "400 invalid_param"],
+        [{ to, voice: { url: "http://x/a.ogg" }, text: "x".repeat(20_000) }, "400 invalid_param"],
+        [{ to, voice: { url: "http://x/a.ogg", caption: "listen" } }, "400 invalid_param"]
       ]
       for (const [body, expected] of cases) {
         const answer = yield* send(gateway, acme.accountKey, body)
         assert.strictEqual(code(answer), expected, JSON.stringify(body).slice(0, 80))
         assert.deepStrictEqual(Object.keys(answer.body).sort(), ["code", "error"])
       }
+      const voice = yield* send(gateway, acme.accountKey, { to, voice: { url: "http://x/a.ogg" }, text: "hello" })
+      assert.match(voice.body.error, /voice note carries no text or caption/)
       // Exactly 4096 characters is allowed; a null attachment is no attachment.
       assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to, text: "x".repeat(4096), image: null })), "200 ok")
       assert.strictEqual((yield* gateway.sim.sent()).length, 1)

@@ -22,7 +22,8 @@ const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith
 
 /**
  * POST /messages/send. Exactly one of text, image, document, voice and video; `text` alongside
- * an attachment is used as its caption when the attachment has none.
+ * an attachment is used as its caption when the attachment has none. A voice note has no caption
+ * on WhatsApp: text beside it is refused (400 `invalid_param`), never dropped.
  *
  * @since 1.0.0
  */
@@ -38,7 +39,9 @@ export const SendMessageRequest = Schema.Struct({
     filename: Schema.optional(Schema.String.annotations({ description: "Name shown to the recipient" })),
     caption: Caption
   })),
-  voice: optional(Schema.Struct({ url: Url }).annotations({ description: "Sent as a voice note (OGG/Opus)" })),
+  voice: optional(Schema.Struct({ url: Url }).annotations({
+    description: "Sent as a voice note (OGG/Opus). It carries no caption: `text` beside it is refused (invalid_param)"
+  })),
   video: optional(Schema.Struct({ url: Url, caption: Caption })),
   from: Schema.optional(
     Schema.Union(Schema.Int, Schema.String).annotations({

@@ -115,7 +115,11 @@ export const sendMessage: ToolDefinition = {
         filename: { type: "string", description: "File name shown to the recipient" },
         caption
       }),
-      voice: attachment("An audio file sent as a voice note (OGG/Opus plays best); give at most one attachment", {}),
+      voice: attachment(
+        "An audio file sent as a voice note (OGG/Opus plays best); give at most one attachment. A voice note has no " +
+          "caption: give no text with it (send the text as a message of its own)",
+        {}
+      ),
       video: attachment("A video (MP4) to send; give at most one attachment", { caption }),
       from,
       idempotency_key: {

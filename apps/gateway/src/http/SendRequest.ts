@@ -68,8 +68,8 @@ const refusal = (body: unknown, error: ParseResult.ParseError) => {
     })
   }
   if (about("text") !== undefined) return new InvalidParam({ error: "text must be a string" })
-  // A number that is no id is a bad reference; anything but a number or a string is a bad body.
-  return typeof fields.from === "number" ? new InvalidFrom() : new InvalidParam({ error: "from must be a number id or a phone" })
+  // What is left is `from`, whose every problem is invalid_from (docs/errors.md).
+  return new InvalidFrom()
 }
 
 export const validateSend: (
@@ -86,6 +86,12 @@ export const validateSend: (
     if (given.length > 1) return yield* new InvalidMedia({ error: `Send one attachment at a time, not ${given.join(" and ")}` })
     const text = request.text ?? ""
     const from = request.from
+    // A voice note carries no caption on WhatsApp: what the client wrote beside it would be lost.
+    if (request.voice !== undefined && (text !== "" || (body as { voice: Record<string, unknown> }).voice.caption != null)) {
+      return yield* new InvalidParam({
+        error: "A voice note carries no text or caption on WhatsApp; send the text as a message of its own"
+      })
+    }
     // Text beside an attachment is its caption when the attachment has none.
     const captionOf = (own: string | undefined) => {
       const caption = own ?? (text === "" ? undefined : text)
