@@ -85,6 +85,19 @@ const get = (gateway: RunningGateway, path: string, key: string) =>
     return (yield* response.json) as any
   }).pipe(Effect.orDie)
 
+/** A POST as a client sends it (the typed client would refuse to send a bad value itself). */
+const post = (gateway: RunningGateway, path: string, key: string, body: unknown) =>
+  Effect.gen(function*() {
+    const response = yield* gateway.http.execute(
+      HttpClientRequest.post(path).pipe(
+        HttpClientRequest.setHeaders({ authorization: `Bearer ${key}` }),
+        HttpClientRequest.bodyUnsafeJson(body)
+      )
+    )
+    const json: any = yield* response.json
+    return { answer: `${response.status} ${json.code ?? "ok"}`, json }
+  }).pipe(Effect.orDie)
+
 const drawdown = (gateway: RunningGateway, date?: string) =>
   gateway.ops.opsBilling.drawdown({ payload: date === undefined ? {} : { date } }).pipe(Effect.orDie)
 
@@ -373,6 +386,71 @@ describe("billing", () => {
       assert.deepStrictEqual([again.credited, again.balance.balance], [false, 10_000])
       const rows = yield* ledger(gateway, acme.accountId)
       assert.deepStrictEqual(rows.map((r) => [r.kind, r.amount]), [["payment", 990_000], ["payment", 10_000]])
+    }), 60_000)
+
+  it.scopedLive("money bounds: whole tiyn, at most 1 000 000 000 KZT held, paid_until at most 100 years ahead", () =>
+    Effect.gen(function*() {
+      const time = ManualClock.make(START)
+      const gateway = yield* startGateway(yield* freshDatabase, options(time))
+      const acme = yield* provision(gateway.ops, { numbers: 0, credit: 0 })
+      const ops = (path: string, body: unknown) =>
+        post(gateway, `/ops/v1/accounts/${acme.accountId}${path}`, OPERATOR_TOKEN, body)
+
+      // Less than a tiyn, or a fraction of one, is no amount: refused, nothing reaches the ledger.
+      for (const amount of [0.001, 1e-300, 0.005, 12.345]) {
+        for (const path of ["/credit", "/refund", "/test-payment"]) {
+          const refused = yield* ops(path, { amount })
+          assert.strictEqual(refused.answer, "400 invalid_param", `${path} ${amount}`)
+          assert.match(refused.json.error, /^amount: Expected whole tiyn \(at most two decimals\)/)
+        }
+      }
+      // One amount is at most what an account may hold, and the refusal says how much that is.
+      for (const amount of [1e12, 33_000_000_000, 1_000_000_000.01]) {
+        const refused = yield* ops("/credit", { amount })
+        assert.strictEqual(refused.answer, "400 invalid_param", `${amount}`)
+        assert.match(refused.json.error, /^amount: Expected at most 1000000000 KZT/)
+      }
+      assert.deepStrictEqual(yield* ledger(gateway, acme.accountId), [])
+
+      // Up to the maximum the balance is exact to the tiyn; past it every way in is refused.
+      assert.strictEqual((yield* ops("/credit", { amount: 999_999_999.99 })).answer, "200 ok")
+      assert.strictEqual((yield* ops("/credit", { amount: 0.01 })).answer, "200 ok")
+      assert.strictEqual(yield* balanceOf(gateway, acme.accountId), 100_000_000_000)
+      const over = yield* ops("/credit", { amount: 0.01 })
+      assert.strictEqual(over.answer, "400 invalid_param")
+      assert.match(over.json.error, /more than an account may hold \(1000000000 KZT\)/)
+      assert.strictEqual((yield* ops("/test-payment", { amount: 1 })).answer, "400 invalid_param")
+      const signed = TestPayments.sign(
+        Redacted.make(SECRET),
+        { type: "payment.succeeded", payment_id: "pay_over", account_id: acme.accountId, amount: 100 },
+        Math.floor(Date.now() / 1000)
+      )
+      const webhook = yield* gateway.http.execute(
+        HttpClientRequest.post("/payments/v1/test/webhook").pipe(
+          HttpClientRequest.setHeaders(signed.headers),
+          HttpClientRequest.bodyText(signed.body, "application/json")
+        )
+      ).pipe(Effect.flatMap((r) => Effect.map(r.json, (json: any) => `${r.status} ${json.code}`)), Effect.orDie)
+      assert.strictEqual(webhook, "400 invalid_param")
+      const rows = yield* ledger(gateway, acme.accountId)
+      assert.deepStrictEqual(rows.map((r) => r.amount), [99_999_999_999, 1])
+
+      // A number on the largest balance: every view answers, and paid_until is 100 years ahead.
+      yield* gateway.ops.ops.addNumber({ path: { id: acme.accountId }, payload: { phone: uniquePhone() } })
+      // The views count from the wall clock (the ledger's days from the gateway's domain clock).
+      const paidUntil = new Date(Almaty.nextMidnight(Date.now()) + 36_500 * DAY).toISOString()
+      assert.deepStrictEqual(yield* get(gateway, "/api/v1/balance", acme.accountKey), {
+        balance: 999_999_670,
+        daily_charge: 330,
+        days_left: 36_500,
+        active_numbers: 1,
+        paused_numbers: 0
+      })
+      assert.strictEqual((yield* get(gateway, "/api/v1/me", acme.accountKey)).paid_until, paidUntil)
+      assert.strictEqual((yield* get(gateway, "/api/v1/numbers", acme.accountKey)).numbers[0].paid_until, paidUntil)
+      assert.strictEqual((yield* get(gateway, "/api/v1/status", acme.accountKey)).balance.days_left, 36_500)
+      const shown = yield* gateway.ops.ops.showAccount({ path: { id: acme.accountId } }).pipe(Effect.orDie)
+      assert.strictEqual(shown.numbers[0].paid_until, paidUntil)
     }), 60_000)
 
   it.scopedLive("the CLI: refused number with exit 1, test payment, ledger, drawdown by hand", () =>

@@ -180,6 +180,36 @@ layer(TestGateway.layer(), { excludeTestServices: true })("the HTTP edge", (it) 
       assert.deepStrictEqual((yield* sim.sent({ to })).map((m) => m.text), ["café latin1 text"])
     }))
 
+  it.effect("operator text fields: a blank company is refused; company, e-mail and ledger note have maximum lengths", () =>
+    Effect.gen(function*() {
+      const { ops } = yield* TestGateway
+      const acme = yield* provision(ops)
+      const before = yield* ops.ops.showAccount({ path: { id: acme.accountId } })
+      const account = (email: string, company: string) => call("POST", "/ops/v1/accounts", OPERATOR_TOKEN, { email, company })
+      const credit = (note: string) =>
+        call("POST", `/ops/v1/accounts/${acme.accountId}/credit`, OPERATOR_TOKEN, { amount: 1, note })
+      const email = () => `fields-${uniquePhone()}@example.kz`
+      const refused = [
+        ["blank company", yield* account(email(), "   ")],
+        ["empty company", yield* account(email(), "")],
+        ["company of 201 characters", yield* account(email(), "x".repeat(201))],
+        ["company of 300 KB", yield* account(email(), "x".repeat(300_000))],
+        ["e-mail of 255 characters", yield* account(`${"x".repeat(244)}@example.kz`, "Acme")],
+        ["note of 501 characters", yield* credit("x".repeat(501))],
+        ["note of 900 KB", yield* credit("x".repeat(900_000))]
+      ] as const
+      for (const [what, answer] of refused) {
+        assert.strictEqual(codeOf(answer), "400 invalid_param", what)
+        assert.isBelow(answer.length, 1000, what)
+      }
+      assert.match(refused[0][1].json.error, /^company: /)
+      assert.strictEqual((yield* ops.ops.showAccount({ path: { id: acme.accountId } })).balance.balance, before.balance.balance)
+      // At the limits, accepted; the company is kept trimmed.
+      const longest = yield* account(email(), ` ${"x".repeat(198)} `)
+      assert.deepStrictEqual([longest.status, longest.json.company], [201, "x".repeat(198)])
+      assert.strictEqual(codeOf(yield* credit("x".repeat(500))), "200 ok")
+    }))
+
   it.effect("JSON nested 10,000 levels, in the body or in a field, answers 400 invalid_json", () =>
     Effect.gen(function*() {
       const { ops } = yield* TestGateway

@@ -34,6 +34,8 @@ describe("accounts and sessions", () => {
       const again = yield* stranger.post("/signup", { email: "owner@shop.kz", company: "Other", password: "another password 1" })
       const fresh = yield* stranger.post("/signup", { email: "new@shop.kz", company: "New", password: "another password 1" })
       assert.deepStrictEqual([again.status, again.body], [fresh.status, fresh.body])
+      const blank = yield* stranger.post("/signup", { email: "blank@shop.kz", company: "   ", password: "another password 1" })
+      assert.strictEqual(code(blank), "400 invalid_param")
       yield* box.link("owner@shop.kz", "/cabinet/reset/new")
 
       // A wrong password and an unknown email: the same answer.

@@ -20,7 +20,7 @@ import { Limits, TrustFactors } from "@wagate/domain/Limits"
 import { MessagePage } from "@wagate/domain/Message"
 import { LinkedNumber } from "@wagate/domain/LinkedNumber"
 import { LedgerEntry } from "@wagate/domain/OpsBillingApi"
-import { IssuedKey, LinkMethod, NumberLink, StoragePolicySettings } from "@wagate/domain/OpsApi"
+import { Company, Email, IssuedKey, LinkMethod, NumberLink, StoragePolicySettings } from "@wagate/domain/OpsApi"
 import { Storage } from "@wagate/domain/Storage"
 import { ResendResult, Webhook, WebhookDelivery } from "@wagate/domain/Webhook"
 import * as Context from "effect/Context"
@@ -48,7 +48,6 @@ export class CabinetCsrf extends HttpApiMiddleware.Tag<CabinetCsrf>()("CabinetCs
   failure: E.wire(E.CsrfRejected)
 }) {}
 
-const Email = Schema.String.pipe(Schema.maxLength(254), Schema.pattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/))
 /** Passwords: 10 to 200 characters; long passphrases welcome. */
 export const Password = Schema.String.pipe(Schema.minLength(10), Schema.maxLength(200))
 const Token = Schema.String.pipe(Schema.minLength(10), Schema.maxLength(200))
@@ -59,7 +58,7 @@ export const SignedIn = Schema.Struct({ account_id: Schema.Int, email: Schema.St
 export class CabinetAuthGroup extends HttpApiGroup.make("cabinetAuth")
   .add(
     HttpApiEndpoint.post("signUp", "/signup")
-      .setPayload(Schema.Struct({ email: Email, company: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)), password: Password }))
+      .setPayload(Schema.Struct({ email: Email, company: Company, password: Password }))
       .addSuccess(Accepted, { status: 202 })
       .addError(E.wire(E.InvalidJson))
       .addError(E.wire(E.InvalidParam))

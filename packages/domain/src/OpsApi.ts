@@ -18,7 +18,7 @@ import { ClusterView } from "./ClusterView.js"
 import { Phone, Timestamp } from "./Ids.js"
 import { ConnectionStatus } from "./Connection.js"
 import { LinkedNumber } from "./LinkedNumber.js"
-import { OpsBillingEndpoints } from "./OpsBillingApi.js"
+import { Amount, Note, OpsBillingEndpoints } from "./OpsBillingApi.js"
 import { id } from "./api/Params.js"
 import { SetWebhookRequest, Webhook } from "./Webhook.js"
 
@@ -87,14 +87,28 @@ export const OpsAccountDetail = Schema.Struct({
 })
 
 
+/** The longest company name an account keeps. @since 1.0.0 */
+export const MAX_COMPANY_LENGTH = 200
+
+/** A company name: not blank (it is stored trimmed), at most MAX_COMPANY_LENGTH characters. @since 1.0.0 */
+export const Company = Schema.String.pipe(
+  Schema.filter((s) => s.trim().length > 0, { message: () => "Expected a company name, not an empty or blank one" }),
+  Schema.maxLength(MAX_COMPANY_LENGTH, {
+    message: (issue) => `Expected at most ${MAX_COMPANY_LENGTH} characters, actual ${String(issue.actual).length}`
+  })
+)
+
+/** An e-mail address: one @, a dot in its domain, at most 254 characters (RFC 5321). @since 1.0.0 */
+export const Email = Schema.String.pipe(
+  Schema.maxLength(254, { message: (issue) => `Expected at most 254 characters, actual ${String(issue.actual).length}` }),
+  Schema.pattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: () => "Expected an e-mail address" })
+)
+
 /** @since 1.0.0 */
 export class OpsGroup extends HttpApiGroup.make("ops")
   .add(
     HttpApiEndpoint.post("createAccount", "/accounts")
-      .setPayload(Schema.Struct({
-        email: Schema.String.pipe(Schema.pattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/)),
-        company: Schema.String.pipe(Schema.minLength(1))
-      }))
+      .setPayload(Schema.Struct({ email: Email, company: Company }))
       .addSuccess(OpsAccount, { status: 201 })
       .addError(E.wire(E.InvalidJson))
       .addError(E.wire(E.InvalidParam))
@@ -108,10 +122,7 @@ export class OpsGroup extends HttpApiGroup.make("ops")
   )
   .add(
     HttpApiEndpoint.post("credit")`/accounts/${id}/credit`
-      .setPayload(Schema.Struct({
-        amount: Schema.Number.pipe(Schema.positive(), Schema.lessThan(1e12)).annotations({ description: "KZT" }),
-        note: Schema.optional(Schema.String)
-      }))
+      .setPayload(Schema.Struct({ amount: Amount, note: Schema.optional(Note) }))
       .addSuccess(Balance)
       .addError(E.wire(E.InvalidJson))
       .addError(E.wire(E.InvalidParam))

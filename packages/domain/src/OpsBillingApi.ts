@@ -13,6 +13,7 @@ import { Balance } from "./Account.js"
 import * as E from "./ApiError.js"
 import { Kzt, Timestamp } from "./Ids.js"
 import { Before, id, PageLimit } from "./api/Params.js"
+import * as Pricing from "./Pricing.js"
 
 /** One row of the money ledger; the balance is their sum. @since 1.0.0 */
 export const LedgerEntry = Schema.Struct({
@@ -53,7 +54,36 @@ export const PaymentResult = Schema.Struct({
   balance: Balance
 })
 
-const Amount = Schema.Number.pipe(Schema.positive(), Schema.lessThan(1e12)).annotations({ description: "KZT" })
+/** Whether `kzt` is a whole number of tiyn: at most two decimals (1e-7 prints as an exponent, refused too). */
+const wholeTiyn = (kzt: number) => /^\d+(\.\d{1,2})?$/.test(String(kzt))
+
+/**
+ * An amount of money the operator credits, pays or refunds: positive, whole tiyn (at most two
+ * decimals) and at most what an account may hold.
+ *
+ * @since 1.0.0
+ */
+export const Amount = Schema.Number.pipe(
+  Schema.positive(),
+  Schema.lessThanOrEqualTo(Pricing.tiynToKzt(Pricing.MAX_BALANCE_TIYN), {
+    message: (issue) =>
+      `Expected at most ${Pricing.tiynToKzt(Pricing.MAX_BALANCE_TIYN)} KZT (the most an account may hold), actual ${issue.actual}`
+  }),
+  Schema.filter(wholeTiyn, {
+    message: (issue) => `Expected whole tiyn (at most two decimals), actual ${issue.actual}`
+  })
+).annotations({ description: "KZT: positive, at most two decimals, at most 1 000 000 000" })
+
+/** The longest note the ledger keeps with a credit or refund. @since 1.0.0 */
+export const MAX_NOTE_LENGTH = 500
+
+/** @since 1.0.0 */
+export const Note = Schema.String.pipe(
+  Schema.maxLength(MAX_NOTE_LENGTH, {
+    message: (issue) => `Expected at most ${MAX_NOTE_LENGTH} characters, actual ${String(issue.actual).length}`,
+    description: `Why, kept in the ledger (at most ${MAX_NOTE_LENGTH} characters)`
+  })
+)
 const AlmatyDate = Schema.String.pipe(
   Schema.pattern(/^\d{4}-\d{2}-\d{2}$/),
   Schema.filter((s) => !Number.isNaN(Date.parse(`${s}T00:00:00Z`)) && new Date(`${s}T00:00:00Z`).toISOString().startsWith(s))
@@ -77,7 +107,7 @@ export const OpsBillingEndpoints = HttpApiGroup.make("opsBilling")
   )
   .add(
     HttpApiEndpoint.post("refund")`/accounts/${id}/refund`
-      .setPayload(Schema.Struct({ amount: Amount, note: Schema.optional(Schema.String) }))
+      .setPayload(Schema.Struct({ amount: Amount, note: Schema.optional(Note) }))
       .addSuccess(Balance)
       .addError(E.wire(E.InvalidJson))
       .addError(E.wire(E.InvalidParam))
@@ -110,6 +140,7 @@ export class PaymentsGroup extends HttpApiGroup.make("payments")
       .setPayload(Schema.Unknown)
       .addSuccess(Schema.Struct({ received: Schema.Boolean, credited: Schema.Boolean }))
       .addError(E.wire(E.InvalidJson))
+      .addError(E.wire(E.InvalidParam))
       .addError(E.wire(E.InvalidSignature))
       .addError(E.wire(E.NotFound))
   )

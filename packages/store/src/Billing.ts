@@ -84,6 +84,11 @@ export class InsufficientBalance extends Data.TaggedError("InsufficientBalance")
   readonly balance: number
   readonly needed: number
 }> {}
+/** A credit that would take the balance past `Pricing.MAX_BALANCE_TIYN`; nothing was credited. @since 1.0.0 */
+export class BalanceLimit extends Data.TaggedError("BalanceLimit")<{
+  readonly balance: number
+  readonly amount: number
+}> {}
 /** @since 1.0.0 */
 export class NumberMissing extends Data.TaggedError("NumberMissing")<{ readonly id: number }> {}
 
@@ -310,7 +315,8 @@ export class Billing extends Effect.Service<Billing>()("@wagate/store/Billing", 
     /**
      * Credits the account and settles today at once, so numbers paused for the balance resume
      * as soon as the money covers them. With a `reference` (a payment id) the credit is made
-     * once: a repeat credits nothing and answers `credited: false`.
+     * once: a repeat credits nothing and answers `credited: false`. A credit that would take the
+     * balance past the maximum credits nothing (`BalanceLimit`).
      */
     const credit = Effect.fn("Billing.credit")(function*(
       accountId: AccountId,
@@ -321,15 +327,19 @@ export class Billing extends Effect.Service<Billing>()("@wagate/store/Billing", 
       return yield* inAccount(
         accountId,
         Effect.gen(function*() {
+          const balance = yield* balanceOf(accountId)
           const inserted = yield* sql`
             INSERT INTO ledger (account_id, amount, kind, note, reference)
             VALUES (${accountId}, ${tiyn}, ${entry.kind}, ${entry.note}, ${entry.reference ?? null})
             ON CONFLICT DO NOTHING RETURNING id`
           if (inserted.length === 0) return { credited: false, settled: nothing }
+          // After the insert, so a repeated payment still answers `credited: false`; failing
+          // rolls the insert back.
+          if (balance + tiyn > Pricing.MAX_BALANCE_TIYN) return yield* new BalanceLimit({ balance, amount: tiyn })
           return { credited: true, settled: yield* settleLocked(accountId, Almaty.dateOf(at), at) }
         })
-      )
-    }, Effect.orDie)
+      ).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die, NoSuchElementException: Effect.die }))
+    })
 
     /** Pays money back out of the balance; never more than the balance holds. */
     const refund = Effect.fn("Billing.refund")(function*(accountId: AccountId, tiyn: number, note: string | null, at: number) {

@@ -155,7 +155,10 @@ export const CabinetHttp = HttpApiBuilder.group(GatewayApi, "cabinet", (handlers
           })
           const received = yield* Payments.receive(TestPayments.NAME, signed).pipe(
             Effect.provide(context),
-            Effect.catchTag("PaymentRejected", (e) => Effect.dieMessage(`the test provider's own event was refused: ${e.reason}`))
+            Effect.catchTags({
+              PaymentRejected: (e) => Effect.dieMessage(`the test provider's own event was refused: ${e.reason}`),
+              BalanceLimit: (e) => new InvalidParam({ error: Pricing.overMaximum(e.balance, e.amount) })
+            })
           )
           return { payment_id: paymentId, credited: received.known && received.credited, balance: yield* balance(u.accountId) }
         }))

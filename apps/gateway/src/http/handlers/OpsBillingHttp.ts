@@ -71,7 +71,10 @@ export const OpsBillingHttp = HttpApiBuilder.group(GatewayApi, "opsBilling", (ha
           })
           const received = yield* Payments.receive(TestPayments.NAME, signed).pipe(
             Effect.provide(context),
-            Effect.catchTag("PaymentRejected", (e) => Effect.dieMessage(`the test provider's own event was refused: ${e.reason}`))
+            Effect.catchTags({
+              PaymentRejected: (e) => Effect.dieMessage(`the test provider's own event was refused: ${e.reason}`),
+              BalanceLimit: (e) => new InvalidParam({ error: Pricing.overMaximum(e.balance, e.amount) })
+            })
           )
           return { payment_id: paymentId, credited: received.known && received.credited, balance: yield* balance(found.id) }
         }))
@@ -104,7 +107,15 @@ export const PaymentsHttp = HttpApiBuilder.group(GatewayApi, "payments", (handle
         // The signature covers the body as sent; a body that cannot be read verifies as nothing.
         const body = yield* request.text.pipe(Effect.orElseSucceed(() => ""))
         const received = yield* Payments.receive(path.provider, { headers: request.headers, body }).pipe(
-          Effect.catchTag("PaymentRejected", (e) => new InvalidSignature({ error: `Payment notification refused: ${e.reason}` }))
+          Effect.catchTags({
+            PaymentRejected: (e) => new InvalidSignature({ error: `Payment notification refused: ${e.reason}` }),
+            // Not credited: the provider sends it again later, and the operator sees it in the log.
+            BalanceLimit: (e) =>
+              Effect.zipRight(
+                Effect.logWarning(`payment not credited: ${Pricing.overMaximum(e.balance, e.amount)}`),
+                new InvalidParam({ error: `Payment not credited: ${Pricing.overMaximum(e.balance, e.amount)}` })
+              )
+          })
         )
         if (!received.known) return yield* new NotFound({ error: `No payment provider ${path.provider}` })
         return { received: true, credited: received.credited }

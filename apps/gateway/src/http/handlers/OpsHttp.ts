@@ -116,7 +116,9 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
       .handle("credit", ({ path, payload }) =>
         Effect.gen(function*() {
           const found = yield* account(path.id)
-          yield* accounting.credit(found.id, Pricing.kztToTiyn(payload.amount), { kind: "top_up", note: payload.note ?? null })
+          yield* accounting.credit(found.id, Pricing.kztToTiyn(payload.amount), { kind: "top_up", note: payload.note ?? null }).pipe(
+            Effect.catchTag("BalanceLimit", (e) => new InvalidParam({ error: Pricing.overMaximum(e.balance, e.amount) }))
+          )
           return yield* balance(found.id)
         }))
       .handle("addNumber", ({ path, payload }) =>
