@@ -472,6 +472,15 @@ describe("billing", () => {
       const refused = yield* cli("number", "add", "--account", account, "--phone", uniquePhone())
       assert.strictEqual(refused.exit, 1)
       assert.strictEqual(refused.json.code, "insufficient_balance")
+      // A value the gateway would refuse is refused before it is sent, the way the gateway would.
+      const negative = yield* cli("account", "credit", "--account", account, "--amount", "-5")
+      assert.deepStrictEqual([negative.exit, negative.json], [1, {
+        error: "amount: Expected a positive number, actual -5",
+        code: "invalid_param"
+      }])
+      const huge = yield* cli("account", "credit", "--account", account, "--amount", "1000000000000")
+      assert.deepStrictEqual([huge.exit, huge.json.code], [1, "invalid_param"])
+      assert.match(huge.json.error, /^amount: Expected at most 1000000000 KZT/)
       const paid = yield* cli("account", "pay", "--account", account, "--amount", "660", "--payment-id", "pay_cli")
       assert.deepStrictEqual([paid.exit, paid.json.credited, paid.json.balance.balance], [0, true, 660])
       yield* gateway.ops.ops.addNumber({ path: { id: acme.accountId }, payload: { phone: uniquePhone() } })

@@ -14,6 +14,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 import { existsSync, readFileSync } from "node:fs"
 import { tokenFile } from "../auth/OperatorToken.js"
@@ -23,6 +24,9 @@ import { tokenFile } from "../auth/OperatorToken.js"
  * exits with 1 and prints nothing more.
  */
 export class CommandFailed extends Data.TaggedError("CommandFailed")<{ readonly message: string }> {}
+
+/** The gateway answered something this CLI cannot read (a gateway of another version). */
+class UnreadableAnswer extends Data.TaggedError("UnreadableAnswer")<{ readonly message: string }> {}
 
 const settings = Config.all({
   url: Config.option(Config.string("WAGATE_URL")),
@@ -50,7 +54,12 @@ export class Operator extends Context.Tag("wagate/cli/Operator")<Operator, OpsCl
         )
       return yield* OpsClient.make({
         baseUrl: Option.getOrElse(config.url, () => `http://127.0.0.1:${config.port}`),
-        token
+        token,
+        // What is left a ParseError is then a value the client refused to send (see errorBody).
+        transformResponse: Effect.catchIf(
+          ParseResult.isParseError,
+          (e) => new UnreadableAnswer({ message: `The gateway's answer could not be read: ${e.message}` })
+        )
       })
     })
   ).pipe(Layer.provide(NodeHttpClient.layerUndici))
@@ -58,10 +67,22 @@ export class Operator extends Context.Tag("wagate/cli/Operator")<Operator, OpsCl
 
 export const printJson = (value: unknown) => Console.log(JSON.stringify(value, null, 2))
 
-/** `{error, code}` of a failure: the gateway's own, or the CLI's when the call did not get that far. */
+/** Longest description of a refused value, as the gateway's (it may quote the value). */
+const MAX_DETAIL = 200
+
+/**
+ * `{error, code}` of a failure: the gateway's own, or the CLI's when the call did not get that
+ * far. A value the client refused to send (the operator API's own schema, e.g. a negative
+ * `--amount`) is refused as the gateway would: `invalid_param`, naming the field.
+ */
 const errorBody = (failure: unknown): { readonly error: string; readonly code: string } => {
   const e = failure as { code?: unknown; error?: unknown; message?: unknown; _tag?: unknown }
   if (typeof e?.code === "string") return { error: String(e.error ?? e.message), code: e.code }
+  if (ParseResult.isParseError(failure)) {
+    const issue = ParseResult.ArrayFormatter.formatErrorSync(failure)[0]
+    const detail = issue === undefined ? failure.message : `${issue.path.join(".")}: ${issue.message}`
+    return { error: detail.length <= MAX_DETAIL ? detail : `${detail.slice(0, MAX_DETAIL - 1)}…`, code: "invalid_param" }
+  }
   return {
     error: String(e?.message ?? failure),
     code: e?._tag === "RequestError" ? "gateway_unreachable" : "cli_error"
