@@ -54,6 +54,7 @@ export const PaymentResult = Schema.Struct({
   balance: Balance
 })
 
+const MAX_AMOUNT = Pricing.tiynToKzt(Pricing.MAX_BALANCE_TIYN)
 /** Whether `kzt` is a whole number of tiyn: at most two decimals (1e-7 prints as an exponent, refused too). */
 const wholeTiyn = (kzt: number) => /^\d+(\.\d{1,2})?$/.test(String(kzt))
 
@@ -65,9 +66,8 @@ const wholeTiyn = (kzt: number) => /^\d+(\.\d{1,2})?$/.test(String(kzt))
  */
 export const Amount = Schema.Number.pipe(
   Schema.positive(),
-  Schema.lessThanOrEqualTo(Pricing.tiynToKzt(Pricing.MAX_BALANCE_TIYN), {
-    message: (issue) =>
-      `Expected at most ${Pricing.tiynToKzt(Pricing.MAX_BALANCE_TIYN)} KZT (the most an account may hold), actual ${issue.actual}`
+  Schema.lessThanOrEqualTo(MAX_AMOUNT, {
+    message: (issue) => `Expected at most ${MAX_AMOUNT} KZT (the most an account may hold), actual ${issue.actual}`
   }),
   Schema.filter(wholeTiyn, {
     message: (issue) => `Expected whole tiyn (at most two decimals), actual ${issue.actual}`
@@ -84,6 +84,7 @@ export const Note = Schema.String.pipe(
     description: `Why, kept in the ledger (at most ${MAX_NOTE_LENGTH} characters)`
   })
 )
+
 const AlmatyDate = Schema.String.pipe(
   Schema.pattern(/^\d{4}-\d{2}-\d{2}$/),
   Schema.filter((s) => !Number.isNaN(Date.parse(`${s}T00:00:00Z`)) && new Date(`${s}T00:00:00Z`).toISOString().startsWith(s))

@@ -55,7 +55,8 @@ export class Operator extends Context.Tag("wagate/cli/Operator")<Operator, OpsCl
       return yield* OpsClient.make({
         baseUrl: Option.getOrElse(config.url, () => `http://127.0.0.1:${config.port}`),
         token,
-        // What is left a ParseError is then a value the client refused to send (see errorBody).
+        // An answer that does not decode is told apart here, so any other ParseError is a value
+        // the client refused to send (see errorBody).
         transformResponse: Effect.catchIf(
           ParseResult.isParseError,
           (e) => new UnreadableAnswer({ message: `The gateway's answer could not be read: ${e.message}` })
