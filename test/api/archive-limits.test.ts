@@ -75,7 +75,10 @@ describe("archive export rules", () => {
         assert.deepStrictEqual([created.body.from, created.body.chat, created.body.include_media], [null, null, true])
         yield* untilEnded(gateway, acme.accountKey, created.body.id)
       }
-      assert.strictEqual(code(yield* post([])), "400 invalid_param")
+      const list = yield* post([])
+      assert.strictEqual(code(list), "400 invalid_param")
+      // A whole body of the wrong shape is described without an empty field name before it.
+      assert.match(list.body.error, /^Expected /)
       assert.strictEqual(code(yield* post("everything")), "400 invalid_param")
       // n1's key sees neither n2's export nor the account-wide one.
       assert.strictEqual(code(yield* call(gateway, "GET", `/api/v1/exports/${own.body.id}`, acme.numberKeys[0])), "404 not_found")

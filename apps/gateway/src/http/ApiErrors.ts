@@ -62,7 +62,9 @@ const clip = (text: string) => text.length <= MAX_DETAIL ? text : `${text.slice(
 const fromDecodeError = (error: HttpApiDecodeError): ApiError => {
   const issue = error.issues[0]
   const field = issue?.path[0]
-  const detail = clip(issue === undefined ? error.message : `${issue.path.join(".")}: ${issue.message}`)
+  const detail = clip(
+    issue === undefined ? error.message : issue.path.length === 0 ? issue.message : `${issue.path.join(".")}: ${issue.message}`
+  )
   return field === "from"
     ? new InvalidFrom({ error: `from must be a number id or a phone number of the account (${detail})` })
     : new InvalidParam({ error: detail })
