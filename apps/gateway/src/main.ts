@@ -22,6 +22,7 @@ import * as RunnerLiveness from "./cluster/RunnerLiveness.js"
 import { Settings } from "./Config.js"
 import * as Gateway from "./Gateway.js"
 import * as DataDir from "./infra/DataDir.js"
+import * as DataDirLock from "./infra/DataDirLock.js"
 import * as MetricsServer from "./infra/MetricsServer.js"
 import * as NodeServer from "./http/NodeServer.js"
 import * as Prometheus from "./infra/Prometheus.js"
@@ -31,13 +32,15 @@ import * as Network from "./Network.js"
 import * as Shutdown from "./Shutdown.js"
 import * as Telemetry from "./infra/Telemetry.js"
 
-export const Main = Layer.unwrapEffect(Effect.gen(function*() {
+export const Main = Layer.unwrapScoped(Effect.gen(function*() {
   const settings = yield* Settings
   yield* DataDir.prepare(settings.dataDir)
   const embedded = Option.isNone(settings.databaseUrl)
   if (embedded && settings.role !== "all") {
     return yield* Effect.dieMessage("The embedded database serves one process: set DATABASE_URL to run api and runner roles")
   }
+  // Held until everything below has stopped (this scope closes last).
+  if (embedded) yield* DataDirLock.acquire(settings.dataDir)
   const gateway = Gateway.layer(settings, {
     database: Option.match(settings.databaseUrl, {
       onNone: () => Database.layerEmbedded({ dataDir: join(settings.dataDir, "pg") }),

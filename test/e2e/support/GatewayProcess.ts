@@ -25,10 +25,10 @@ export interface Gateway {
   readonly output: () => string
 }
 
-/** `npm start`'s command with the test's environment; killed with the scope if still running. */
-export const startGateway = (env: Record<string, string>, entry = "apps/gateway/src/main.ts") =>
+/** `npm start`'s command with the test's environment, not waited for; killed with the scope if still running. */
+export const spawnGateway = (env: Record<string, string>, entry = "apps/gateway/src/main.ts") =>
   Effect.acquireRelease(
-    Effect.gen(function*() {
+    Effect.sync(() => {
       const base: Record<string, string> = {}
       for (const [k, v] of Object.entries(process.env)) {
         if (v !== undefined && !/^(DATABASE_URL|REDIS_URL|OPERATOR_TOKEN|S3_|WA_|WAGATE_|HTTP_|RUNNER_|WEBHOOK_)/.test(k)) base[k] = v
@@ -42,17 +42,25 @@ export const startGateway = (env: Record<string, string>, entry = "apps/gateway/
       child.stdout!.on("data", (d) => (output += d))
       child.stderr!.on("data", (d) => (output += d))
       const gateway: Gateway = { child, output: () => output }
-      yield* eventually(Effect.sync(() => output), (o) => o.includes("wagate all on") || child.exitCode !== null, 90_000)
-      assert.include(output, "wagate all on", output)
-      yield* eventually(
-        Effect.promise(() => fetch(`http://127.0.0.1:${env.HTTP_PORT}/api/status`).then((r) => r.status, () => 0)),
-        (status) => status === 200,
-        60_000
-      )
       return gateway
     }),
     (gateway) => Effect.sync(() => gateway.child.exitCode === null && gateway.child.kill("SIGKILL"))
   )
+
+/** {@link spawnGateway}, once it has announced itself and answers. */
+export const startGateway = (env: Record<string, string>, entry = "apps/gateway/src/main.ts") =>
+  Effect.gen(function*() {
+    const gateway = yield* spawnGateway(env, entry)
+    // Announced once it listens, after the database and the cluster are up: slow on a busy machine.
+    yield* eventually(Effect.sync(gateway.output), (o) => o.includes("wagate all on") || gateway.child.exitCode !== null, 150_000)
+    assert.include(gateway.output(), "wagate all on", gateway.output())
+    yield* eventually(
+      Effect.promise(() => fetch(`http://127.0.0.1:${env.HTTP_PORT}/api/status`).then((r) => r.status, () => 0)),
+      (status) => status === 200,
+      60_000
+    )
+    return gateway
+  })
 
 export const exited = (child: ChildProcess) =>
   Effect.async<{ readonly code: number | null; readonly at: number }>((resume) => {
