@@ -41,6 +41,7 @@ export const Main = Layer.unwrapScoped(Effect.gen(function*() {
   }
   // Held until everything below has stopped (this scope closes last).
   if (embedded) yield* DataDirLock.acquire(settings.dataDir)
+  if (settings.role !== "runner") yield* NodeServer.checkListen(settings.httpHost, settings.httpPort)
   const gateway = Gateway.layer(settings, {
     database: Option.match(settings.databaseUrl, {
       onNone: () => Database.layerEmbedded({ dataDir: join(settings.dataDir, "pg") }),
@@ -77,7 +78,8 @@ export const Main = Layer.unwrapScoped(Effect.gen(function*() {
     onNone: () => Layer.empty,
     onSome: (port) => MetricsServer.layer({ host: settings.metricsHost, port })
   })
-  return Layer.mergeAll(gateway, metrics, Layer.effectDiscard(announce), Shutdown.layer(settings.shutdownTimeoutMs))
+  // Announced once built: the HTTP server listens and has its routes.
+  return Layer.mergeAll(gateway, metrics, Shutdown.layer(settings.shutdownTimeoutMs)).pipe(Layer.tap(() => announce))
 })).pipe(Layer.provide(Settings.layer))
 
 /**

@@ -8,7 +8,10 @@
  * It also holds requests that arrive before the API's routes are built (see {@link make}).
  */
 import { type ApiError, BadRequest, HeadersTooLarge, RequestTimeout } from "@wagate/domain/ApiError"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
 import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from "node:http"
+import * as Net from "node:net"
 import type { Duplex } from "node:stream"
 
 export interface Options {
@@ -82,3 +85,28 @@ export const make = (options: Options) => (): Server => {
   })
   return server
 }
+
+/** The HTTP address cannot be listened on (the port is taken, the host is not this machine's...). */
+export class CannotListen extends Data.TaggedError("CannotListen")<{
+  readonly host: string
+  readonly port: number
+  readonly error: NodeJS.ErrnoException
+}> {
+  override get message() {
+    return this.error.code === "EADDRINUSE"
+      ? `HTTP port ${this.port} on ${this.host} is in use by another process: stop it or set HTTP_PORT to a free port`
+      : `cannot listen on ${this.host}:${this.port} (HTTP_HOST, HTTP_PORT): ${this.error.message}`
+  }
+}
+
+/**
+ * Fails at once when the gateway could not listen on `host:port`. Its server listens only once the
+ * database and the cluster are up, which takes seconds; a taken port would be found only then.
+ * (A process taking the port in between is still found then, by the server's own listen.)
+ */
+export const checkListen = (host: string, port: number) =>
+  Effect.async<void, CannotListen>((resume) => {
+    const probe = Net.createServer()
+    probe.once("error", (error) => resume(Effect.fail(new CannotListen({ host, port, error }))))
+    probe.listen({ host, port }, () => probe.close(() => resume(Effect.void)))
+  })
