@@ -112,8 +112,11 @@ const remove = (path: string) => {
   }
 }
 
-/** One attempt: taken, held by a live gateway, or try again (a stale lock was cleared, or is being). */
-const attempt = (lock: string, draft: string): "taken" | "again" | Holder => {
+/**
+ * One attempt: taken; held by a live gateway; try again at once (the lock was released, or stale
+ * and removed); or wait a little (another gateway is taking a stale lock over).
+ */
+const attempt = (lock: string, draft: string): "taken" | "again" | "wait" | Holder => {
   if (place(draft, lock)) return "taken"
   const holder = read(lock)
   if (holder === null) return "again"
@@ -127,11 +130,12 @@ const attempt = (lock: string, draft: string): "taken" | "again" | Holder => {
     } finally {
       remove(guard)
     }
-  } else {
-    const taker = read(guard)
-    // A gateway died while it took a lock over (the guard is held for a few system calls).
-    if (taker !== null && !isLive(taker)) remove(guard)
+    return "again"
   }
+  const taker = read(guard)
+  if (isLive(taker ?? undefined)) return "wait"
+  // A gateway died while it took a lock over (the guard is held for a few system calls).
+  if (taker !== null) remove(guard)
   return "again"
 }
 
@@ -152,9 +156,9 @@ export const acquire = (dataDir: string) => {
           for (let tries = 0;; tries++) {
             const result = yield* Effect.sync(() => attempt(lock, draft))
             if (result === "taken") return
-            if (result !== "again") return yield* new DataDirInUse({ dataDir: dir, holder: result })
+            if (typeof result !== "string") return yield* new DataDirInUse({ dataDir: dir, holder: result })
             if (tries === 50) return yield* Effect.dieMessage(`${lock}: the lock could not be taken`)
-            yield* Effect.sleep(Duration.millis(10 + Math.random() * 40))
+            if (result === "wait") yield* Effect.sleep(Duration.millis(10 + Math.random() * 40))
           }
         }),
       () => Effect.sync(() => remove(draft))
