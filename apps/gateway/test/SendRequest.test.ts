@@ -29,7 +29,7 @@ describe("validateSend", () => {
     [{ to: TO, voice: {} }, "invalid_media"],
     [{ to: TO, image: { url: "http://x/a.png" }, voice: { url: "http://x/a.ogg" } }, "invalid_media"],
     [{ to: TO, text: 5, from: {} }, "invalid_param"],
-    [{ to: TO, text: "x", from: {} }, "invalid_param"],
+    [{ to: TO, text: "x", from: {} }, "invalid_from"],
     [{ to: TO, text: "x", from: 2.5 }, "invalid_from"],
     [{ to: TO }, "empty_text"],
     [{ to: TO, text: " \n " }, "empty_text"],
