@@ -86,7 +86,6 @@ export const OpsAccountDetail = Schema.Struct({
   balance: Balance
 })
 
-
 /** The longest company name an account keeps. @since 1.0.0 */
 export const MAX_COMPANY_LENGTH = 200
 

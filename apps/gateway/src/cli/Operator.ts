@@ -18,6 +18,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 import { existsSync, readFileSync } from "node:fs"
 import { tokenFile } from "../auth/OperatorToken.js"
+import { describeIssue } from "../http/ApiErrors.js"
 
 /**
  * A command failed and has said why (on stdout as `{error, code}`, or on stderr): the process
@@ -68,9 +69,6 @@ export class Operator extends Context.Tag("wagate/cli/Operator")<Operator, OpsCl
 
 export const printJson = (value: unknown) => Console.log(JSON.stringify(value, null, 2))
 
-/** Longest description of a refused value, as the gateway's (it may quote the value). */
-const MAX_DETAIL = 200
-
 /**
  * `{error, code}` of a failure: the gateway's own, or the CLI's when the call did not get that
  * far. A value the client refused to send (the operator API's own schema, e.g. a negative
@@ -81,8 +79,7 @@ const errorBody = (failure: unknown): { readonly error: string; readonly code: s
   if (typeof e?.code === "string") return { error: String(e.error ?? e.message), code: e.code }
   if (ParseResult.isParseError(failure)) {
     const issue = ParseResult.ArrayFormatter.formatErrorSync(failure)[0]
-    const detail = issue === undefined ? failure.message : `${issue.path.join(".")}: ${issue.message}`
-    return { error: detail.length <= MAX_DETAIL ? detail : `${detail.slice(0, MAX_DETAIL - 1)}…`, code: "invalid_param" }
+    return { error: describeIssue(issue, failure.message), code: "invalid_param" }
   }
   return {
     error: String(e?.message ?? failure),

@@ -57,14 +57,22 @@ export const errorResponse = (error: ApiError): HttpServerResponse.HttpServerRes
 /** Longest description of a decode failure: it may quote the value, which can be 1 MiB. */
 export const MAX_DETAIL = 200
 
-const clip = (text: string) => text.length <= MAX_DETAIL ? text : `${text.slice(0, MAX_DETAIL - 1)}…`
+/**
+ * The description of a value refused by a schema: its first issue, after the field's path (none
+ * for a body of the wrong shape as a whole), at most {@link MAX_DETAIL} characters.
+ */
+export const describeIssue = (
+  issue: { readonly path: ReadonlyArray<PropertyKey>; readonly message: string } | undefined,
+  otherwise: string
+): string => {
+  const text = issue === undefined ? otherwise : issue.path.length === 0 ? issue.message : `${issue.path.join(".")}: ${issue.message}`
+  return text.length <= MAX_DETAIL ? text : `${text.slice(0, MAX_DETAIL - 1)}…`
+}
 
 const fromDecodeError = (error: HttpApiDecodeError): ApiError => {
   const issue = error.issues[0]
   const field = issue?.path[0]
-  const detail = clip(
-    issue === undefined ? error.message : issue.path.length === 0 ? issue.message : `${issue.path.join(".")}: ${issue.message}`
-  )
+  const detail = describeIssue(issue, error.message)
   return field === "from"
     ? new InvalidFrom({ error: `from must be a number id or a phone number of the account (${detail})` })
     : new InvalidParam({ error: detail })
