@@ -8,6 +8,7 @@
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import * as Almaty from "./Almaty.js"
 import type { PauseReason } from "./Drawdown.js"
 
 /** @since 1.0.0 */
@@ -44,6 +45,18 @@ export const Quota = Schema.Struct({
 })
 /** @since 1.0.0 */
 export type Quota = typeof Quota.Type
+
+/**
+ * A daily allowance of `limit` with `used` taken, at `now`: what is left, and the Almaty midnight
+ * that resets it.
+ *
+ * @since 1.0.0
+ */
+export const quotaAt = (now: number, limit: number, used: number): Quota => ({
+  limit,
+  remaining: Math.max(0, limit - used),
+  reset: Math.floor(Almaty.nextMidnight(now) / 1000)
+})
 
 /** @since 1.0.0 */
 export const isApiError = (u: unknown): u is ApiError => Predicate.hasProperty(u, ApiErrorTypeId)

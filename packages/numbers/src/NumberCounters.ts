@@ -4,7 +4,7 @@
  * minutes) and the daily limits of its tier.
  */
 import * as Almaty from "@wagate/domain/Almaty"
-import type { Quota } from "@wagate/domain/ApiError"
+import { quotaAt } from "@wagate/domain/ApiError"
 import type { Limits } from "@wagate/domain/Limits"
 import type { NumberSnapshot, NumberStates, SendHistory, Usage } from "@wagate/store/NumberStates"
 import * as Effect from "effect/Effect"
@@ -62,12 +62,6 @@ export const make = (options: {
     const restricted = number.restrictedUntil !== null && number.restrictedUntil > now
     return restricted ? { ...daily, newContactsPerDay: 0 } : daily
   }
-
-  const quotaAt = (now: number, limit: number, used: number): Quota => ({
-    limit,
-    remaining: Math.max(0, limit - used),
-    reset: Math.floor(Almaty.nextMidnight(now) / 1000)
-  })
 
   /** First messages of the last hour, pruned to that hour at `now`. */
   const recentFirstContactsAt = (now: number) => {

@@ -1,7 +1,6 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { WagateApi } from "@wagate/domain/Api"
-import * as Almaty from "@wagate/domain/Almaty"
-import type { Quota } from "@wagate/domain/ApiError"
+import { quotaAt } from "@wagate/domain/ApiError"
 import { CurrentKey, type Principal } from "@wagate/domain/Auth"
 import * as DomainClock from "@wagate/domain/DomainClock"
 import type { NumberId } from "@wagate/domain/Ids"
@@ -33,11 +32,7 @@ export const makeQuota = Effect.gen(function*() {
   return Effect.fn("Limits.quota")(function*(numberId: NumberId) {
     const { limits, used } = yield* numbers(String(numberId)).Limits().pipe(bounded(Duration.millis(entityTimeoutMs)))
     const now = yield* DomainClock.now
-    return {
-      limit: limits.messages_per_day,
-      remaining: Math.max(0, limits.messages_per_day - used.messages),
-      reset: Math.floor(Almaty.nextMidnight(now) / 1000)
-    } satisfies Quota
+    return quotaAt(now, limits.messages_per_day, used.messages)
   })
 })
 
