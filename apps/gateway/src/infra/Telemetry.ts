@@ -42,8 +42,31 @@ export const tracesUrl = (s: Settings): Option.Option<string> => {
   return Option.orElse(given(s.tracesEndpoint), () => Option.map(given(s.endpoint), (base) => `${base.replace(/\/$/, "")}/v1/traces`))
 }
 
+/**
+ * A library's warning about what every start with linked numbers does, logged at Debug: the
+ * cluster reads the numbers' keep-alive requests before the Number entity type has registered
+ * (some 100 ms later with the embedded database, whose single runner holds its shards at once),
+ * and retries them once it has. An entity type that never registers is still reported: after its
+ * registration timeout the cluster fails those messages with a defect, logged as an error.
+ */
+const routine = (options: Logger.Logger.Options<unknown>) =>
+  options.logLevel === LogLevel.Warning &&
+  (Array.isArray(options.message) ? options.message[0] : options.message) ===
+    "Could not find entity manager for address, retrying"
+
+const withRoutineAtDebug = (logger: Logger.Logger<unknown, void>, minimum: LogLevel.LogLevel) =>
+  Logger.make<unknown, void>((options) => {
+    if (!routine(options)) return logger.log(options)
+    if (!LogLevel.greaterThan(minimum, LogLevel.Debug)) logger.log({ ...options, logLevel: LogLevel.Debug })
+  })
+
 export const layer = (s: Settings) => {
-  const logger = s.logFormat === "json" ? Logger.json : s.logFormat === "logfmt" ? Logger.logFmt : Logger.pretty
+  const format = s.logFormat === "json"
+    ? Logger.withConsoleLog(Logger.jsonLogger)
+    : s.logFormat === "logfmt"
+    ? Logger.withConsoleLog(Logger.logfmtLogger)
+    : Logger.prettyLoggerDefault
+  const logger = Logger.replace(Logger.defaultLogger, withRoutineAtDebug(format, s.logLevel))
   const tracing = Option.match(tracesUrl(s), {
     onNone: () => Layer.empty,
     onSome: (url) =>

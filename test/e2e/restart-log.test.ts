@@ -1,0 +1,23 @@
+/**
+ * A restart of a gateway with linked numbers logs no warning for what is expected at every
+ * start: the cluster reads each number's keep-alive request before the Number entity type has
+ * registered (the embedded database's single runner has its shards at once), and retries it.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { eventually, provision } from "../support/Fixtures.js"
+import { setup, startGateway, terminate } from "./support/GatewayProcess.js"
+
+describe("a restart with linked numbers", () => {
+  it.scopedLive("logs no warning about entities not yet registered", () =>
+    Effect.gen(function*() {
+      const { env: { DATABASE_URL: _, RUNNER_HOST: __, RUNNER_LISTEN_HOST: ___, RUNNER_PORT: ____, ...embedded }, ops } = yield* setup
+      const first = yield* startGateway(embedded)
+      yield* provision(ops, { numbers: 3 })
+      assert.strictEqual((yield* terminate(first)).code, 0, first.output())
+
+      const second = yield* startGateway(embedded)
+      yield* eventually(Effect.sync(second.output), (o) => o.includes("woke 3 numbers"), 60_000)
+      assert.notInclude(second.output(), "Could not find entity manager")
+    }), { timeout: 300_000 })
+})
