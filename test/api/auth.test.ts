@@ -1,7 +1,7 @@
 /**
  * API keys and request limits through HTTP: both ways of sending a key, 401 codes, re-issue
  * failing the old key at once in every api process, 3000 requests a minute per key and 30
- * wrong keys a minute per IP, shared by api processes through Redis.
+ * wrong keys a minute per IP (wrong operator tokens apart), shared by api processes through Redis.
  */
 import { assert, describe, it } from "@effect/vitest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { eventually, provision } from "../support/Fixtures.js"
+import { raw } from "../mcp/McpClient.js"
 import * as ManualClock from "../support/ManualClock.js"
 import * as TcpProxy from "../support/TcpProxy.js"
 import { freshDatabase, redisPrefix, type RunningGateway, startGateway } from "../support/TestGateway.js"
@@ -145,7 +146,7 @@ describe("request limits", () => {
       assert.strictEqual((yield* get(gateway, wrong)).code, "invalid_key")
     }))
 
-  it.scopedLive("wrong operator and simulator tokens count with wrong keys: from the 30th in a minute, 429 rate_limited", () =>
+  it.scopedLive("wrong operator and simulator tokens count together: from the 30th in a minute, 429 rate_limited", () =>
     Effect.gen(function*() {
       const time = ManualClock.make(ManualClock.startOfMinute())
       const gateway = yield* startGateway(yield* freshDatabase, { counterClock: time.clock })
@@ -163,6 +164,41 @@ describe("request limits", () => {
       assert.strictEqual(right.status, 200)
       time.adjust("60 seconds")
       assert.strictEqual((yield* get(gateway, ops, "/ops/v1/accounts/1")).code, "invalid_key")
+    }))
+
+  it.scopedLive("wrong API keys and wrong operator tokens from one address are counted apart: neither blocks the other", () =>
+    Effect.gen(function*() {
+      const time = ManualClock.make(ManualClock.startOfMinute())
+      const gateway = yield* startGateway(yield* freshDatabase, { counterClock: time.clock })
+      const key = { authorization: "Bearer wag_acc_33333333333333333333333333333333" }
+      const ops = { authorization: "Bearer wag_op_not_the_operator_token" }
+      const mcp = () => Effect.map(raw(gateway, { headers: key }), (r) => r.body.code)
+      const codes: Array<string> = []
+
+      // Customers' wrong keys, on the public API and MCP together, block customers' wrong keys...
+      for (let i = 0; i < 15; i++) codes.push((yield* get(gateway, key)).code)
+      for (let i = 0; i < 14; i++) codes.push(yield* mcp())
+      assert.deepStrictEqual(new Set(codes), new Set(["invalid_key"]))
+      const keyBlocked = yield* get(gateway, key)
+      assert.deepStrictEqual([keyBlocked.status, keyBlocked.code, keyBlocked.headers["retry-after"]], [429, "rate_limited", "60"])
+      assert.strictEqual(yield* mcp(), "rate_limited")
+      // ...but not the operator's: its wrong tokens from the address are still 401, up to a 30th of their own.
+      codes.length = 0
+      for (let i = 0; i < 15; i++) codes.push((yield* get(gateway, ops, "/ops/v1/accounts/1")).code)
+      for (let i = 0; i < 14; i++) codes.push((yield* get(gateway, ops, "/sim/v1/config")).code)
+      assert.deepStrictEqual(new Set(codes), new Set(["invalid_key"]))
+      const opsBlocked = yield* get(gateway, ops, "/ops/v1/accounts/1")
+      assert.deepStrictEqual([opsBlocked.status, opsBlocked.code, opsBlocked.headers["retry-after"]], [429, "rate_limited", "60"])
+
+      // The other way round, the next minute: the operator's wrong tokens block only themselves.
+      time.adjust("60 seconds")
+      codes.length = 0
+      for (let i = 0; i < 29; i++) codes.push((yield* get(gateway, ops, "/ops/v1/accounts/1")).code)
+      assert.deepStrictEqual(new Set(codes), new Set(["invalid_key"]))
+      assert.deepStrictEqual((yield* get(gateway, ops, "/sim/v1/config")).status, 429)
+      const customer = yield* get(gateway, key)
+      assert.deepStrictEqual([customer.status, customer.code], [401, "invalid_key"])
+      assert.strictEqual(yield* mcp(), "invalid_key")
     }))
 
   it.scopedLive("while Redis does not answer, the limits are counted in the process's memory instead of switched off", () =>

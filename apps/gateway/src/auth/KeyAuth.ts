@@ -1,6 +1,7 @@
 /**
  * Turns an API key into the principal of a request, and enforces the two request limits of the
- * spec: 3000 requests a minute per key, and 30 wrong-key requests a minute per IP address.
+ * spec: 3000 requests a minute per key, and 30 wrong-key requests a minute per IP address (the
+ * operator token's wrong tries are counted apart, OperatorCheck).
  */
 import { InvalidKey, KeyRateLimited, RateLimited, Unauthorized } from "@wagate/domain/ApiError"
 import type { Principal } from "@wagate/domain/Auth"
@@ -20,16 +21,36 @@ const MINUTE = 60_000
 const CACHE_TTL_MS = 5 * MINUTE
 
 /**
- * A wrong credential (API key or operator token) from `ip`: `invalid`, or from the 30th in a
- * minute 429 rate_limited.
+ * Whose credential a request got wrong. Customers' API keys (the public API and MCP) and the
+ * operator token (/ops/v1, /sim/v1) are counted apart per address, so that customers behind the
+ * operator's address (an office, a NAT, a proxy forwarding the client address) cannot lock the
+ * operator's wrong tries into 429, nor the operator theirs.
  */
-export const wrongCredential = <E>(counter: Context.Tag.Service<RequestCounter>, ip: string, invalid: E) =>
-  Effect.flatMap(counter.hit(`ip:${ip}`, MINUTE), (wrong) =>
+export type Credential = "key" | "operator"
+
+const wrongBuckets: Record<Credential, { readonly prefix: string; readonly error: string }> = {
+  key: { prefix: "ip:", error: "Too many requests with a wrong key from this address" },
+  operator: { prefix: "operator:ip:", error: "Too many requests with a wrong operator token from this address" }
+}
+
+/**
+ * A wrong `credential` from `ip`: `invalid`, or from the 30th of that credential in a minute
+ * 429 rate_limited.
+ */
+export const wrongCredential = <E>(
+  counter: Context.Tag.Service<RequestCounter>,
+  credential: Credential,
+  ip: string,
+  invalid: E
+) => {
+  const bucket = wrongBuckets[credential]
+  return Effect.flatMap(counter.hit(`${bucket.prefix}${ip}`, MINUTE), (wrong) =>
     Effect.fail(
       wrong.count >= WRONG_KEYS_PER_MINUTE
-        ? new RateLimited({ error: "Too many requests with a wrong key from this address", retryAfter: 60 })
+        ? new RateLimited({ error: bucket.error, retryAfter: 60 })
         : invalid
     ))
+}
 
 export class KeyAuth extends Effect.Service<KeyAuth>()("@wagate/gateway/KeyAuth", {
   scoped: Effect.gen(function*() {
@@ -63,7 +84,7 @@ export class KeyAuth extends Effect.Service<KeyAuth>()("@wagate/gateway/KeyAuth"
     const authenticate = Effect.fnUntraced(function*(key: string | undefined, ip: string) {
       if (key === undefined || key === "") return yield* new Unauthorized()
       const principal = ApiKeys.isWellFormed(key) ? yield* lookup(key) : Option.none<Principal>()
-      if (Option.isNone(principal)) return yield* wrongCredential(counter, ip, new InvalidKey())
+      if (Option.isNone(principal)) return yield* wrongCredential(counter, "key", ip, new InvalidKey())
       const used = yield* counter.hit(`key:${principal.value.keyId}`, MINUTE)
       if (used.count > KEY_REQUESTS_PER_MINUTE) return yield* new KeyRateLimited({ retryAfter: 60 })
       const now = yield* Clock.currentTimeMillis

@@ -1,7 +1,8 @@
 /**
  * The check behind /ops/v1 and /sim/v1: the bearer must be the operator token. A wrong token
- * counts against the caller's address in the same budget as wrong API keys, so guessing the
- * operator token is throttled like guessing a key (429 from the 30th wrong try in a minute).
+ * counts against the caller's address like a wrong API key (429 from the 30th wrong try in a
+ * minute), but in a budget of its own: customers' wrong keys from the operator's address do not
+ * use it up, nor do the operator's wrong tokens use up theirs.
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { InvalidKey, RateLimited, Unauthorized } from "@wagate/domain/ApiError"
@@ -28,7 +29,12 @@ export const makeOperatorCheck = Effect.gen(function*() {
         // The query is checked only for the right token (RequestBody).
         token.matches(value)
           ? checkQuery(request)
-          : wrongCredential(counter, clientIp(request, trustProxy), new InvalidKey({ error: "Operator token is not valid" }))
+          : wrongCredential(
+            counter,
+            "operator",
+            clientIp(request, trustProxy),
+            new InvalidKey({ error: "Operator token is not valid" })
+          )
       )
     )
   }
