@@ -70,6 +70,27 @@ layer(TestGateway.layer(), { excludeTestServices: true })("read endpoints", (it)
       assert.deepStrictEqual(yield* list({ direction: "in", from: String(n1.id) }), [ids[0]])
     }))
 
+  it.effect("GET /messages, /chats: a from with a leading zero is no number id but a phone, and no valid one: invalid_from", () =>
+    Effect.gen(function*() {
+      const { acme, gateway, ids, n1, n2 } = yield* world
+      const answer = (path: string, from: string) =>
+        Effect.flatMap(
+          gateway.http.get(path, { urlParams: { from }, headers: { authorization: `Bearer ${acme.accountKey}` } }),
+          (r) => Effect.map(r.json, (body: any) => ({ status: r.status, body }))
+        )
+      for (const from of [`0${n1.id}`, `00${n1.id}`, ` 0${n1.id} `, `+0${n1.id}`]) {
+        for (const path of ["/api/v1/messages", "/api/v1/chats"]) {
+          const refused = yield* answer(path, from)
+          assert.deepStrictEqual([refused.status, refused.body.code], [400, "invalid_from"], `${path} from=${from}`)
+        }
+      }
+      // Written without one, the id names its number; a phone names its own.
+      const byId = yield* answer("/api/v1/messages", String(n1.id))
+      assert.deepStrictEqual(byId.body.messages.map((m: any) => m.id), [ids[2], ids[1], ids[0]])
+      const byPhone = yield* answer("/api/v1/chats", n2.phone)
+      assert.deepStrictEqual(byPhone.body.chats.map((c: any) => c.from), [n2.id, n2.id])
+    }))
+
   it.effect("GET /messages: since and until as date (Almaty), ISO time or unix seconds", () =>
     Effect.gen(function*() {
       const { acme, gateway, ids } = yield* world

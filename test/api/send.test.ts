@@ -164,6 +164,25 @@ describe("POST /messages/send", () => {
       assert.strictEqual(code(yield* send(gateway, acme.numberKeys[0], { to, text: "x", from: acme.numbers[1].id })), "404 number_not_found")
     }))
 
+  it.scopedLive("from with a leading zero is no number id: invalid_from, nothing sent; \"12\", 12 and a phone still name their number", () =>
+    Effect.gen(function*() {
+      const { acme, gateway, time } = yield* world({ numbers: 2 })
+      const [n1, n2] = acme.numbers
+      for (const from of [`0${n1.id}`, `00${n1.id}`, ` 0${n1.id}`]) {
+        const refused = yield* send(gateway, acme.accountKey, { to: uniquePhone(), text: "x", from })
+        assert.deepStrictEqual([refused.status, refused.body.code], [400, "invalid_from"], `from=${JSON.stringify(from)}`)
+      }
+      assert.strictEqual((yield* gateway.sim.sent()).length, 0)
+      const byString = yield* send(gateway, acme.accountKey, { to: uniquePhone(), text: "x", from: String(n1.id) })
+      assert.deepStrictEqual([byString.status, byString.body.from.id], [200, n1.id])
+      // Past the second between a number's sends and the 5 s between first messages.
+      time.adjust("6 seconds")
+      const byNumber = yield* send(gateway, acme.accountKey, { to: uniquePhone(), text: "x", from: n1.id })
+      assert.deepStrictEqual([byNumber.status, byNumber.body.from.id], [200, n1.id])
+      const byPhone = yield* send(gateway, acme.accountKey, { to: uniquePhone(), text: "x", from: n2.phone })
+      assert.deepStrictEqual([byPhone.status, byPhone.body.from.id], [200, n2.id])
+    }))
+
   it.scopedLive("402 number_paused, 409 not_connected, 502 send_failed", () =>
     Effect.gen(function*() {
       const { acme, gateway, time } = yield* world({ numbers: 2 })

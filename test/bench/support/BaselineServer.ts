@@ -83,7 +83,7 @@ const list = async (req: IncomingMessage, res: ServerResponse, params: URLSearch
   let numberId: number | null = principal.number_id === null ? null : Number(principal.number_id)
   const from = params.get("from") ?? (numberId === null ? null : String(numberId))
   if (from !== null) {
-    const byId = /^\d{1,6}$/.test(from)
+    const byId = /^[1-9]\d{0,5}$/.test(from)
     const { rows: [number] } = await pool.query(
       `SELECT * FROM numbers WHERE account_id = $1 AND deleted_at IS NULL AND ${byId ? "id" : "phone"} = $2` +
         (numberId === null ? "" : " AND id = $3"),

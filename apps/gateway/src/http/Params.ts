@@ -62,12 +62,18 @@ export const normalizePhone = (raw: string): string | null => {
 /** How `from` names a number: phones have at least 7 digits, ids fewer (or are JSON numbers). */
 export type NumberRef = { readonly id: number } | { readonly phone: string }
 
+/**
+ * A number id as ids are written: up to 6 digits without a leading zero. `012` is not id 12 (as
+ * JavaScript's `Number()` would read it) but a phone, and not a valid one (docs/api-decisions.md).
+ */
+const NUMBER_ID = /^[1-9]\d{0,5}$/
+
 export const parseNumberRef = (raw: string | number): Effect.Effect<NumberRef, InvalidFrom> => {
   if (typeof raw === "number") {
     return Number.isSafeInteger(raw) && raw > 0 ? Effect.succeed({ id: raw }) : Effect.fail(new InvalidFrom())
   }
   const value = raw.trim()
-  if (/^\d{1,6}$/.test(value) && Number(value) > 0) return Effect.succeed({ id: Number(value) })
+  if (NUMBER_ID.test(value)) return Effect.succeed({ id: Number(value) })
   const phone = normalizePhone(value)
   return phone === null ? Effect.fail(new InvalidFrom()) : Effect.succeed({ phone })
 }
