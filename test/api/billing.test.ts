@@ -242,7 +242,7 @@ describe("billing", () => {
       ])
     }), 60_000)
 
-  it.scopedLive("402 number_paused says why: the balance ran out, or the operator paused the number", () =>
+  it.scopedLive("402 number_paused, the number and its limits say why: the balance ran out, or the operator paused the number", () =>
     Effect.gen(function*() {
       const time = ManualClock.make(START)
       const gateway = yield* startGateway(yield* freshDatabase, options(time))
@@ -262,23 +262,37 @@ describe("billing", () => {
         }).pipe(Effect.orDie)
       const refusals = Effect.all([
         refusal("/api/v1/messages/send", { to: uniquePhone(), text: "hello" }),
-        refusal("/api/v1/contacts/check", { phone: uniquePhone() })
+        refusal("/api/v1/contacts/check", { phone: uniquePhone() }),
+        Effect.map(get(gateway, "/api/v1/numbers", acme.accountKey), (list) => `number: ${list.numbers[0].pause_reason}`),
+        Effect.map(get(gateway, `/api/v1/limits?from=${id}`, acme.accountKey), (limits) => `limits: ${limits.pause_reason}`)
       ])
-      const forBalance = "402 number_paused: The number is paused: the balance has run out"
-      const byOperator = "402 number_paused: The number is paused by the operator"
+      const forBalance = [
+        "402 number_paused: The number is paused: the balance has run out",
+        "402 number_paused: The number is paused: the balance has run out",
+        "number: balance",
+        "limits: balance"
+      ]
+      const byOperator = [
+        "402 number_paused: The number is paused by the operator",
+        "402 number_paused: The number is paused by the operator",
+        "number: operator",
+        "limits: operator"
+      ]
+      assert.strictEqual((yield* get(gateway, "/api/v1/numbers", acme.accountKey)).numbers[0].pause_reason, null)
+      assert.strictEqual((yield* get(gateway, `/api/v1/limits?from=${id}`, acme.accountKey)).pause_reason, null)
 
       time.set(Almaty.nextMidnight(START) + 1000)
       yield* eventually(get(gateway, "/api/v1/balance", acme.accountKey), (b) => b.paused_numbers === 1)
       time.adjust("10 seconds")
-      assert.deepStrictEqual(yield* refusals, [forBalance, forBalance])
+      assert.deepStrictEqual(yield* refusals, forBalance)
       // Paused by the operator as well: the operator's pause is the one that holds it now.
       yield* gateway.ops.ops.pause({ path: { id }, payload: { paused: true } })
       time.adjust("10 seconds")
-      assert.deepStrictEqual(yield* refusals, [byOperator, byOperator])
+      assert.deepStrictEqual(yield* refusals, byOperator)
       // Resumed by the operator, still without money: paused for the balance again.
       yield* gateway.ops.ops.pause({ path: { id }, payload: { paused: false } })
       time.adjust("10 seconds")
-      assert.deepStrictEqual(yield* refusals, [forBalance, forBalance])
+      assert.deepStrictEqual(yield* refusals, forBalance)
     }), 60_000)
 
   it.scopedLive("payment comes first: a number is added only when the balance covers its first day", () =>

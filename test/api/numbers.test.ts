@@ -115,7 +115,8 @@ describe("GET /limits", () => {
         used: { messages: 0, new_contacts: 0, checks: 0 },
         cold_blocked_until: null,
         warmup: true,
-        paused: false
+        paused: false,
+        pause_reason: null
       })
       assert.isTrue(limits.rating >= 0 && limits.rating <= 100)
       // A number key needs no from.

@@ -177,6 +177,7 @@ describe.skipIf(!existsSync(CHROMIUM))("the cabinet in a browser", () => {
   })
 
   let oldKey = ""
+  let newKey = ""
   it("issues a key shown once, sends with it through the API and finds the message in the cabinet", async () => {
     await open("/keys")
     await page.getByRole("button", { name: "Issue a key" }).click()
@@ -197,10 +198,26 @@ describe.skipIf(!existsSync(CHROMIUM))("the cabinet in a browser", () => {
   it("re-issues the key: the new one is shown once and the old one is refused at once", async () => {
     await page.getByRole("button", { name: /^Re-issue/ }).click()
     await page.locator("#new-key").waitFor()
-    const newKey = (await page.locator("#new-key").textContent())!
+    newKey = (await page.locator("#new-key").textContent())!
     assert.notStrictEqual(newKey, oldKey)
     assert.strictEqual((await api("GET", "/numbers", oldKey)).body.code, "invalid_key")
     assert.strictEqual((await api("GET", "/numbers", newKey)).status, 200)
+  })
+
+  it("says why a number is paused: by the operator, on the numbers and the limits page", async () => {
+    const { numbers } = (await api("GET", "/numbers", newKey)).body
+    const { id } = numbers.find((n: any) => n.phone === qrPhone)
+    const pause = (paused: boolean) => run(world.gateway.ops.ops.pause({ path: { id }, payload: { paused } }).pipe(Effect.orDie))
+    await pause(true)
+    await open("/numbers")
+    await page.getByRole("row").filter({ hasText: qrPhone }).getByText("Paused by the operator. Ask your provider to resume it.").waitFor()
+    assert.strictEqual(await page.getByText("Paused: the balance ran out").count(), 0)
+    await open(`/limits?number=${id}`)
+    await page.getByText("The number is paused by the operator.").waitFor()
+    await pause(false)
+    await open(`/limits?number=${id}`)
+    await page.getByText("Trust index").waitFor()
+    assert.strictEqual(await page.getByText(/paused/i).count(), 0)
   })
 
   it("sets the webhook: the secret is shown once, the test event arrives, the log resends it, the secret rotates", async () => {

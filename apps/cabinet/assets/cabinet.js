@@ -178,7 +178,7 @@
     const draw = (data) => list.replaceChildren(
       data.numbers.length === 0 ? h("p", {}, t("num.none")) : table([t("col.phone"), t("col.status"), t("col.actions")], data.numbers.map((n) => [
         n.phone,
-        h("span", {}, statusText(n), n.paused ? h("br") : null, n.paused ? h("strong", {}, t("num.paused")) : null),
+        h("span", {}, statusText(n), n.paused ? h("br") : null, n.paused ? h("strong", {}, t(n.pause_reason === "operator" ? "num.pausedOperator" : "num.paused")) : null),
         h("span", {},
           n.status === "WORKING"
             ? h("a", { href: "/cabinet/limits?number=" + n.id }, t("nav.limits"))
@@ -336,7 +336,7 @@
       h("div", { class: "bar", role: "img", "aria-label": label + ": " + t("lim.of", { used, limit }) },
         h("span", { style: null, "data-w": Math.min(100, Math.round((100 * used) / Math.max(1, limit))) })));
     const holds = [
-      l.paused ? note("err", t("lim.paused")) : null,
+      l.paused ? note("err", t(l.pause_reason === "operator" ? "lim.pausedOperator" : "lim.paused")) : null,
       l.warmup ? note("warn", t("lim.warmup")) : null,
       l.cold_blocked_until ? note("warn", t("lim.cold", { time: when(l.cold_blocked_until) })) : null,
       number.restricted_until && new Date(number.restricted_until) > new Date()

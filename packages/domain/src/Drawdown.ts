@@ -12,10 +12,24 @@
  *
  * @since 1.0.0
  */
+import * as Schema from "effect/Schema"
 import { NUMBER_DAILY_TIYN } from "./Pricing.js"
 
 /** Why a number is paused: the balance ran out, or the operator paused it. @since 1.0.0 */
-export type PauseReason = "balance" | "operator"
+export const PauseReason = Schema.Literal("balance", "operator").annotations({
+  description: "Why the number is paused: `balance` (the balance does not cover the day; a top-up resumes it) or `operator` (paused by the operator); null when it is not paused"
+})
+/** @since 1.0.0 */
+export type PauseReason = typeof PauseReason.Type
+
+/**
+ * Why a number is paused, from its stored flag and reason. A paused number without a reason was
+ * paused before reasons were kept, which only the operator could do.
+ *
+ * @since 1.0.0
+ */
+export const pauseReason = (paused: boolean, stored: string | null): PauseReason | null =>
+  paused ? (stored === "balance" ? "balance" : "operator") : null
 
 /** @since 1.0.0 */
 export interface BillableNumber {

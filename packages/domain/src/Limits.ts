@@ -2,6 +2,7 @@
  * @since 1.0.0
  */
 import * as Schema from "effect/Schema"
+import { PauseReason } from "./Drawdown.js"
 import { Timestamp } from "./Ids.js"
 
 /** @since 1.0.0 */
@@ -34,7 +35,8 @@ export const Limits = Schema.Struct({
   warmup: Schema.Boolean,
   paused: Schema.Boolean.annotations({
     description: "The number is paused (the balance does not cover the day, or by the operator): sends and checks answer 402 number_paused"
-  })
+  }),
+  pause_reason: Schema.NullOr(PauseReason)
 }).annotations({ identifier: "Limits" })
 /** @since 1.0.0 */
 export type Limits = typeof Limits.Type

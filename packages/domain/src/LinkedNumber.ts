@@ -3,6 +3,7 @@
  */
 import * as Schema from "effect/Schema"
 import { ConnectionStatus } from "./Connection.js"
+import { PauseReason } from "./Drawdown.js"
 import { Phone, Timestamp } from "./Ids.js"
 
 /**
@@ -15,6 +16,7 @@ export const LinkedNumber = Schema.Struct({
   phone: Phone,
   status: ConnectionStatus,
   paused: Schema.Boolean.annotations({ description: "Paused (the balance ran out, or by the operator); sends answer 402" }),
+  pause_reason: Schema.NullOr(PauseReason),
   paid_until: Schema.NullOr(Timestamp),
   created_at: Timestamp
 }).annotations({ identifier: "Number" })

@@ -110,7 +110,8 @@ export const make = (options: {
           ? new Date(number.coldBlockedUntil).toISOString()
           : null,
         warmup: Tiers.inWarmup(number.connectedAt, now),
-        paused: number.paused
+        paused: number.paused,
+        pause_reason: number.paused ? number.pausedBy : null
       } satisfies Limits
     })
 

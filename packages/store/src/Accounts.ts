@@ -8,6 +8,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import type { Balance } from "@wagate/domain/Account"
 import { ConnectionStatus } from "@wagate/domain/Connection"
+import * as Drawdown from "@wagate/domain/Drawdown"
 import { AccountId, NumberId } from "@wagate/domain/Ids"
 import type { LinkedNumber } from "@wagate/domain/LinkedNumber"
 import * as Pricing from "@wagate/domain/Pricing"
@@ -36,6 +37,7 @@ export interface NumberRow {
   readonly phone: string
   readonly status: ConnectionStatus
   readonly paused: boolean
+  readonly pause_reason: Drawdown.PauseReason | null
   readonly connected_at: string | null
   readonly created_at: string
   /** The network restricted the number (server error 463 and the like) until then; null when it never did. */
@@ -73,6 +75,7 @@ const NumberColumns = Schema.Struct({
   phone: Schema.String,
   status: oneOf(ConnectionStatus),
   paused: Schema.Boolean,
+  pause_reason: NullOrString,
   connected_at: NullOrInstant,
   created_at: Instant,
   restricted_until: NullOrInstant,
@@ -82,7 +85,7 @@ const NumberColumns = Schema.Struct({
 
 const ACCOUNT_COLUMNS = "id, email, company, numbers_limit, created_at"
 const NUMBER_COLUMNS =
-  "id, account_id, phone, status, paused, connected_at, created_at, restricted_until, restriction_reason, status_reason"
+  "id, account_id, phone, status, paused, pause_reason, connected_at, created_at, restricted_until, restriction_reason, status_reason"
 
 const toAccount = (r: typeof AccountColumns.Type): AccountRow => ({
   id: AccountId.make(r.id),
@@ -98,6 +101,7 @@ const toNumber = (r: typeof NumberColumns.Type): NumberRow => ({
   phone: r.phone,
   status: r.status,
   paused: r.paused,
+  pause_reason: Drawdown.pauseReason(r.paused, r.pause_reason),
   connected_at: isoOrNull(r.connected_at),
   created_at: iso(r.created_at),
   restricted_until: isoOrNull(r.restricted_until),
@@ -275,6 +279,7 @@ export const toLinkedNumber = (n: NumberRow, funds: Funds): LinkedNumber => ({
   phone: n.phone,
   status: n.status,
   paused: n.paused,
+  pause_reason: n.pause_reason,
   paid_until: n.paused ? null : funds.paidUntil,
   created_at: n.created_at
 })

@@ -173,8 +173,7 @@ export class Billing extends Effect.Service<Billing>()("@wagate/store/Billing", 
         if (days.length === 0) return nothing
         let balance = yield* balanceOf(accountId)
         const rows = yield* billableNumbers(accountId)
-        const pausedBy = (r: BillableRow): Drawdown.PauseReason | null =>
-          r.paused ? (r.pause_reason === "balance" ? "balance" : "operator") : null
+        const pausedBy = (r: BillableRow) => Drawdown.pauseReason(r.paused, r.pause_reason)
         let numbers: ReadonlyArray<Drawdown.BillableNumber> = rows.map((r) => ({
           id: r.id,
           pausedBy: pausedBy(r),

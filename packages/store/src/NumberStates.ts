@@ -8,7 +8,7 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Almaty from "@wagate/domain/Almaty"
 import { ConnectionStatus } from "@wagate/domain/Connection"
-import type { PauseReason } from "@wagate/domain/Drawdown"
+import * as Drawdown from "@wagate/domain/Drawdown"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -61,7 +61,7 @@ export interface NumberSnapshot {
   readonly statusReason: string | null
   readonly paused: boolean
   /** Why it is paused, when it is and the reason is known. */
-  readonly pausedBy: PauseReason | null
+  readonly pausedBy: Drawdown.PauseReason | null
   readonly linked: boolean
   readonly connectedAt: number | null
   readonly coldBlockedUntil: number | null
@@ -112,7 +112,7 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
         status: r.status,
         statusReason: r.status_reason,
         paused: r.paused,
-        pausedBy: r.paused && (r.pause_reason === "balance" || r.pause_reason === "operator") ? r.pause_reason : null,
+        pausedBy: Drawdown.pauseReason(r.paused, r.pause_reason),
         linked: r.linked,
         connectedAt: ms(r.connected_at),
         coldBlockedUntil: ms(r.cold_blocked_until),
