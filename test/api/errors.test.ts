@@ -43,7 +43,43 @@ layer(TestGateway.layer(), { excludeTestServices: true })("error answers", (it) 
         assert.strictEqual(r.status, 405, `${method} ${path}`)
         assert.strictEqual(r.json.code, "method_not_allowed")
         assert.isTrue(isErrorBody(r.json))
+        assert.isString(r.headers["allow"], `${method} ${path}`)
       }
+    }))
+
+  it.effect("a fixed path is not an id: a method it lacks answers 405 with Allow, not the {id} route's 400", () =>
+    Effect.gen(function*() {
+      const { accountKey } = yield* provision((yield* TestGateway).ops)
+      const ask = (method: "GET" | "DELETE" | "HEAD" | "POST", path: string, key?: string) =>
+        send(HttpClientRequest.make(method)(path).pipe(
+          key === undefined ? (r) => r : HttpClientRequest.setHeaders({ authorization: `Bearer ${key}` })
+        ))
+      for (
+        const [method, path, allow] of [
+          ["GET", "/api/v1/messages/send", "POST"],
+          ["GET", "/api/v1/messages/send?from=1", "POST"],
+          ["GET", "/api/v1/media/delete", "POST"],
+          ["DELETE", "/api/v1/media/delete", "POST"],
+          ["DELETE", "/api/v1/messages", "GET"]
+        ] as const
+      ) {
+        const r = yield* ask(method, path, accountKey)
+        assert.deepStrictEqual([r.status, r.json?.code, r.headers["allow"]], [405, "method_not_allowed", allow], `${method} ${path}`)
+        assert.isTrue(isErrorBody(r.json), `${method} ${path}`)
+        assert.include(r.json.error, `${method} is not allowed`)
+        // The path and the method come before the key (docs/errors.md, "Order of checks"), as for
+        // any other method a path does not have.
+        const keyless = yield* ask(method, path)
+        assert.deepStrictEqual([keyless.status, keyless.json?.code], [405, "method_not_allowed"], `${method} ${path} without a key`)
+      }
+      const head = yield* ask("HEAD", "/api/v1/messages/send", accountKey)
+      assert.deepStrictEqual([head.status, head.headers["allow"]], [405, "POST"])
+      // The {id} routes themselves are unchanged: the key first, then the id.
+      assert.deepStrictEqual([(yield* ask("GET", "/api/v1/messages/abc")).status], [401])
+      assert.deepStrictEqual((yield* ask("GET", "/api/v1/messages/abc", accountKey)).json?.code, "invalid_param")
+      assert.deepStrictEqual((yield* ask("GET", "/api/v1/media/999999999", accountKey)).json?.code, "not_found")
+      // HEAD is still answered by a fixed path's GET route.
+      assert.strictEqual((yield* ask("HEAD", "/api/v1/numbers", accountKey)).status, 200)
     }))
 
   it.effect("a body that is not JSON answers 400 invalid_json; too large a body 413 payload_too_large", () =>

@@ -83,6 +83,15 @@ const fromRequestError = (error: HttpServerError.RequestError): ApiError => {
   return cause?.message === "maxBytes exceeded" ? new PayloadTooLarge() : new InvalidJson()
 }
 
+const pathOf = (request: HttpServerRequest.HttpServerRequest) => request.url.split("?")[0]
+
+const methodNotAllowed = (method: string, path: string, allowed: ReadonlyArray<string>) =>
+  new MethodNotAllowed({ error: `${method} is not allowed on ${path}; use ${allowed.join(", ")}` })
+
+/** A 405 names the methods the path has (RFC 9110). */
+const withAllow = (response: HttpServerResponse.HttpServerResponse, allowed: ReadonlyArray<string>) =>
+  HttpServerResponse.setHeader(response, "allow", allowed.join(", "))
+
 /** Maps whatever a request failed with to the API error its client sees. */
 export const toApiError = (routes: RouteTable, request: HttpServerRequest.HttpServerRequest) => (failure: unknown) => {
   if (isApiError(failure)) return Option.some(failure)
@@ -90,11 +99,11 @@ export const toApiError = (routes: RouteTable, request: HttpServerRequest.HttpSe
   if (failure instanceof HttpApiDecodeError) return Option.some(fromDecodeError(failure))
   if (HttpServerError.isServerError(failure)) {
     if (failure._tag === "RouteNotFound") {
-      const path = request.url.split("?")[0]
+      const path = pathOf(request)
       const allowed = routes.methodsFor(path)
       return Option.some<ApiError>(
         allowed.length > 0
-          ? new MethodNotAllowed({ error: `${request.method} is not allowed on ${path}; use ${allowed.join(", ")}` })
+          ? methodNotAllowed(request.method, path, allowed)
           : new NotFound({ error: `No such endpoint: ${request.method} ${path}` })
       )
     }
@@ -108,10 +117,19 @@ export const layer = (routes: RouteTable, options: { readonly maxBodyBytes: numb
     Effect.gen(function*() {
       const original = yield* HttpServerRequest.HttpServerRequest
       const toError = toApiError(routes, original)
+      const path = pathOf(original)
+      // A fixed path such as /messages/send is not an id of /messages/{id}: a method it does not
+      // have is refused here, before the key (docs/errors.md, "Order of checks").
+      const refused = routes.refused(original.method, path)
+      if (refused !== undefined) return withAllow(errorResponse(methodNotAllowed(original.method, path, refused)), refused)
       const request = RequestBody.prepare(original, options.maxBodyBytes)
       const handled: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown> = request instanceof PayloadTooLarge
         ? Effect.fail(request)
         : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request)
+      const respond = (error: ApiError) =>
+        error instanceof MethodNotAllowed
+          ? withAllow(errorResponse(error), routes.methodsFor(path))
+          : errorResponse(error)
       return yield* handled.pipe(
         Effect.catchAllCause((cause) => {
           if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
@@ -119,7 +137,7 @@ export const layer = (routes: RouteTable, options: { readonly maxBodyBytes: numb
           return Option.match(toError(failure), {
             onSome: (error) =>
               !isSqlError(failure)
-                ? Effect.succeed(errorResponse(error))
+                ? Effect.succeed(respond(error))
                 : Effect.as(logStorageError("request failed on a storage error", failure, cause), errorResponse(error)),
             onNone: () =>
               Effect.logError("request failed", cause).pipe(
