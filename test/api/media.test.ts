@@ -88,6 +88,18 @@ for (const kind of ["filesystem", "s3"] as const) {
         const download = yield* request(`${gateway.url}/api/v1/media/${id}?download=1`, { key: acme.accountKey })
         const saved = yield* request(download.headers.get("location")!)
         assert.strictEqual(saved.headers.get("content-disposition"), `attachment; filename="photo-${id}.png"`)
+        // true and false say the same as 1 and 0; anything else is refused.
+        for (const [value, disposition] of [["true", "attachment"], ["True", "attachment"], ["false", "inline"], ["0", "inline"]]) {
+          const link = yield* request(`${gateway.url}/api/v1/media/${id}?download=${value}`, { key: acme.accountKey })
+          assert.strictEqual(link.status, 302, value)
+          const served = yield* request(link.headers.get("location")!)
+          assert.strictEqual(served.headers.get("content-disposition"), `${disposition}; filename="photo-${id}.png"`, value)
+        }
+        for (const value of ["yes", "2", "tRUE", ""]) {
+          const refused = yield* request(`${gateway.url}/api/v1/media/${id}?download=${value}`, { key: acme.accountKey })
+          assert.deepStrictEqual([refused.status, refused.json().code], [400, "invalid_param"], value)
+          assert.strictEqual(refused.json().error, `download: must be 1, 0, true or false, not "${value}"`)
+        }
 
         // Not a type a browser shows safely: always a download, under its original name.
         const archive = bytes(500, 3)

@@ -12,7 +12,7 @@ import * as E from "../ApiError.js"
 import { Authentication } from "../Auth.js"
 import { DeleteResult, MediaDeleteRequest } from "../Storage.js"
 import { BodyErrors, ByIdErrors, FromErrors } from "./Errors.js"
-import { id } from "./Params.js"
+import { FlagParam, id } from "./Params.js"
 
 /** @since 1.0.0 */
 export class MediaApi extends HttpApiGroup.make("media")
@@ -20,7 +20,9 @@ export class MediaApi extends HttpApiGroup.make("media")
     HttpApiEndpoint.get("get")`/media/${id}`
       .setUrlParams(Schema.Struct({
         download: Schema.optional(
-          Schema.Literal("1", "0").annotations({ description: "1: download as a file with the original name" })
+          FlagParam.annotations({
+            description: "1 or true: download as a file with the original name; 0 or false (default): images, video, audio and PDF open in the browser"
+          })
         )
       }))
       .addSuccess(HttpApiSchema.Empty(302).annotations({ description: "Location: signed link valid 15 minutes" }))

@@ -45,6 +45,21 @@ export const IntFromString = (min: number, max: number = Number.MAX_SAFE_INTEGER
   )
 }
 
+/**
+ * A yes-or-no query parameter: `1` or `true` for yes, `0` or `false` for no; `true` and `false`
+ * also as `True`/`False` (Python's `requests` sends those) and `TRUE`/`FALSE`. It decodes to
+ * `"1"` or `"0"`, the spec's own values. Anything else is refused, never read as either.
+ *
+ * @since 1.0.0
+ */
+export const FlagParam = Schema.transform(
+  Schema.Literal("1", "0", "true", "false", "True", "False", "TRUE", "FALSE").annotations({
+    message: (issue) => ({ message: `must be 1, 0, true or false, not ${JSON.stringify(issue.actual)}`, override: true })
+  }),
+  Schema.Literal("1", "0"),
+  { strict: true, decode: (text) => (text === "1" || text.toLowerCase() === "true" ? "1" : "0"), encode: (flag) => flag }
+)
+
 /** @since 1.0.0 */
 export const PageLimit = (max: number, byDefault: number) =>
   IntFromString(1, max).annotations({ description: `Page size, 1-${max}, default ${byDefault}` })
