@@ -91,6 +91,32 @@ describe("GET and PUT /webhook", () => {
     }))
 })
 
+describe("webhook URLs nothing could be delivered to as meant", () => {
+  it.scopedLive("port 0 and a fragment are refused with invalid_param, through the API and the operator API", () =>
+    Effect.gen(function*() {
+      // Private addresses allowed: only the port or the fragment can be what is refused.
+      const gateway = yield* webhookGateway(yield* freshDatabase)
+      const acme = yield* provision(gateway.ops)
+      const refusals: ReadonlyArray<readonly [string, RegExp]> = [
+        ["http://127.0.0.1:0/hook", /port 0/],
+        ["http://127.0.0.1:00/hook", /port 0/],
+        ["http://127.0.0.1:9/hook#part", /fragment/],
+        ["http://127.0.0.1:9/hook?x=1#", /fragment/]
+      ]
+      for (const [path, key] of [["/api/v1/webhook", acme.accountKey], [`/ops/v1/accounts/${acme.accountId}/webhook`, OPERATOR_TOKEN]]) {
+        for (const [url, reason] of refusals) {
+          const answer = yield* call(gateway, "PUT", path, key, { url })
+          assert.strictEqual(code(answer), "400 invalid_param", `${path} ${url}`)
+          assert.match(answer.body.error, reason, url)
+        }
+      }
+      assert.strictEqual(code(yield* call(gateway, "GET", "/api/v1/webhook", acme.accountKey)), "404 not_found")
+      // A # written as %23 is part of the path or query, which is sent.
+      const kept = yield* call(gateway, "PUT", "/api/v1/webhook", acme.accountKey, { url: "http://127.0.0.1:9/hook?tag=%23a" })
+      assert.deepStrictEqual([kept.status, kept.body.url], [200, "http://127.0.0.1:9/hook?tag=%23a"])
+    }))
+})
+
 describe("POST /webhook/rotate-secret", () => {
   it.scopedLive("answers a new secret once; the previous one keeps signing for 24 hours", () =>
     Effect.gen(function*() {

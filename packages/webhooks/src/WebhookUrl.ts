@@ -1,7 +1,7 @@
 /**
- * Which URLs webhooks may be sent to: absolute http(s) without credentials, and, unless the
- * operator allows it (`WEBHOOK_ALLOW_PRIVATE_URLS`), only hosts on public addresses, so that an
- * account cannot make the gateway call into its own network. The address is checked when the
+ * Which URLs webhooks may be sent to: absolute http(s) without credentials, port 0 or a
+ * fragment, and, unless the operator allows it (`WEBHOOK_ALLOW_PRIVATE_URLS`), only hosts on
+ * public addresses, so that an account cannot make the gateway call into its own network. The address is checked when the
  * URL is set and again on every attempt (a name can be pointed elsewhere later); the attempt
  * then connects to the address that was checked.
  *
@@ -22,7 +22,12 @@ export class UnusableUrl extends Data.TaggedError("UnusableUrl")<{ readonly reas
 /** Host name to IP addresses. @since 1.0.0 */
 export type Resolve = GuardedHttp.Resolve
 
-/** The URL's shape alone: absolute http(s), no user or password, at most 2048 characters. @since 1.0.0 */
+/**
+ * The URL's shape alone: absolute http(s), no user or password, no port 0, no fragment, at most
+ * 2048 characters.
+ *
+ * @since 1.0.0
+ */
 export const parse = (raw: string): Either.Either<URL, UnusableUrl> => {
   const bad = (reason: string) => Either.left(new UnusableUrl({ reason }))
   const text = raw.trim()
@@ -36,6 +41,10 @@ export const parse = (raw: string): Either.Either<URL, UnusableUrl> => {
   if (url.protocol !== "http:" && url.protocol !== "https:") return bad("url must be http or https")
   if (url.username !== "" || url.password !== "") return bad("url must not contain a user name or password")
   if (url.hostname === "") return bad("url must name a host")
+  // Nothing listens on port 0: every delivery would fail.
+  if (url.port === "0") return bad("url must not use port 0")
+  // A fragment is never sent: a receiver would not see what the account meant it to carry.
+  if (url.href.includes("#")) return bad("url must not contain a fragment (#)")
   return Either.right(url)
 }
 

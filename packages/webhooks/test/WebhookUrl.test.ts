@@ -31,7 +31,19 @@ describe("WebhookUrl", () => {
 
   it.effect("refuses other shapes with invalid_param", () =>
     Effect.gen(function*() {
-      for (const url of ["", "hooks.example.com/x", "ftp://hooks.example.com/", "javascript:alert(1)", "https://user:pw@hooks.example.com/", `https://hooks.example.com/${"a".repeat(2100)}`]) {
+      for (
+        const url of [
+          "",
+          "hooks.example.com/x",
+          "ftp://hooks.example.com/",
+          "javascript:alert(1)",
+          "https://user:pw@hooks.example.com/",
+          `https://hooks.example.com/${"a".repeat(2100)}`,
+          "https://hooks.example.com:0/x",
+          "https://hooks.example.com/x#y",
+          "https://hooks.example.com/x#"
+        ]
+      ) {
         assert.match(yield* outcome(url), /^invalid_param: url /, url)
       }
       assert.match(yield* outcome("https://nowhere.example.com/"), /^invalid_param: nowhere.example.com could not be resolved/)
