@@ -360,6 +360,35 @@ describe("linking and connection status", () => {
       yield* linked(gateway.ops, id, "WORKING")
     }), 60_000)
 
+  it.scopedLive("the operator's link and relink take no body, an empty one or null as {}: a QR", () =>
+    Effect.gen(function*() {
+      const gateway = yield* startGateway(yield* freshDatabase)
+      const acme = yield* provision(gateway.ops)
+      const { id } = acme.numbers[0]
+      yield* gateway.sim.updateConfig({ autoScan: false })
+      const ask = (action: "link" | "relink", body: string | undefined, contentType?: string) =>
+        Effect.gen(function*() {
+          const response = yield* gateway.http.execute(HttpClientRequest.post(`/ops/v1/numbers/${id}/${action}`).pipe(
+            HttpClientRequest.setHeaders({ authorization: `Bearer ${OPERATOR_TOKEN}` }),
+            body === undefined ? (r) => r : HttpClientRequest.bodyText(body, contentType ?? "application/json")
+          ))
+          return { status: response.status, body: (yield* response.json) as any }
+        })
+      for (const action of ["link", "relink"] as const) {
+        for (const [body, contentType] of [[undefined], ["", "application/json"], ["", "text/plain"], ["null"]] as const) {
+          const what = `${action} ${JSON.stringify(body)} ${contentType ?? ""}`
+          yield* gateway.ops.ops.unlink({ path: { id } })
+          const answer = yield* ask(action, body, contentType)
+          assert.strictEqual(code(answer), "200 ok", `${what}: ${JSON.stringify(answer.body)}`)
+          assert.deepStrictEqual([answer.body.status, typeof answer.body.qr, answer.body.pairing_code], ["SCAN_QR_CODE", "string", null], what)
+        }
+        for (const body of ["[]", "\"code\"", "{\"method\": \"sms\"}"]) {
+          assert.strictEqual(code(yield* ask(action, body)), "400 invalid_param", `${action} ${body}`)
+        }
+        assert.strictEqual(code(yield* ask(action, "{")), "400 invalid_json", action)
+      }
+    }), 60_000)
+
   it.scopedLive("the cabinet's link after its unlink answers with the new pairing code", () =>
     Effect.gen(function*() {
       const box = yield* mailbox

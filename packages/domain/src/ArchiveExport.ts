@@ -2,6 +2,7 @@
  * @since 1.0.0
  */
 import * as Schema from "effect/Schema"
+import { OptionalBody } from "./api/Params.js"
 import { Timestamp } from "./Ids.js"
 
 /**
@@ -54,8 +55,4 @@ export const CreateExportRequest = Schema.Struct({
  *
  * @since 1.0.0
  */
-export const CreateExportBody = Schema.transform(
-  Schema.NullOr(CreateExportRequest),
-  Schema.typeSchema(CreateExportRequest),
-  { strict: true, decode: (body) => body ?? {}, encode: (body) => body }
-)
+export const CreateExportBody = OptionalBody(CreateExportRequest)

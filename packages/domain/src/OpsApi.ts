@@ -19,7 +19,7 @@ import { Phone, Timestamp } from "./Ids.js"
 import { ConnectionStatus } from "./Connection.js"
 import { LinkedNumber } from "./LinkedNumber.js"
 import { Amount, Note, OpsBillingEndpoints } from "./OpsBillingApi.js"
-import { id } from "./api/Params.js"
+import { id, OptionalBody } from "./api/Params.js"
 import { SetWebhookRequest, Webhook } from "./Webhook.js"
 
 /** @since 1.0.0 */
@@ -77,6 +77,9 @@ export type NumberLink = typeof NumberLink.Type
 
 /** @since 1.0.0 */
 export const LinkMethod = Schema.Literal("qr", "code").annotations({ description: "QR scan (default) or pairing code" })
+
+/** The body of link and relink, which may be left out (a QR scan). @since 1.0.0 */
+export const LinkBody = OptionalBody(Schema.Struct({ method: Schema.optional(LinkMethod) }))
 
 /** @since 1.0.0 */
 export const OpsAccountDetail = Schema.Struct({
@@ -148,7 +151,7 @@ export class OpsGroup extends HttpApiGroup.make("ops")
   )
   .add(
     HttpApiEndpoint.post("link")`/numbers/${id}/link`
-      .setPayload(Schema.Struct({ method: Schema.optional(LinkMethod) }))
+      .setPayload(LinkBody)
       .addSuccess(NumberLink)
       .addError(E.wire(E.InvalidJson))
       .addError(E.wire(E.InvalidParam))
@@ -166,7 +169,7 @@ export class OpsGroup extends HttpApiGroup.make("ops")
   .add(
     // Unlink, then link anew with a new device identity (after 411, 403 or a lost phone).
     HttpApiEndpoint.post("relink")`/numbers/${id}/relink`
-      .setPayload(Schema.Struct({ method: Schema.optional(LinkMethod) }))
+      .setPayload(LinkBody)
       .addSuccess(NumberLink)
       .addError(E.wire(E.InvalidJson))
       .addError(E.wire(E.InvalidParam))

@@ -1,5 +1,5 @@
 /**
- * Query and path parameters shared by the groups of the HTTP contract.
+ * Query and path parameters, and the optional body, shared by the groups of the HTTP contract.
  *
  * @since 1.0.0
  */
@@ -72,3 +72,17 @@ export const IdParam = IntFromString(1).annotations({ description: "Integer id" 
 
 /** The `{id}` path parameter. @since 1.0.0 */
 export const id = HttpApiSchema.param("id", IdParam)
+
+/**
+ * The body of an endpoint whose fields are all optional, which may be left out: no body at all
+ * (an empty body reads as JSON `null`) and `null` are `{}`.
+ *
+ * @since 1.0.0
+ */
+export const OptionalBody = <Fields extends Schema.Struct.Fields>(body: Schema.Struct<Fields>) =>
+  Schema.transform(Schema.NullOr(body), Schema.typeSchema(body), {
+    // `{}` is decoded by the body's own schema, so a body with a required field is never left out.
+    strict: false,
+    decode: (given) => given ?? {},
+    encode: (given) => given
+  })
