@@ -101,6 +101,20 @@ layer(TestGateway.layer(), { excludeTestServices: true })("error answers", (it) 
       assert.deepStrictEqual([big.status, big.json?.code], [413, "payload_too_large"])
     }))
 
+  it.effect("a value outside a choice names every value the field takes", () =>
+    Effect.gen(function*() {
+      const { accountKey } = yield* provision((yield* TestGateway).ops)
+      const get = (path: string) =>
+        send(HttpClientRequest.get(path).pipe(HttpClientRequest.setHeaders({ authorization: `Bearer ${accountKey}` })))
+      const direction = yield* get("/api/v1/messages?direction=sideways")
+      assert.deepStrictEqual(direction.json, {
+        error: `direction: Expected "in" or "out", actual "sideways"`,
+        code: "invalid_param"
+      })
+      const format = yield* get("/api/v1/export?format=xml")
+      assert.deepStrictEqual([format.status, format.json?.error], [400, `format: Expected "csv" or "json", actual "xml"`])
+    }))
+
   it.effect("operator endpoints answer the same way", () =>
     Effect.gen(function*() {
       const r = yield* send(HttpClientRequest.post("/ops/v1/accounts").pipe(

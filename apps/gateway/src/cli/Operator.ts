@@ -78,8 +78,7 @@ const errorBody = (failure: unknown): { readonly error: string; readonly code: s
   const e = failure as { code?: unknown; error?: unknown; message?: unknown; _tag?: unknown }
   if (typeof e?.code === "string") return { error: String(e.error ?? e.message), code: e.code }
   if (ParseResult.isParseError(failure)) {
-    const issue = ParseResult.ArrayFormatter.formatErrorSync(failure)[0]
-    return { error: describeIssue(issue, failure.message), code: "invalid_param" }
+    return { error: describeIssue(ParseResult.ArrayFormatter.formatErrorSync(failure), failure.message), code: "invalid_param" }
   }
   return {
     error: String(e?.message ?? failure),

@@ -57,22 +57,41 @@ export const errorResponse = (error: ApiError): HttpServerResponse.HttpServerRes
 /** Longest description of a decode failure: it may quote the value, which can be 1 MiB. */
 export const MAX_DETAIL = 200
 
+interface Issue {
+  readonly path: ReadonlyArray<PropertyKey>
+  readonly message: string
+}
+
+const expectedActual = /^Expected (.+), actual (.+)$/s
+
+/**
+ * The first issue's message, or, when the value matched none of a choice (one issue a member, at
+ * the same path, for the same value), every value the field takes: `Expected "in" or "out",
+ * actual "x"` rather than only the first.
+ */
+const firstMessage = (issues: ReadonlyArray<Issue>, first: Issue) => {
+  const samePath = issues.filter((i) => i.path.length === first.path.length && i.path.every((k, n) => k === first.path[n]))
+  const matches = samePath.map((i) => expectedActual.exec(i.message))
+  if (samePath.length < 2 || matches.some((m) => m === null || m[2] !== matches[0]![2])) return first.message
+  // An optional field may also be left out; `undefined` is not a value to send.
+  const expected = matches.map((m) => m![1]).filter((e) => e !== "undefined")
+  return `Expected ${expected.join(" or ")}, actual ${matches[0]![2]}`
+}
+
 /**
  * The description of a value refused by a schema: its first issue, after the field's path (none
  * for a body of the wrong shape as a whole), at most {@link MAX_DETAIL} characters.
  */
-export const describeIssue = (
-  issue: { readonly path: ReadonlyArray<PropertyKey>; readonly message: string } | undefined,
-  otherwise: string
-): string => {
-  const text = issue === undefined ? otherwise : issue.path.length === 0 ? issue.message : `${issue.path.join(".")}: ${issue.message}`
+export const describeIssue = (issues: ReadonlyArray<Issue>, otherwise: string): string => {
+  const issue = issues[0]
+  const message = issue === undefined ? otherwise : firstMessage(issues, issue)
+  const text = issue === undefined || issue.path.length === 0 ? message : `${issue.path.join(".")}: ${message}`
   return text.length <= MAX_DETAIL ? text : `${text.slice(0, MAX_DETAIL - 1)}…`
 }
 
 const fromDecodeError = (error: HttpApiDecodeError): ApiError => {
-  const issue = error.issues[0]
-  const field = issue?.path[0]
-  const detail = describeIssue(issue, error.message)
+  const field = error.issues[0]?.path[0]
+  const detail = describeIssue(error.issues, error.message)
   return field === "from"
     ? new InvalidFrom({ error: `from must be a number id or a phone number of the account (${detail})` })
     : new InvalidParam({ error: detail })
