@@ -3,7 +3,8 @@
  * whole gateway on the filesystem store: a deleted file's backup stays 30 days and is purged by
  * the background job, also after a restart; retention deletes old files; the policy skips
  * incoming files and says why; GET /storage shows the policy and the state; a sent attachment
- * that is not kept (over the ceiling, or refused by the network) shows no size.
+ * that is not kept (over the ceiling, or refused by the network) shows no size, and neither does
+ * one whose send a restart left pending and the pending sweep failed, whose file is gone.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
@@ -11,6 +12,9 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { BlobStore } from "@wagate/media/BlobStore"
 import { DomainClock } from "@wagate/domain/DomainClock"
 import { MediaFiles } from "@wagate/store/MediaFiles"
+import type { Hooks } from "@wagate/numbers/NumberHooks"
+import { SimNetwork } from "@wagate/whatsapp/sim/SimNetwork"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -262,6 +266,81 @@ describe("storage upkeep and policy", () => {
       assert.deepStrictEqual([yield* served(kept.body.id), yield* served(over.body.id)], [302, 404])
       assert.strictEqual((yield* api.storage.get()).used_bytes, FileServer.PNG.length)
     }))
+
+  it.scopedLive("a send a restart cut off, or one left pending with its file kept, fails after the restart without its file", () =>
+    Effect.gen(function*() {
+      const files = yield* FileServer.start
+      const store = yield* MediaStores.filesystem
+      const database = yield* freshDatabase
+      const network = yield* simulatedNetwork
+      const sim = Context.get(network, SimNetwork)
+      // A number whose connection is lost stays offline until the restart.
+      yield* sim.updateConfig({ reconnectDelayMs: DAY })
+      const clock = ManualClock.make(Date.now())
+      // Inside the number's entity, once a send is recorded, the network loses the number; then
+      // "cut off" stops there, as a restart stops a send in flight, and "offline" goes on: the
+      // network does not take it, so it stays pending, answered and with its file kept.
+      const offline = new Map<string, string>()
+      const numberHooks: Hooks = {
+        onSend: () => Effect.void,
+        afterRecord: ({ text }) => {
+          const phone = offline.get(text)
+          if (phone === undefined) return Effect.void
+          const lost = Effect.orDie(sim.disconnect(phone, "connection_lost"))
+          return text === "cut off" ? Effect.zipRight(lost, Effect.interrupt) : lost
+        }
+      }
+      const options = { blobs: store.layer, sim: network, domainClock: clock.clock, numberHooks }
+      const firstScope = yield* Scope.make()
+      const first = yield* startGateway(database, options).pipe(Scope.extend(firstScope))
+      const acme = yield* provision(first.ops, { numbers: 2 })
+      const [cut, pending] = acme.numbers
+      offline.set("cut off", cut!.phone).set("offline", pending!.phone)
+      const send = (gateway: GatewayWithBlobs, from: string, to: string, caption: string) =>
+        Effect.gen(function*() {
+          clock.adjust("5 seconds")
+          const response = yield* gateway.http.execute(HttpClientRequest.post("/api/v1/messages/send").pipe(
+            HttpClientRequest.setHeaders({ authorization: `Bearer ${acme.accountKey}` }),
+            HttpClientRequest.bodyUnsafeJson({ from, to, image: { url: files.url("/image.png"), caption } })
+          ))
+          return response.status
+        }).pipe(Effect.orDie)
+      const firstApi = yield* first.client(acme.accountKey)
+      const peers = [uniquePhone(), uniquePhone()]
+      const recorded = (api: typeof firstApi, chat: string) =>
+        Effect.map(
+          eventually(api.messages.list({ urlParams: { chat } }), (page) => page.messages.length === 1),
+          (page) => page.messages[0]!.id
+        )
+
+      // Cut off by the restart after its record: its file is in the store, not counted yet.
+      yield* Effect.fork(send(first, cut!.phone, peers[0]!, "cut off"))
+      const cutId = yield* recorded(firstApi, peers[0]!)
+      // Answered, its file kept and counted; the message still waits for the network.
+      assert.strictEqual(yield* send(first, pending!.phone, peers[1]!, "offline"), 200)
+      const pendingId = yield* recorded(firstApi, peers[1]!)
+      yield* eventually(firstApi.storage.get(), (s) => s.used_bytes === FileServer.PNG.length)
+      assert.strictEqual((yield* store.keys(`media/${acme.accountId}`)).length, 2)
+      for (const id of [cutId, pendingId]) assert.strictEqual((yield* firstApi.messages.get({ path: { id } })).status, "pending")
+      yield* Scope.close(firstScope, Exit.void)
+
+      // After the restart the numbers connect again and their pending sends fail: no file is
+      // left of them, none is counted, and they show it as a send the network refused does.
+      const second = yield* startGateway(database, options)
+      const api = yield* second.client(acme.accountKey)
+      for (const id of [cutId, pendingId]) {
+        const failed = yield* eventually(api.messages.get({ path: { id } }), (m) => m.status === "failed")
+        assert.deepStrictEqual(
+          [failed.media?.size, failed.media?.deleted, failed.media_skipped, failed.media_skip_reason],
+          [null, false, true, "the message was not sent, so its file was not kept"]
+        )
+        const served = yield* second.http.get(`/api/v1/media/${id}`, { headers: { authorization: `Bearer ${acme.accountKey}` } })
+        assert.strictEqual(served.status, 404)
+      }
+      const storage = yield* api.storage.get()
+      assert.deepStrictEqual([storage.used_bytes, storage.files], [0, 0])
+      assert.deepStrictEqual(yield* store.keys(`media/${acme.accountId}`), [])
+    }), { timeout: 60_000 })
 
   it.scopedLive("the operator CLI sets and shows the policy, and GET /storage shows what it set", () =>
     Effect.gen(function*() {

@@ -10,9 +10,9 @@ import * as Exit from "effect/Exit"
 import type * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
-import { mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { join, relative } from "node:path"
 import S3rverServer from "s3rver"
 import * as S3rver from "../../packages/media/test/support/S3rver.js"
 
@@ -26,12 +26,25 @@ export interface MediaStore {
   readonly takeDown: Effect.Effect<void>
 }
 
-export const filesystem: Effect.Effect<MediaStore> = Effect.sync(() => {
+export const filesystem: Effect.Effect<MediaStore & {
+  /** The keys the store holds under `prefix` (`media/<account>/`), sorted. */
+  readonly keys: (prefix: string) => Effect.Effect<ReadonlyArray<string>>
+}> = Effect.sync(() => {
   const dir = mkdtempSync(join(tmpdir(), "wagate-media-"))
+  const objects = join(dir, "objects")
   return {
     kind: "filesystem",
     layer: (publicBaseUrl) => BlobStore.layerFilesystem({ dir, publicBaseUrl, signingSecret: SIGNING_SECRET }),
-    takeDown: Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+    takeDown: Effect.sync(() => rmSync(dir, { recursive: true, force: true })),
+    keys: (prefix) =>
+      Effect.sync(() =>
+        existsSync(join(objects, prefix))
+          ? readdirSync(join(objects, prefix), { recursive: true, withFileTypes: true })
+            .filter((entry) => entry.isFile())
+            .map((entry) => relative(objects, join(entry.parentPath, entry.name)))
+            .sort()
+          : []
+      )
   }
 })
 

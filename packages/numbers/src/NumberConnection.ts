@@ -8,7 +8,7 @@ import * as Entity from "@effect/cluster/Entity"
 import { Sharding } from "@effect/cluster/Sharding"
 import * as Almaty from "@wagate/domain/Almaty"
 import type { ConnectionState } from "@wagate/entities/NumberEntity"
-import type { BlobStore } from "@wagate/media/BlobStore"
+import { BlobStore } from "@wagate/media/BlobStore"
 import { Accounts } from "@wagate/store/Accounts"
 import { Conversations } from "@wagate/store/Conversations"
 import { MediaFiles } from "@wagate/store/MediaFiles"
@@ -31,6 +31,7 @@ import * as IncomingMedia from "./IncomingMedia.js"
 import * as IncomingText from "./IncomingText.js"
 import * as NumberMetrics from "./NumberMetrics.js"
 import type { NumberContext } from "./NumberContext.js"
+import * as OutgoingMedia from "./OutgoingMedia.js"
 
 /**
  * How many instants of each sweep interval the numbers' sweeps are spread over: numbers sweeping
@@ -57,6 +58,7 @@ export const open = (ctx: NumberContext) =>
     const states = yield* NumberStates
     const conversations = yield* Conversations
     const driver = yield* WhatsAppDriver
+    const blobs = yield* BlobStore
 
     // Files of incoming messages: a few downloads at a time, in the entity's scope. Those pending
     // from an earlier run died with it.
@@ -281,7 +283,9 @@ export const open = (ctx: NumberContext) =>
      * Messages recorded but not taken by the network (a crash in between, or the connection was
      * down) go out now, in order, each at most MAX_SEND_ATTEMPTS times: one that keeps failing
      * (a recipient whose session cannot be encrypted) is failed alone and never holds up those
-     * behind it. Runs beside the number's other work, never inside its serialized section.
+     * behind it. A failed one's attachment is not kept, as when the network refuses a send: the
+     * file stored before the send is removed, and no longer counted if it was. Runs beside the
+     * number's other work, never inside its serialized section.
      */
     const resendPending = resending.withPermits(1)(Effect.gen(function*() {
       if (ctx.connection.current.status !== "WORKING") return
@@ -290,16 +294,25 @@ export const open = (ctx: NumberContext) =>
         if (ctx.connection.current.status !== "WORKING") return
         const at = new Date(yield* DomainClock.now)
         const reject = (error: string) =>
-          conversations.markRejected({
-            accountId: number.accountId,
-            numberId,
-            messageId: p.id,
-            waMessageId: p.wa_message_id,
-            to: p.peer,
-            error,
-            firstContact: false,
-            day: Almaty.dateOf(at.getTime()),
-            at
+          Effect.gen(function*() {
+            const uncounted = yield* conversations.markRejected({
+              accountId: number.accountId,
+              numberId,
+              messageId: p.id,
+              waMessageId: p.wa_message_id,
+              to: p.peer,
+              error,
+              firstContact: false,
+              day: Almaty.dateOf(at.getTime()),
+              at
+            })
+            if (p.media === null) return
+            // Once the record says so: a file still counted is never served from a key already gone.
+            const stored = new Set([OutgoingMedia.sentKey(number.accountId, numberId, p.wa_message_id), ...uncounted])
+            yield* Effect.forEach(stored, (key) =>
+              blobs.delete(key).pipe(
+                Effect.catchAll((error) => Effect.logWarning(`removing the file of failed message ${p.id} failed`, error))
+              ), { discard: true })
           })
         if (p.type !== "text") {
           yield* reject("the attachment was lost in a restart before it was sent")

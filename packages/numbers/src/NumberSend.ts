@@ -61,6 +61,8 @@ const mediaKind = (content: Exclude<SendContent, { _tag: "text" }>): MessageMedi
   content._tag === "image" ? "photo" : content._tag
 
 interface Prepared {
+  /** The message's network id, chosen first: a stored attachment's key names it. */
+  readonly waMessageId: string
   readonly outgoing: OutgoingContent
   readonly media: MessageMedia | null
   /** The attachment as stored before the send. */
@@ -115,16 +117,17 @@ export const make = (ctx: NumberContext, session: Session) =>
       })
 
     const toOutgoing = Effect.fnUntraced(function*(content: SendContent) {
+      const waMessageId = newWaMessageId()
       switch (content._tag) {
         case "text":
-          return { outgoing: { kind: "text", text: content.text } as OutgoingContent, media: null, stored: null } as Prepared
+          return { waMessageId, outgoing: { kind: "text", text: content.text } as OutgoingContent, media: null, stored: null } as Prepared
         case "image":
         case "video":
         case "voice":
         case "document": {
           // From the URL straight into the blob store, a chunk at a time; the network is handed
           // the file from there, so it is never whole in memory.
-          const key = OutgoingMedia.sentKey(number.accountId, numberId)
+          const key = OutgoingMedia.sentKey(number.accountId, numberId, waMessageId)
           const { file, size } = yield* Effect.scoped(Effect.gen(function*() {
             const file = yield* fetcher.fetch(content.url, content._tag)
             // The length the server announced, when it did: a store can then take the file in one piece.
@@ -169,7 +172,7 @@ export const make = (ctx: NumberContext, session: Session) =>
             : content._tag === "voice"
             ? { kind: "voice", media: bytes }
             : { kind: content._tag, media: bytes, caption }
-          return { outgoing, media, stored: { key, size } } as Prepared
+          return { waMessageId, outgoing, media, stored: { key, size } } as Prepared
         }
       }
     })
@@ -237,7 +240,7 @@ export const make = (ctx: NumberContext, session: Session) =>
         }
         return yield* Effect.fail(withQuota(decision.error, quota()))
       }
-      const waMessageId = newWaMessageId()
+      const { waMessageId } = prepared
       const at = new Date(yield* DomainClock.now)
       const day = Almaty.dateOf(now)
       const messageId = yield* conversations.recordOutgoing({

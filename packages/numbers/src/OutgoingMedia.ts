@@ -9,14 +9,16 @@ import { BlobStore } from "@wagate/media/BlobStore"
 import * as StoragePolicy from "@wagate/media/StoragePolicy"
 import { MediaFiles } from "@wagate/store/MediaFiles"
 import * as Effect from "effect/Effect"
-import { randomUUID } from "node:crypto"
 import * as DomainClock from "@wagate/domain/DomainClock"
 
 /**
- * Where a sent file is stored: chosen before the message is recorded (the file is stored first),
- * so not under the message id as incoming files are; `media_files.blob_key` names it.
+ * Where a sent file is stored: the file is stored before the message is recorded, so not under
+ * the message id as incoming files are, but under its network id, chosen first. A pending message
+ * thus names its file even when its runner died before the file was counted (`media_files.blob_key`
+ * names it once it is).
  */
-export const sentKey = (accountId: number, numberId: number) => `media/${accountId}/${numberId}/sent-${randomUUID()}`
+export const sentKey = (accountId: number, numberId: number, waMessageId: string) =>
+  `media/${accountId}/${numberId}/sent-${waMessageId}`
 
 export const make = Effect.gen(function*() {
   const blobs = yield* BlobStore

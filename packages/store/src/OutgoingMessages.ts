@@ -78,6 +78,7 @@ const MaybeContact = Schema.Struct({ wrote_first: Schema.NullOr(Schema.Boolean) 
 const Contact = Schema.Struct({ wrote_first: Schema.Boolean })
 const Phone = Schema.Struct({ phone: Schema.String })
 const Key = Schema.Struct({ key: Schema.String })
+const BlobKey = Schema.Struct({ blob_key: Schema.String })
 const Attempts = Schema.Struct({ send_attempts: Schema.Number })
 const Recorded = Schema.Struct({ id: Int8, number_id: Int8, wa_message_id: Schema.String })
 const Answer = Schema.Struct({
@@ -307,8 +308,10 @@ export const make = Effect.gen(function*() {
   /**
    * The network refused the message: `failed` with the reason, the ack event, and the send no
    * longer counts against today's limits; the answer kept for its Idempotency-Key becomes
-   * `answer`, in the same transaction. Its attachment, never kept (the file is removed from the
-   * store), shows as not kept: `size` null, `media_skipped` with the reason.
+   * `answer`, in the same transaction. Its attachment is not kept: it shows so (`size` null,
+   * `media_skipped` with the reason), and a file counted for it (a send the network did not take
+   * at once, failed later by the pending sweep) is no longer, in the same transaction. Returns
+   * the blob keys of such files, for the caller to remove from the store with the file it stored.
    */
   const markRejected = Effect.fn("Conversations.markRejected")(function*(m: {
     readonly accountId: number
@@ -322,7 +325,7 @@ export const make = Effect.gen(function*() {
     readonly at: Date
     readonly answer?: StoredAnswer | undefined
   }) {
-    yield* Effect.gen(function*() {
+    return yield* Effect.gen(function*() {
       yield* sql`
         UPDATE messages SET status = 'failed', error = ${m.error}, updated_at = ${m.at},
           media = jsonb_set(media, '{size}', 'null'),
@@ -343,6 +346,12 @@ export const make = Effect.gen(function*() {
         m.accountId,
         Outbox.envelope("message.ack", m.at.getTime(), Outbox.ackEvent({ ...m, ack: "failed" }))
       )
+      // The usage moves with the deletion (the triggers of migration 0005).
+      const uncounted = yield* decoded(
+        BlobKey,
+        sql`DELETE FROM media_files WHERE message_id = ${m.messageId} RETURNING blob_key`
+      )
+      return uncounted.map((row) => row.blob_key)
     }).pipe(sql.withTransaction)
   })
 
