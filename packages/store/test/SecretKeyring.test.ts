@@ -3,19 +3,15 @@
  * and migration 0011 seals the clear secrets a database holds from before, after which a clear
  * secret can no longer be written.
  */
-import * as Reactivity from "@effect/experimental/Reactivity"
 import { assert, describe, it } from "@effect/vitest"
-import * as PgClient from "@effect/sql-pg/PgClient"
-import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
-import * as Layer from "effect/Layer"
-import * as Redacted from "effect/Redacted"
 import { randomBytes } from "node:crypto"
 import * as Migrations from "../src/Migrations.js"
 import * as SecretKeyring from "../src/SecretKeyring.js"
+import { emptyDatabase, migrateUpTo } from "./support/EmptyDatabase.js"
 
 const key = (text = SecretKeyring.generateKey()) => Either.getOrThrow(SecretKeyring.parseKey(text))
 
@@ -49,29 +45,12 @@ describe("SecretKeyring", () => {
   })
 })
 
-const testServerUrl = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
-
-/** A fresh empty database for the scope. */
-const emptyDatabase = Effect.gen(function*() {
-  const name = `wagate_t_${randomBytes(6).toString("hex")}`
-  const admin = yield* PgClient.make({ url: Redacted.make(testServerUrl), maxConnections: 1 })
-  yield* Effect.acquireRelease(
-    admin.unsafe(`CREATE DATABASE ${name}`),
-    () => admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).pipe(Effect.ignore)
-  )
-  const target = new URL(testServerUrl)
-  target.pathname = `/${name}`
-  return yield* Layer.build(PgClient.layer({ url: Redacted.make(target.toString()), maxConnections: 2 }))
-}).pipe(Effect.provide(Reactivity.layer))
-
 describe("migration 0011", () => {
   it.scoped("seals the clear webhook secrets written before it, and refuses clear ones after", () =>
     Effect.gen(function*() {
       const database = yield* emptyDatabase
       const sql = yield* Effect.provide(SqlClient.SqlClient, database)
-      const all = yield* Migrations.loader
-      const upTo10 = Migrator.make({})({ loader: Effect.succeed(all.filter(([id]) => id <= 10)), table: "wagate_migrations" })
-      yield* Effect.provide(upTo10, database)
+      yield* Effect.provide(migrateUpTo(10), database)
       const [account] = yield* sql<{ id: string }>`
         INSERT INTO accounts (email, company) VALUES ('old@shop.kz', 'Old') RETURNING id`
       yield* sql`
