@@ -21,6 +21,7 @@ import cabinet from "./migrations/0012_cabinet.js"
 import lidContacts from "./migrations/0013_lid_contacts.js"
 import unsentMessages from "./migrations/0014_unsent_messages.js"
 import runnerWaiting from "./migrations/0015_runner_waiting.js"
+import unkeptMediaSize from "./migrations/0016_unkept_media_size.js"
 
 /** @since 1.0.0 */
 export const loader = Migrator.fromRecord({
@@ -38,7 +39,8 @@ export const loader = Migrator.fromRecord({
   "0012_cabinet": cabinet,
   "0013_lid_contacts": lidContacts,
   "0014_unsent_messages": unsentMessages,
-  "0015_runner_waiting": runnerWaiting
+  "0015_runner_waiting": runnerWaiting,
+  "0016_unkept_media_size": unkeptMediaSize
 })
 
 /** @since 1.0.0 */
