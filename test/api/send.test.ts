@@ -145,6 +145,36 @@ describe("POST /messages/send", () => {
       assert.strictEqual((yield* gateway.sim.sent()).length, 1)
     }))
 
+  it.scopedLive("a Kazakh or Russian number written the domestic way (8 7xx, 8 9xx) is refused with the number to write", () =>
+    Effect.gen(function*() {
+      const { acme, gateway } = yield* world()
+      const withCode = "with the country code it is 77011234567"
+      for (const to of ["8 701 123 45 67", "87011234567", "8(701)123-45-67"]) {
+        const refused = yield* send(gateway, acme.accountKey, { to, text: "Your order is ready" })
+        assert.strictEqual(code(refused), "400 invalid_to", to)
+        assert.include(refused.body.error, withCode)
+      }
+      const russian = yield* send(gateway, acme.accountKey, { to: "8 916 123 45 67", text: "x" })
+      assert.include(russian.body.error, "with the country code it is 79161234567")
+      const check = yield* gateway.http.execute(
+        HttpClientRequest.post("/api/v1/contacts/check").pipe(
+          HttpClientRequest.setHeaders({ authorization: `Bearer ${acme.accountKey}` }),
+          HttpClientRequest.bodyUnsafeJson({ phone: "87011234567" })
+        )
+      )
+      const checked: any = yield* check.json
+      assert.deepStrictEqual([check.status, checked.code], [400, "invalid_param"])
+      assert.include(checked.error, withCode)
+      const added = yield* Effect.flip(
+        gateway.ops.ops.addNumber({ path: { id: acme.accountId }, payload: { phone: "8 701 123 45 67" } })
+      )
+      assert.strictEqual((added as any).code, "invalid_param")
+      assert.include((added as any).error, withCode)
+      assert.deepStrictEqual(yield* gateway.sim.sent(), [])
+      // Other 11-digit numbers starting with 8 are international ones: a Tokyo landline (+81 3).
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to: "81312345678", text: "x" })), "200 ok")
+    }))
+
   it.scopedLive("from: invalid_from, from_required, number_not_found, no_numbers; a number key sends from its number", () =>
     Effect.gen(function*() {
       const { acme, gateway } = yield* world({ numbers: 2 })

@@ -89,7 +89,7 @@ describe("MCP: handshake and tools", () => {
       assert.strictEqual((send.inputSchema.properties as any).text.maxLength, 4096)
       assert.deepStrictEqual(tools[3].inputSchema.required, ["phone"])
       assert.deepStrictEqual((tools[2].outputSchema as any).required, [
-        "rating", "tier", "tier_title", "enough_data", "limits", "used", "cold_blocked_until", "warmup", "paused"
+        "rating", "tier", "tier_title", "enough_data", "limits", "used", "cold_blocked_until", "warmup", "paused", "pause_reason"
       ])
       assert.isTrue(tools[1].annotations?.readOnlyHint)
       assert.isFalse(tools[0].annotations?.readOnlyHint)
@@ -244,6 +244,8 @@ describe("MCP: refusals are tool errors with the spec's code and retry time", ()
         ["number_paused", undefined, "The number is paused by the operator"]
       )
       assert.strictEqual(refusal(yield* mcp.call("check_number", { phone: peer, from: n1.id })).code, "number_paused")
+      const status = yield* mcp.call("get_status")
+      assert.match(status.content[0].text!, new RegExp(`${n1.phone} \\(id ${n1.id}\\) WORKING, paused by the operator`))
 
       yield* gateway.sim.disconnect(n2.phone, "logged_out")
       yield* linked(gateway.ops, n2.id, "STOPPED")

@@ -40,7 +40,7 @@ describe("parseNumberRef", () => {
     assert.deepStrictEqual(Either.getOrThrow(ref("77011234567")), { phone: "77011234567" })
     assert.deepStrictEqual(Either.getOrThrow(ref("+7 701 123-45-67")), { phone: "77011234567" })
   })
-  it.each(["abc", "0", "", "-3", "7701abc", "012", "00012", "+012", 0, -1, 1.5])("%j is invalid_from", (raw) => {
+  it.each(["abc", "0", "", "-3", "7701abc", "012", "00012", "+012", "8 701 123 45 67", 0, -1, 1.5])("%j is invalid_from", (raw) => {
     const result = ref(raw)
     assert.isTrue(Either.isLeft(result))
     if (Either.isLeft(result)) assert.strictEqual(result.left.code, "invalid_from")

@@ -53,7 +53,9 @@ export const sent = (result: SentMessage): ToolResult =>
   )
 
 export const status = (summary: Summary): ToolResult => {
-  const numbers = summary.numbers.map((n) => `${n.phone} (id ${n.id}) ${n.status}${n.paused ? ", paused" : ""}`)
+  const paused = (n: Summary["numbers"][number]) =>
+    !n.paused ? "" : n.pause_reason === "operator" ? ", paused by the operator" : ", paused: the balance ran out"
+  const numbers = summary.numbers.map((n) => `${n.phone} (id ${n.id}) ${n.status}${paused(n)}`)
   const balance = summary.balance === undefined
     ? ""
     : ` Balance ${summary.balance.balance} KZT, ${summary.balance.days_left} days left.`

@@ -145,7 +145,7 @@ export const getStatus: ToolDefinition = {
     "Lists the linked numbers this key covers, each with its id, phone, connection status, whether it is paused and " +
     "until when it is paid, and (for an account key) the account balance in KZT.",
     "Status WORKING means messages can be sent; SCAN_QR_CODE, STARTING, FAILED, STOPPED and none mean they cannot until " +
-    "the number is (re)connected in the cabinet. A paused number cannot send: its balance ran out or the operator paused it. Call this first to learn the number " +
+    "the number is (re)connected in the cabinet. A paused number cannot send: its balance ran out or the operator paused it (pause_reason says which). Call this first to learn the number " +
     "ids to pass as `from` when the account has several numbers."
   ].join("\n\n"),
   inputSchema: { type: "object", properties: {}, additionalProperties: false },

@@ -47,7 +47,7 @@ import { makeArchiveExports } from "../http/handlers/ExportsHttp.js"
 import { makeLimits } from "../http/handlers/LimitsHttp.js"
 import { retainedSince } from "../http/handlers/Retention.js"
 import { makeWebhookCalls } from "../http/handlers/WebhooksHttp.js"
-import { normalizePhone } from "../http/Params.js"
+import { normalizePhone, phoneRefusal } from "../http/Params.js"
 import { endedSession, startSession } from "./CabinetAuth.js"
 import * as LinkView from "./LinkView.js"
 
@@ -173,7 +173,9 @@ export const CabinetHttp = HttpApiBuilder.group(GatewayApi, "cabinet", (handlers
         Effect.gen(function*() {
           const u = yield* user
           const phone = normalizePhone(payload.phone)
-          if (phone === null) return yield* new InvalidParam({ error: "Enter the phone in international format, digits only: 77011234567" })
+          if (phone === null) {
+            return yield* new InvalidParam({ error: phoneRefusal(payload.phone, "Enter the phone in international format, digits only: 77011234567") })
+          }
           const { number } = yield* accounting.addNumber(u.accountId, phone).pipe(
             Effect.catchTags({
               PhoneTaken: () => new PhoneTaken(),

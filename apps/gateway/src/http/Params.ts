@@ -53,10 +53,29 @@ export const parseRange = (raw: { readonly since?: string | undefined; readonly 
     return { since, until }
   })
 
+const digitsOf = (raw: string) => raw.trim().replace(/^\+/, "").replace(/[\s()-]/g, "")
+
+/**
+ * Kazakh and Russian mobile numbers written the domestic way: 8 and ten digits, 8 7xx in
+ * Kazakhstan, 8 9xx in Russia. No country code makes an 11-digit number starting 87 or 89, so
+ * such a number is never an international one: sent as it is, a message would go to no one.
+ * Both countries' code is 7.
+ */
+const DOMESTIC = /^8[79]\d{9}$/
+
 /** Digits of a phone in international format; a leading + and spaces, dashes, brackets are dropped. */
 export const normalizePhone = (raw: string): string | null => {
-  const digits = raw.trim().replace(/^\+/, "").replace(/[\s()-]/g, "")
-  return /^[1-9]\d{6,14}$/.test(digits) ? digits : null
+  const digits = digitsOf(raw)
+  return /^[1-9]\d{6,14}$/.test(digits) && !DOMESTIC.test(digits) ? digits : null
+}
+
+/**
+ * Why a phone was refused: `rule`, and for a number written the domestic way the number to write
+ * instead (`8 701 123 45 67` is `77011234567`).
+ */
+export const phoneRefusal = (raw: unknown, rule: string): string => {
+  const digits = typeof raw === "string" ? digitsOf(raw) : ""
+  return DOMESTIC.test(digits) ? `${rule}. ${digits} is written the domestic way; with the country code it is 7${digits.slice(1)}` : rule
 }
 
 /** How `from` names a number: phones have at least 7 digits, ids fewer (or are JSON numbers). */

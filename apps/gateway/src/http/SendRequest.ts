@@ -19,7 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { normalizePhone } from "./Params.js"
+import { normalizePhone, phoneRefusal } from "./Params.js"
 
 /** Longest message text, in characters (WhatsApp clients show up to 4096 comfortably). */
 export const MAX_TEXT = 4096
@@ -48,13 +48,15 @@ const recipient = (to: unknown): string | null =>
     ? to.trim()
     : normalizePhone(to.replace(/@(c\.us|s\.whatsapp\.net)$/, ""))
 
+const invalidTo = (to: unknown) => new InvalidTo({ error: phoneRefusal(to, new InvalidTo().error) })
+
 /** The failure a client sees for a body the schema refused: the first field in fixing order. */
 const refusal = (body: unknown, error: ParseResult.ParseError) => {
   const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
   const about = (field: string) => issues.find((issue) => issue.path[0] === field)
   if (issues.some((issue) => issue.path.length === 0)) return new InvalidJson({ error: "The body must be a JSON object" })
   const fields = body as Record<string, unknown>
-  if (recipient(fields.to) === null) return new InvalidTo()
+  if (recipient(fields.to) === null) return invalidTo(fields.to)
   for (const kind of ATTACHMENTS) {
     const issue = about(kind)
     if (issue === undefined) continue
@@ -80,7 +82,7 @@ export const validateSend: (
     if (Either.isLeft(decoded)) return yield* refusal(body, decoded.left)
     const request = decoded.right
     const to = recipient(request.to)
-    if (to === null) return yield* new InvalidTo()
+    if (to === null) return yield* invalidTo(request.to)
 
     const given = ATTACHMENTS.filter((kind) => request[kind] !== undefined)
     if (given.length > 1) return yield* new InvalidMedia({ error: `Send one attachment at a time, not ${given.join(" and ")}` })

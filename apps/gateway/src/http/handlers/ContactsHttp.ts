@@ -10,7 +10,7 @@ import { quotaHeaders } from "../ApiErrors.js"
 import { Settings } from "../../Config.js"
 import { bounded } from "../EntityCalls.js"
 import { NumberScope } from "../NumberScope.js"
-import { normalizePhone } from "../Params.js"
+import { normalizePhone, phoneRefusal } from "../Params.js"
 
 /** Whether a phone is on WhatsApp, through one of the key's numbers (POST /contacts/check, MCP check_number). */
 export const makeCheck = Effect.gen(function*() {
@@ -22,7 +22,9 @@ export const makeCheck = Effect.gen(function*() {
     readonly from?: string | number | undefined
   }) {
     const phone = normalizePhone(payload.phone)
-    if (phone === null) return yield* new InvalidParam({ error: "phone must be digits in international format" })
+    if (phone === null) {
+      return yield* new InvalidParam({ error: phoneRefusal(payload.phone, "phone must be digits in international format") })
+    }
     const number = yield* scope.acting(principal, payload.from)
     const checked = yield* numbers(String(number.id)).Check({ phone }).pipe(bounded(Duration.millis(entityTimeoutMs)))
     return { phone, exists: checked.exists, chat_id: checked.chatId, quota: checked.quota }

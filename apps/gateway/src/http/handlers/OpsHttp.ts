@@ -30,7 +30,7 @@ import * as Prometheus from "../../infra/Prometheus.js"
 import { Settings } from "../../Config.js"
 import { makeOperatorCheck } from "../../auth/OperatorCheck.js"
 import { bounded } from "../EntityCalls.js"
-import { normalizePhone } from "../Params.js"
+import { normalizePhone, phoneRefusal } from "../Params.js"
 import { GatewayApi } from "../GatewayApi.js"
 import { ClusterView } from "../../ops/ClusterView.js"
 import { CabinetLinks } from "../../cabinet/CabinetLinks.js"
@@ -124,7 +124,9 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
       .handle("addNumber", ({ path, payload }) =>
         Effect.gen(function*() {
           const phone = normalizePhone(payload.phone)
-          if (phone === null) return yield* new InvalidParam({ error: "phone must be digits in international format" })
+          if (phone === null) {
+            return yield* new InvalidParam({ error: phoneRefusal(payload.phone, "phone must be digits in international format") })
+          }
           const found = yield* account(path.id)
           const { number } = yield* accounting.addNumber(found.id, phone).pipe(
             Effect.catchTags({
