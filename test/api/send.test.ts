@@ -421,6 +421,30 @@ describe("POST /messages/send", () => {
       assert.strictEqual((yield* api.limits.get({ urlParams: {} })).used.messages, 0)
     }))
 
+  it.scopedLive("attachments: the file's bytes decide its type, not the server's Content-Type", () =>
+    Effect.gen(function*() {
+      const files = yield* FileServer.start
+      const { acme, gateway } = yield* world()
+      const to = yield* peerWhoWrote(gateway, acme)
+      // Served as image/jpeg, the bytes are a PNG: it goes out as the PNG it is.
+      const png = yield* send(gateway, acme.accountKey, { to, image: { url: files.url("/photo.jpg") } })
+      assert.strictEqual(code(png), "200 ok")
+      const api = yield* gateway.client(acme.accountKey)
+      const stored = yield* api.messages.get({ path: { id: png.body.id } })
+      assert.deepStrictEqual([stored.type, stored.media?.mime_type, stored.media?.size], ["image", "image/png", FileServer.PNG.length])
+      // Served as image/jpeg, the bytes are a login page: refused, nothing sent, nothing recorded.
+      const page = yield* send(gateway, acme.accountKey, { to, image: { url: files.url("/login.jpg") } })
+      assert.strictEqual(code(page), "400 invalid_media")
+      assert.strictEqual(
+        page.body.error,
+        "Expected an image (JPEG, PNG or WebP); the server said image/jpeg, but the file is an HTML page"
+      )
+      const sent = yield* gateway.sim.sent({ to })
+      assert.deepStrictEqual(sent.map((m) => [m.kind, m.mimeType, m.mediaSize]), [["image", "image/png", FileServer.PNG.length]])
+      const out = (yield* api.messages.list({ urlParams: { chat: to, direction: "out" } })).messages
+      assert.deepStrictEqual(out.map((m) => m.id), [png.body.id])
+    }))
+
   it.scopedLive("429 attachments_busy with two attachments in flight on the account", () =>
     Effect.gen(function*() {
       const files = yield* FileServer.start

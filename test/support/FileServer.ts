@@ -1,6 +1,8 @@
 /**
  * A local HTTP server with the files tests attach to messages: small images, a document, a
  * voice note, one that is too large, one that is not what it claims, one that never finishes.
+ * Each file is served with real first bytes for the type it claims (the gateway decides an
+ * attachment's type from its bytes), except the two that are there to claim a wrong one.
  */
 import * as Effect from "effect/Effect"
 import { createServer, type ServerResponse } from "node:http"
@@ -22,6 +24,8 @@ export const OGG = Buffer.concat([
   Buffer.from([1, 1, 0x38, 1, 0x80, 0xbb, 0, 0, 0, 0, 0]),
   Buffer.alloc(100, 1)
 ])
+/** A login page, what a link that needs a session answers instead of the file. */
+export const HTML = Buffer.from("<!DOCTYPE html>\n<html><head><title>Sign in</title></head><body>Sign in</body></html>\n")
 export const MP4 = Buffer.concat([Buffer.from([0, 0, 0, 24]), Buffer.from("ftypmp42"), Buffer.alloc(200, 2)])
 
 export interface FileServer {
@@ -51,7 +55,12 @@ export const start = Effect.acquireRelease(
           case "/clip.mp4":
             return send("video/mp4", MP4)
           case "/page.html":
-            return send("text/html", Buffer.from("<html>not an image</html>"))
+            return send("text/html", HTML)
+          // A PNG that the server calls a JPEG, and an error page that it calls one.
+          case "/photo.jpg":
+            return send("image/jpeg", PNG)
+          case "/login.jpg":
+            return send("image/jpeg", HTML)
           case "/huge.png":
             res.writeHead(200, { "content-type": "image/png", "content-length": String(6 * 1024 * 1024) })
             return res.end()

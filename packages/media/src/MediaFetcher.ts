@@ -26,7 +26,10 @@ export type { MediaKind } from "./MediaFetcherType.js"
 
 /** @since 1.0.0 */
 export interface FetchedMedia {
-  /** Without parameters: the response's type, or the sniffed one when it gave none. */
+  /**
+   * Without parameters: the one the first bytes tell for an image, a video or a voice note; for a
+   * document, the response's type, or the sniffed one when it gave none.
+   */
   readonly mimeType: string
   /** From Content-Disposition, else the final URL's last path segment; `null` when neither has one. */
   readonly filename: string | null

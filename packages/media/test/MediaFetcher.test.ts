@@ -2,7 +2,7 @@
  * Fetching attachment URLs against real HTTP servers on 127.0.0.1: kinds, types and names, the
  * size cap (announced and streamed, with the download cut short), time limit, HTTP failures,
  * redirects, URL rules, the private-address guard on every hop, the concurrency slot, and the
- * pure policies (address classes, sniffing, Content-Disposition) as tables.
+ * pure policies (address classes, sniffing and the type check, Content-Disposition) as tables.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -17,7 +17,7 @@ import type { FetchError, Options } from "../src/MediaFetcher.js"
 import { make, MediaFetcher } from "../src/MediaFetcher.js"
 import { fromContentDisposition } from "../src/MediaFetcherFilename.js"
 import type { MediaKind } from "../src/MediaFetcherType.js"
-import { sniff } from "../src/MediaFetcherType.js"
+import { check, isHtml, sniff } from "../src/MediaFetcherType.js"
 import * as NodeBody from "../src/NodeBody.js"
 import * as PrivateAddress from "../src/PrivateAddress.js"
 
@@ -44,6 +44,15 @@ const AAC = bytesOf([0xff, 0xf1, 0x50, 0x80], filler(90))
 const AMR = bytesOf("#!AMR\n", filler(30))
 const PDF = bytesOf("%PDF-1.7\n", filler(500))
 const HTML = bytesOf("<!doctype html><title>Login</title>")
+// An MP4 whose first box is not ftyp (older QuickTime writers), a HEIC photo, an AVIF image.
+const MOOV = bytesOf([0, 0, 0x01, 0x00], "moov", filler(120))
+const HEIC = bytesOf([0, 0, 0, 0x18], "ftypheic", [0, 0, 0, 0], "mif1heic", filler(120))
+const AVIF = bytesOf([0, 0, 0, 0x1c], "ftypavif", [0, 0, 0, 0], "avifmif1miaf", filler(120))
+// An ID3 tag of 20 bytes, then an ADTS frame: AAC, not MP3.
+const AAC_ID3 = bytesOf("ID3\x04\x00\x00", [0, 0, 0, 20], new Array(20).fill(0), [0xff, 0xf1, 0x50, 0x80], filler(90))
+// An ID3 tag longer than the bytes read (cover art): MP3.
+const MP3_LONG_ID3 = bytesOf("ID3\x03\x00\x00", [0, 0, 0x10, 0], filler(90))
+const ZIP = bytesOf("PK\x03\x04", filler(60))
 
 // --- test servers -----------------------------------------------------------------------------
 
@@ -769,6 +778,13 @@ describe("MediaFetcherType.sniff", () => {
     ["AAC ADTS", AAC, "voice", "audio/aac"],
     ["AMR", AMR, "voice", "audio/amr"],
     ["PDF", PDF, "document", "application/pdf"],
+    ["MP4 starting with moov", MOOV, "video", "video/mp4"],
+    ["MP4 starting with moov asked as voice", MOOV, "voice", "audio/mp4"],
+    ["HEIC", HEIC, "image", "image/heif"],
+    ["HEIC asked as voice", HEIC, "voice", "image/heif"],
+    ["AVIF", AVIF, "image", "image/avif"],
+    ["AAC after an ID3 tag", AAC_ID3, "voice", "audio/aac"],
+    ["MP3 with an ID3 tag longer than the head", MP3_LONG_ID3, "voice", "audio/mpeg"],
     ["HTML", HTML, "document", undefined],
     ["short", bytesOf([0xff]), "image", undefined],
     ["empty", new Uint8Array(), "image", undefined]
@@ -776,6 +792,94 @@ describe("MediaFetcherType.sniff", () => {
   for (const [name, bytes, kind, expected] of cases) {
     it(name, () => {
       assert.strictEqual(sniff(bytes, kind), expected)
+    })
+  }
+})
+
+describe("MediaFetcherType.isHtml", () => {
+  const cases: ReadonlyArray<readonly [string, boolean]> = [
+    ["<!doctype html><title>x</title>", true],
+    ["\uFEFF\r\n  <!DOCTYPE HTML>", true],
+    ["\n<html lang=\"en\">", true],
+    ["<?xml version=\"1.0\"?><svg/>", false],
+    ["{\"error\":\"not found\"}", false],
+    ["", false]
+  ]
+  for (const [text, expected] of cases) {
+    it(JSON.stringify(text), () => {
+      assert.strictEqual(isHtml(new TextEncoder().encode(text)), expected)
+    })
+  }
+})
+
+describe("MediaFetcherType.check", () => {
+  const IMAGE = "Expected an image (JPEG, PNG or WebP)"
+  const cases: ReadonlyArray<readonly [string, MediaKind, string | undefined, Uint8Array, { mimeType: string } | { mismatch: string }]> = [
+    // The header agrees with the bytes.
+    ["image/png of a PNG", "image", "image/png", PNG, { mimeType: "image/png" }],
+    ["image/jpg of a JPEG", "image", "image/jpg; charset=binary", JPEG, { mimeType: "image/jpeg" }],
+    ["video/mp4 of an MP4", "video", "video/mp4", MP4, { mimeType: "video/mp4" }],
+    ["video/mp4 of an MP4 starting with moov", "video", "video/mp4", MOOV, { mimeType: "video/mp4" }],
+    ["audio/mpeg of an ID3 MP3", "voice", "audio/mpeg", MP3_ID3, { mimeType: "audio/mpeg" }],
+    ["audio/mpeg of a bare MP3", "voice", "audio/mpeg", MP3_SYNC, { mimeType: "audio/mpeg" }],
+    ["audio/ogg of Opus", "voice", "audio/ogg; codecs=opus", OGG_OPUS, { mimeType: "audio/ogg" }],
+    // The header names another type the kind takes: the bytes' type is sent.
+    ["image/jpeg of a PNG", "image", "image/jpeg", PNG, { mimeType: "image/png" }],
+    ["image/png of a WebP", "image", "image/png", WEBP, { mimeType: "image/webp" }],
+    ["video/mp4 of a 3GP", "video", "video/mp4", GP3, { mimeType: "video/3gpp" }],
+    ["audio/mpeg of AAC", "voice", "audio/mpeg", AAC, { mimeType: "audio/aac" }],
+    ["audio/aac of an ID3 MP3", "voice", "audio/aac", MP3_ID3, { mimeType: "audio/mpeg" }],
+    ["audio/mpeg of an M4A", "voice", "audio/mpeg", M4A, { mimeType: "audio/mp4" }],
+    ["text/plain of a PNG", "image", "text/plain", PNG, { mimeType: "image/png" }],
+    ["no header, a JPEG", "image", undefined, JPEG, { mimeType: "image/jpeg" }],
+    // The header names a type the kind takes, the bytes are none of the kind's.
+    ["image/jpeg of an HTML page", "image", "image/jpeg", HTML, {
+      mismatch: `${IMAGE}; the server said image/jpeg, but the file is an HTML page`
+    }],
+    ["image/jpeg of unknown bytes", "image", "image/jpeg", filler(64), {
+      mismatch: `${IMAGE}; the server said image/jpeg, but the file is not one`
+    }],
+    ["image/jpeg of a PDF", "image", "image/jpeg", PDF, {
+      mismatch: `${IMAGE}; the server said image/jpeg, but the file is application/pdf`
+    }],
+    ["image/png of a GIF", "image", "image/png", GIF, { mismatch: `${IMAGE}; the server said image/png, but the file is image/gif` }],
+    ["image/jpeg of a HEIC photo", "image", "image/jpeg", HEIC, {
+      mismatch: `${IMAGE}; the server said image/jpeg, but the file is image/heif`
+    }],
+    ["video/mp4 of a PNG", "video", "video/mp4", PNG, {
+      mismatch: "Expected a video (MP4 or 3GP); the server said video/mp4, but the file is image/png"
+    }],
+    ["video/mp4 of an M4A", "video", "video/mp4", M4A, {
+      mismatch: "Expected a video (MP4 or 3GP); the server said video/mp4, but the file is audio/mp4"
+    }],
+    ["audio/mpeg of a ZIP", "voice", "audio/mpeg", ZIP, {
+      mismatch: "Expected a voice note (OGG/Opus, MP3, M4A, AAC or AMR); the server said audio/mpeg, but the file is application/zip"
+    }],
+    // Nothing the kind takes, as before.
+    ["text/html of an HTML page", "image", "text/html; charset=utf-8", HTML, { mismatch: `${IMAGE}, got text/html` }],
+    ["image/gif of a GIF", "image", "image/gif", GIF, { mismatch: `${IMAGE}, got image/gif` }],
+    ["no header, a PDF", "image", undefined, PDF, { mismatch: `${IMAGE}, got application/pdf` }],
+    ["octet-stream of an HTML page", "image", "application/octet-stream", HTML, { mismatch: `${IMAGE}, got an HTML page` }],
+    ["octet-stream of unknown bytes", "image", "application/octet-stream", filler(64), {
+      mismatch: `${IMAGE}, got a file of unknown type`
+    }],
+    // An Ogg stream must be Opus, whatever it is called.
+    ["audio/ogg of Vorbis", "voice", "audio/ogg", OGG_VORBIS, {
+      mismatch: "Expected a voice note (OGG/Opus, MP3, M4A, AAC or AMR), got audio/ogg that is not Opus"
+    }],
+    ["audio/mpeg of Vorbis", "voice", "audio/mpeg", OGG_VORBIS, {
+      mismatch: "Expected a voice note (OGG/Opus, MP3, M4A, AAC or AMR), got audio/ogg that is not Opus"
+    }],
+    // A document: the header, else the sniffed type, else octet-stream.
+    ["document: the header wins", "document", "image/jpeg", PNG, { mimeType: "image/jpeg" }],
+    ["document: text/html of an HTML page", "document", "text/html", HTML, { mimeType: "text/html" }],
+    ["document: sniffed without a header", "document", undefined, PDF, { mimeType: "application/pdf" }],
+    ["document: sniffed under octet-stream", "document", "application/octet-stream", ZIP, { mimeType: "application/zip" }],
+    ["document: unknown", "document", undefined, HTML, { mimeType: "application/octet-stream" }]
+  ]
+  for (const [name, kind, header, bytes, expected] of cases) {
+    it(name, () => {
+      assert.deepStrictEqual(check(kind, header, bytes), expected)
     })
   }
 })
