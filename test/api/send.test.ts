@@ -131,7 +131,11 @@ describe("POST /messages/send", () => {
         // A voice note has no caption: text beside it is refused, not dropped.
         [{ to, voice: { url: "http://x/a.ogg" }, text: "THIS TEXT IS DROPPED?" }, "400 invalid_param"],
         [{ to, voice: { url: "http://x/a.ogg" }, text: "x".repeat(20_000) }, "400 invalid_param"],
-        [{ to, voice: { url: "http://x/a.ogg", caption: "listen" } }, "400 invalid_param"]
+        [{ to, voice: { url: "http://x/a.ogg", caption: "listen" } }, "400 invalid_param"],
+        // Text beside an attachment's own caption: one of the two would be dropped.
+        [{ to, image: { url: "http://x/a.png", caption: "CAP" }, text: "TEXT" }, "400 invalid_param"],
+        [{ to, video: { url: "http://x/a.mp4", caption: "CAP" }, text: "TEXT" }, "400 invalid_param"],
+        [{ to, document: { url: "http://x/a.pdf", caption: "CAP" }, text: "TEXT" }, "400 invalid_param"]
       ]
       for (const [body, expected] of cases) {
         const answer = yield* send(gateway, acme.accountKey, body)

@@ -56,11 +56,13 @@ describe("validateSend", () => {
       from: undefined,
       content: { _tag: "image", url: "https://x/a.png", caption: "look" }
     })
-    assert.deepStrictEqual(outcome({ to: TO, document: { url: "https://x/a.pdf", filename: "a.pdf", caption: "own" }, text: "t" }), {
+    // Text the same as the attachment's caption loses nothing; other text is refused (the send tests).
+    assert.deepStrictEqual(outcome({ to: TO, document: { url: "https://x/a.pdf", filename: "a.pdf", caption: "own" }, text: "own" }), {
       to: TO,
       from: undefined,
       content: { _tag: "document", url: "https://x/a.pdf", filename: "a.pdf", caption: "own" }
     })
+    assert.strictEqual(outcome({ to: TO, document: { url: "https://x/a.pdf", caption: "own" }, text: "t" }), "invalid_param")
     assert.deepStrictEqual(outcome({ to: TO, voice: { url: "https://x/a.ogg" }, from: "77010000001" }), {
       to: TO,
       from: "77010000001",

@@ -94,8 +94,14 @@ export const validateSend: (
         error: "A voice note carries no text or caption on WhatsApp; send the text as a message of its own"
       })
     }
-    // Text beside an attachment is its caption when the attachment has none.
+    // Text beside an attachment is its caption when the attachment has none. Beside a caption of
+    // its own, one of the two would be lost: WhatsApp shows one caption.
     const captionOf = (own: string | undefined) => {
+      if (own !== undefined && text.trim() !== "" && own !== text) {
+        return Effect.fail(new InvalidParam({
+          error: "The attachment has a caption and text is given too; WhatsApp shows one caption: send one of them, or the text as a message of its own"
+        }))
+      }
       const caption = own ?? (text === "" ? undefined : text)
       return caption !== undefined && length(caption) > MAX_CAPTION
         ? Effect.fail(new TextTooLong({ error: `Caption is longer than ${MAX_CAPTION} characters` }))
