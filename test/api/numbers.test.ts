@@ -89,6 +89,20 @@ describe("503 capacity", () => {
       }
       // Reads come from PostgreSQL and keep working.
       assert.strictEqual((yield* get(api, "/api/v1/messages", acme.accountKey)).status, 200)
+      // A number added meanwhile is added (and charged): the refusal says so and how to link it,
+      // since adding it again would answer phone_taken.
+      const phone = uniquePhone()
+      const added = yield* Effect.flip(api.ops.ops.addNumber({ path: { id: acme.accountId }, payload: { phone } }))
+      const { numbers } = yield* get(api, "/api/v1/numbers", acme.accountKey).pipe(Effect.map((r) => r.body))
+      const id = numbers.find((n: any) => n.phone === phone)?.id
+      assert.isDefined(id, "the number was added")
+      assert.deepStrictEqual([(added as any).code, (added as any).error], [
+        "capacity",
+        `Number ${id} was added, but it could not start linking (The number did not answer in time): ` +
+        `link it with POST /ops/v1/numbers/${id}/link (CLI: number link --number ${id})`
+      ])
+      const again = yield* Effect.flip(api.ops.ops.addNumber({ path: { id: acme.accountId }, payload: { phone } }))
+      assert.strictEqual((again as any).code, "phone_taken")
     }), { timeout: 60_000 })
 })
 

@@ -41,7 +41,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { KeyAuth } from "../auth/KeyAuth.js"
 import { Settings } from "../Config.js"
-import { bounded } from "../http/EntityCalls.js"
+import { bounded, firstLink } from "../http/EntityCalls.js"
 import { GatewayApi } from "../http/GatewayApi.js"
 import { makeArchiveExports } from "../http/handlers/ExportsHttp.js"
 import { makeLimits } from "../http/handlers/LimitsHttp.js"
@@ -188,7 +188,10 @@ export const CabinetHttp = HttpApiBuilder.group(GatewayApi, "cabinet", (handlers
                 })
             })
           )
-          const link = yield* numbers(String(number.id)).Link({ method: payload.method ?? "qr" }).pipe(bounded(entityTimeout))
+          const link = yield* numbers(String(number.id)).Link({ method: payload.method ?? "qr" }).pipe(
+            bounded(entityTimeout),
+            firstLink(number.id, "link it from the numbers page in a moment")
+          )
           const funds = yield* accounts.funds(u.accountId, yield* accounting.now)
           return { number: toLinkedNumber({ ...number, status: link.status }, funds), link: yield* links.view(number.id, link) }
         }))

@@ -88,6 +88,21 @@ export const bounded = (timeout: Duration.DurationInput) =>
 ): Effect.Effect<A, Exclude<E, ClusterFailure> | Capacity, R> => boundedInPlace(timeout)(detached(call))
 
 /**
+ * The first link of a number just added. The number stays added (and its first day charged)
+ * when its entity does not answer, so "try again" would meet `phone_taken`: the refusal says the
+ * number is there and how to link it (`linkIt`).
+ */
+export const firstLink = (numberId: number, linkIt: string) =>
+<A, E, R>(link: Effect.Effect<A, E | Capacity, R>): Effect.Effect<A, E | Capacity, R> =>
+  Effect.catchIf(link, (e): e is Capacity => e instanceof Capacity, (e) =>
+    Effect.fail(
+      new Capacity({
+        error: `Number ${numberId} was added, but it could not start linking (${e.error.replace(/; try again$/, "")}): ${linkIt}`,
+        ...(e.retryAfter === undefined ? {} : { retryAfter: e.retryAfter })
+      })
+    ))
+
+/**
  * An entity call bounded in time, followed when its number moves, and its failures answered as
  * the API does, in the request's own fiber: for a call that may reach an entity already running
  * in this process directly (a send) and detaches its way through the cluster itself.

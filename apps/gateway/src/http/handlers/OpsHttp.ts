@@ -29,7 +29,7 @@ import { KeyAuth } from "../../auth/KeyAuth.js"
 import * as Prometheus from "../../infra/Prometheus.js"
 import { Settings } from "../../Config.js"
 import { makeOperatorCheck } from "../../auth/OperatorCheck.js"
-import { bounded } from "../EntityCalls.js"
+import { bounded, firstLink } from "../EntityCalls.js"
 import { normalizePhone, phoneRefusal } from "../Params.js"
 import { GatewayApi } from "../GatewayApi.js"
 import { ClusterView } from "../../ops/ClusterView.js"
@@ -141,7 +141,10 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
             })
           )
           // Linking goes through the number's entity, which owns the connection.
-          const link = yield* numbers(String(number.id)).Link({ method: payload.method ?? "qr" }).pipe(bounded(entityTimeout))
+          const link = yield* numbers(String(number.id)).Link({ method: payload.method ?? "qr" }).pipe(
+            bounded(entityTimeout),
+            firstLink(number.id, `link it with POST /ops/v1/numbers/${number.id}/link (CLI: number link --number ${number.id})`)
+          )
           const funds = yield* accounts.funds(found.id, yield* Clock.currentTimeMillis)
           return { number: toLinkedNumber({ ...number, status: link.status }, funds), link: yield* linkView(number.id, link) }
         }))
