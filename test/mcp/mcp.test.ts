@@ -47,6 +47,14 @@ const rest = (gateway: RunningGateway, key: string, method: "GET" | "POST", path
     return { status: response.status, body: (yield* response.json) as any }
   }).pipe(Effect.orDie)
 
+/** A `tools/call` message as a client sends it. */
+const toolCall = (id: number | string, name: string, args?: unknown) => ({
+  jsonrpc: "2.0",
+  id,
+  method: "tools/call",
+  params: args === undefined ? { name } : { name, arguments: args }
+})
+
 /** A peer that wrote first, so messages to it are replies, not first contacts. */
 const peerWhoWrote = (gateway: RunningGateway, phone: string, key: string) =>
   Effect.gen(function*() {
@@ -406,6 +414,93 @@ describe("MCP: keys", () => {
       assert.isUndefined((yield* other.call("get_status")).isError)
       time.adjust("60 seconds")
       assert.isUndefined((yield* mcp.call("get_status")).isError)
+    }))
+})
+
+describe("MCP: JSON-RPC batches", () => {
+  it.scopedLive("each message of a batch counts against the key's 3000 a minute: those past it are refused, the others run", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const prefix = redisPrefix()
+      const time = ManualClock.make(ManualClock.startOfMinute())
+      const gateway = yield* startGateway(database, { redisPrefix: prefix, counterClock: time.clock })
+      const acme = yield* provision(gateway.ops)
+      const [{ id: keyId }] = (yield* gateway.ops.ops.showAccount({ path: { id: acme.accountId } })).keys
+      const redis = new Redis(REDIS_URL)
+      yield* Effect.addFinalizer(() => Effect.promise(() => redis.quit()))
+      const counter = `${prefix}:rl:key:${keyId}:${Math.floor(time.now() / 60_000)}`
+      // 2950 requests already counted this minute: 50 are left.
+      yield* Effect.promise(() => redis.set(counter, 2950, "PX", 120_000))
+      const headers = { authorization: `Bearer ${acme.accountKey}` }
+      // A client of 2025-03-26 (no MCP-Protocol-Version header), the revision that has batches:
+      // 98 tool calls, a notification and a ping: as many messages as a batch may hold.
+      const batch = [
+        ...Array.from({ length: 98 }, (_, i) => toolCall(i + 1, "get_status", {})),
+        { jsonrpc: "2.0", method: "notifications/initialized" },
+        { jsonrpc: "2.0", id: "ping", method: "ping" }
+      ]
+      const answer = yield* raw(gateway, { headers, body: batch })
+      assert.strictEqual(answer.status, 200)
+      const byId = new Map<unknown, any>(answer.body.map((a: any) => [a.id, a]))
+      assert.strictEqual(answer.body.length, 99)
+      for (let id = 1; id <= 50; id++) {
+        assert.deepStrictEqual(byId.get(id).result.structuredContent.numbers.map((n: any) => n.id), [acme.numbers[0].id], `call ${id}`)
+      }
+      for (let id = 51; id <= 98; id++) {
+        assert.deepStrictEqual(
+          [refusal(byId.get(id).result).code, refusal(byId.get(id).result).retry_after_seconds],
+          ["key_rate_limited", 60],
+          `call ${id}`
+        )
+      }
+      assert.deepStrictEqual(
+        [byId.get("ping").error.code, byId.get("ping").error.data.code, byId.get("ping").error.data.retry_after_seconds],
+        [-32000, "key_rate_limited", 60]
+      )
+      // Every message was counted: the key is over its limit for REST and MCP alike.
+      assert.strictEqual(Number(yield* Effect.promise(() => redis.get(counter))), 2950 + 100)
+      assert.strictEqual((yield* gateway.http.get("/api/v1/numbers", { headers })).status, 429)
+      const again = yield* raw(gateway, { headers, body: [toolCall(1, "get_status", {}), { jsonrpc: "2.0", id: 2, method: "ping" }] })
+      assert.deepStrictEqual(
+        [again.status, refusal(again.body[0].result).code, again.body[1].error.data.code],
+        [200, "key_rate_limited", "key_rate_limited"]
+      )
+      const notified = yield* raw(gateway, { headers, body: [{ jsonrpc: "2.0", method: "notifications/initialized" }] })
+      assert.deepStrictEqual([notified.status, notified.body.code, notified.headers["retry-after"]], [429, "key_rate_limited", "60"])
+
+      // The next minute a batch within the limit runs whole.
+      time.adjust("60 seconds")
+      const within = yield* raw(gateway, { headers, body: [toolCall(1, "get_status", {}), toolCall(2, "get_limits", {})] })
+      assert.deepStrictEqual(within.body.map((a: any) => [a.id, a.result.isError]), [[1, undefined], [2, undefined]])
+    }))
+
+  it.scopedLive("revisions without batches (2025-06-18 on) refuse one as an invalid request, counted once; so are an empty or oversized batch", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const prefix = redisPrefix()
+      const time = ManualClock.make(ManualClock.startOfMinute())
+      const gateway = yield* startGateway(database, { redisPrefix: prefix, counterClock: time.clock })
+      const acme = yield* provision(gateway.ops)
+      const [{ id: keyId }] = (yield* gateway.ops.ops.showAccount({ path: { id: acme.accountId } })).keys
+      const redis = new Redis(REDIS_URL)
+      yield* Effect.addFinalizer(() => Effect.promise(() => redis.quit()))
+      const counter = `${prefix}:rl:key:${keyId}:${Math.floor(time.now() / 60_000)}`
+      const headers = { authorization: `Bearer ${acme.accountKey}` }
+      const calls = Array.from({ length: 3 }, (_, i) => toolCall(i + 1, "get_status", {}))
+      for (const version of ["2025-06-18", "2025-11-25"]) {
+        const refused = yield* raw(gateway, { headers: { ...headers, "mcp-protocol-version": version }, body: calls })
+        assert.strictEqual(refused.status, 400, version)
+        assert.strictEqual(refused.body.error.code, -32600, version)
+        assert.match(refused.body.error.message, new RegExp(`MCP ${version} has no JSON-RPC batches`), version)
+      }
+      assert.strictEqual(Number(yield* Effect.promise(() => redis.get(counter))), 2)
+      const old = yield* raw(gateway, { headers: { ...headers, "mcp-protocol-version": "2025-03-26" }, body: calls })
+      assert.deepStrictEqual(old.body.map((a: any) => a.id), [1, 2, 3])
+      const empty = yield* raw(gateway, { headers, body: [] })
+      assert.deepStrictEqual([empty.status, empty.body.error.code], [400, -32600])
+      const oversized = yield* raw(gateway, { headers, body: Array.from({ length: 101 }, (_, i) => toolCall(i, "get_status", {})) })
+      assert.deepStrictEqual([oversized.status, oversized.body.error.code], [400, -32600])
+      assert.strictEqual(Number(yield* Effect.promise(() => redis.get(counter))), 2 + 3 + 1 + 1)
     }))
 })
 

@@ -23,8 +23,17 @@ export type Arguments = Readonly<Record<string, unknown>>
 export type Refusal = Pick<ApiError, "code" | "error" | "retryAfter">
 
 export class McpGateway extends Context.Tag("@wagate/mcp/McpGateway")<McpGateway, {
-  /** The key of a request (401/429 as the REST API answers them). */
+  /** The key of a request (401/429 as the REST API answers them), counting it once against the key's limit. */
   readonly authenticate: (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<Principal, ApiError>
+  /**
+   * Counts the further `messages` of a batch against the key's request limit, each as a request
+   * of its own: how many of them, in order, fit in what is left of the minute, and the refusal
+   * of the others.
+   */
+  readonly countMessages: (principal: Principal, messages: number) => Effect.Effect<{
+    readonly fit: number
+    readonly refusal: Refusal
+  }>
   /** POST /messages/send with `source` mcp; `idempotency_key` plays the Idempotency-Key header. */
   readonly sendMessage: (principal: Principal, args: Arguments) => Effect.Effect<SentMessage, Refusal>
   /** GET /status. */

@@ -1,12 +1,14 @@
 /**
  * The tool server at /api/mcp: MCP over Streamable HTTP on the official SDK, stateless. Every
  * POST is authenticated with the API key like a REST request (401 and 429 before any MCP
- * exchange), then answered by a fresh SDK server bound to that key, with JSON responses. No
- * session lives in a process, so any api process can answer any request.
+ * exchange; each message of a batch counts as a request), then answered by a fresh SDK server
+ * bound to that key, with JSON responses. No session lives in a process, so any api process can
+ * answer any request.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
+import { MAX_BATCH_SIZE } from "@modelcontextprotocol/sdk/server/requestBody.js"
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type RequestId } from "@modelcontextprotocol/sdk/types.js"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { Principal } from "@wagate/domain/Auth"
@@ -15,7 +17,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Runtime from "effect/Runtime"
 import * as HostCheck from "./HostCheck.js"
-import { McpGateway } from "./McpGateway.js"
+import { McpGateway, type Refusal } from "./McpGateway.js"
 import * as ToolResults from "./ToolResults.js"
 import { type ToolDefinition, tools } from "./Tools.js"
 
@@ -47,11 +49,56 @@ const refusedRequest = (refusal: { code: string; error: string; status: number; 
 const jsonRpcError = (status: number, code: number, message: string) =>
   json(status, { jsonrpc: "2.0", error: { code, message }, id: null })
 
+/**
+ * The JSON-RPC error of a request in a batch over the key's limit (a server error of JSON-RPC's
+ * range), its data the refusal's body.
+ */
+const OVER_KEY_LIMIT = -32000
+
+/**
+ * Whether the request's protocol revision has JSON-RPC batches: 2025-03-26 added them and
+ * 2025-06-18 removed them. A request without `MCP-Protocol-Version` is of 2025-03-26, as the
+ * transport specifies.
+ */
+const batchesAllowed = (request: HttpServerRequest.HttpServerRequest) => {
+  const version = request.headers["mcp-protocol-version"]
+  return version === undefined || version < "2025-06-18"
+}
+
 const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
-const isToolCall = (message: unknown): message is { id: string | number; method: "tools/call" } =>
-  isObject(message) && message.method === "tools/call" &&
+const isRequest = (message: unknown): message is { id: RequestId; method: string; params?: unknown } =>
+  isObject(message) && typeof message.method === "string" &&
   (typeof message.id === "string" || typeof message.id === "number")
+
+const isToolCall = (message: unknown): message is { id: RequestId; method: "tools/call"; params?: unknown } =>
+  isRequest(message) && message.method === "tools/call"
+
+const parseJson = (text: string): { readonly ok: true; readonly body: unknown } | { readonly ok: false } => {
+  try {
+    return { ok: true, body: JSON.parse(text) }
+  } catch {
+    return { ok: false }
+  }
+}
+
+/**
+ * The answers to messages over the key's request limit: a tool call gets the tool error
+ * `key_rate_limited`, so an agent sees the code and the retry time like any other refusal; another
+ * request (in a batch) a JSON-RPC error carrying the same body; a notification none.
+ */
+const overLimit = (messages: ReadonlyArray<unknown>, refusal: Refusal, now: number) =>
+  messages.flatMap((message): ReadonlyArray<object> =>
+    isToolCall(message)
+      ? [{ jsonrpc: "2.0", id: message.id, result: ToolResults.refused(refusal, now) }]
+      : isRequest(message)
+      ? [{
+        jsonrpc: "2.0",
+        id: message.id,
+        error: { code: OVER_KEY_LIMIT, message: refusal.error, data: ToolResults.refusalBody(refusal, now) }
+      }]
+      : []
+  )
 
 /** Headers as the client sent them (the API's middleware relabels bodies as JSON for REST). */
 const sentHeaders = (request: HttpServerRequest.HttpServerRequest): Headers => {
@@ -122,6 +169,34 @@ const serverFor = (principal: Principal, runtime: Runtime.Runtime<McpGateway>) =
   return server
 }
 
+/** Why a batch is refused as a whole: a revision without batches, no message, or more than the SDK takes. */
+const batchRefusal = (request: HttpServerRequest.HttpServerRequest, batch: ReadonlyArray<unknown>) =>
+  !batchesAllowed(request)
+    ? jsonRpcError(
+      400,
+      ErrorCode.InvalidRequest,
+      `Invalid Request: MCP ${request.headers["mcp-protocol-version"]} has no JSON-RPC batches; send one message per request`
+    )
+    : batch.length === 0
+    ? jsonRpcError(400, ErrorCode.InvalidRequest, "Invalid Request: an empty batch")
+    : batch.length > MAX_BATCH_SIZE
+    ? jsonRpcError(400, ErrorCode.InvalidRequest, `Invalid Request: a batch holds at most ${MAX_BATCH_SIZE} messages`)
+    : undefined
+
+/** The SDK's answer to `body` (a message, or a batch), from a fresh server bound to the principal. */
+const answer = (request: HttpServerRequest.HttpServerRequest, principal: Principal, body: unknown) =>
+  Effect.gen(function*() {
+    const server = serverFor(principal, yield* Effect.runtime<McpGateway>())
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+    return yield* Effect.promise(async () => {
+      await server.connect(transport)
+      return transport.handleRequest(
+        new Request(new URL(request.url, "http://localhost"), { method: "POST", headers: sentHeaders(request) }),
+        { parsedBody: body }
+      )
+    }).pipe(Effect.ensuring(Effect.promise(() => server.close())))
+  })
+
 /** Answers one request to /api/mcp. */
 export const handle = (options: Options) =>
   Effect.gen(function*() {
@@ -139,42 +214,34 @@ export const handle = (options: Options) =>
     const authenticated = yield* Effect.either(gateway.authenticate(request))
     if (authenticated._tag === "Left") {
       const refusal = authenticated.left
-      // Over the key's request limit a tool call is refused as a tool error, so an agent
-      // sees the code and the retry time like any other refusal; other messages get the 429.
+      // Over the key's request limit a tool call is refused as a tool error (overLimit); other
+      // messages get the 429.
       if (refusal.code === "key_rate_limited") {
-        const message = yield* Effect.map(request.text, (text) => {
-          try {
-            return JSON.parse(text) as unknown
-          } catch {
-            return undefined
-          }
-        })
-        if (isToolCall(message)) {
-          return json(200, {
-            jsonrpc: "2.0",
-            id: message.id,
-            result: ToolResults.refused(refusal, yield* Clock.currentTimeMillis)
-          })
+        const parsed = parseJson(yield* request.text)
+        const now = yield* Clock.currentTimeMillis
+        if (parsed.ok && Array.isArray(parsed.body) && batchesAllowed(request)) {
+          const answers = overLimit(parsed.body, refusal, now)
+          if (answers.length > 0) return json(200, answers)
+        } else if (parsed.ok && isToolCall(parsed.body)) {
+          return json(200, overLimit([parsed.body], refusal, now)[0])
         }
       }
       return refusedRequest(refusal)
     }
+    const principal = authenticated.right
 
-    let body: unknown
-    try {
-      body = JSON.parse(yield* request.text)
-    } catch {
-      return jsonRpcError(400, ErrorCode.ParseError, "Parse error: the body is not JSON")
-    }
-    const runtime = yield* Effect.runtime<McpGateway>()
-    const server = serverFor(authenticated.right, runtime)
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
-    const response = yield* Effect.promise(async () => {
-      await server.connect(transport)
-      return transport.handleRequest(
-        new Request(new URL(request.url, "http://localhost"), { method: "POST", headers: sentHeaders(request) }),
-        { parsedBody: body }
-      )
-    }).pipe(Effect.ensuring(Effect.promise(() => server.close())))
-    return HttpServerResponse.fromWeb(response)
+    const parsed = parseJson(yield* request.text)
+    if (!parsed.ok) return jsonRpcError(400, ErrorCode.ParseError, "Parse error: the body is not JSON")
+    if (!Array.isArray(parsed.body)) return HttpServerResponse.fromWeb(yield* answer(request, principal, parsed.body))
+    const batch = parsed.body
+    const refused = batchRefusal(request, batch)
+    if (refused !== undefined) return refused
+    // Each message of a batch is a request against the key's limit (the first was counted with
+    // the HTTP request): the messages past it are answered as refused, the others run.
+    const counted = yield* gateway.countMessages(principal, batch.length - 1)
+    const over = overLimit(batch.slice(1 + counted.fit), counted.refusal, yield* Clock.currentTimeMillis)
+    const response = yield* answer(request, principal, batch.slice(0, 1 + counted.fit))
+    if (over.length === 0 || (response.status !== 200 && response.status !== 202)) return HttpServerResponse.fromWeb(response)
+    const answered: unknown = response.status === 200 ? yield* Effect.promise(() => response.json()) : []
+    return json(200, [...(Array.isArray(answered) ? answered : [answered]), ...over])
   })

@@ -5,6 +5,7 @@
  */
 import { InvalidKey, KeyRateLimited, RateLimited, Unauthorized } from "@wagate/domain/ApiError"
 import type { Principal } from "@wagate/domain/Auth"
+import type { ApiKeyId } from "@wagate/domain/Ids"
 import * as Traced from "@wagate/domain/Traced"
 import * as ApiKeys from "@wagate/store/ApiKeys"
 import * as Clock from "effect/Clock"
@@ -17,6 +18,8 @@ import { KeyRevocations } from "./KeyRevocations.js"
 export const KEY_REQUESTS_PER_MINUTE = 3000
 export const WRONG_KEYS_PER_MINUTE = 30
 const MINUTE = 60_000
+/** The answer over the key's limit: its counter starts again within the minute. */
+export const keyRateLimited = () => new KeyRateLimited({ retryAfter: 60 })
 /** A cached valid key is re-read from the database at least this often. */
 const CACHE_TTL_MS = 5 * MINUTE
 
@@ -86,7 +89,7 @@ export class KeyAuth extends Effect.Service<KeyAuth>()("@wagate/gateway/KeyAuth"
       const principal = ApiKeys.isWellFormed(key) ? yield* lookup(key) : Option.none<Principal>()
       if (Option.isNone(principal)) return yield* wrongCredential(counter, "key", ip, new InvalidKey())
       const used = yield* counter.hit(`key:${principal.value.keyId}`, MINUTE)
-      if (used.count > KEY_REQUESTS_PER_MINUTE) return yield* new KeyRateLimited({ retryAfter: 60 })
+      if (used.count > KEY_REQUESTS_PER_MINUTE) return yield* keyRateLimited()
       const now = yield* Clock.currentTimeMillis
       const keyId = principal.value.keyId
       if ((touched.get(keyId) ?? 0) <= now - MINUTE) {
@@ -101,6 +104,16 @@ export class KeyAuth extends Effect.Service<KeyAuth>()("@wagate/gateway/KeyAuth"
       return principal.value
     }, Traced.span("KeyAuth.authenticate"))
 
+    /**
+     * Counts `requests` more requests on a key in this minute (the further messages of an MCP
+     * batch, each a request of its own): how many of them, in order, fit under the key's limit.
+     */
+    const countMore = (keyId: ApiKeyId, requests: number) =>
+      Effect.map(
+        counter.hit(`key:${keyId}`, MINUTE, requests),
+        (used) => Math.max(0, Math.min(requests, KEY_REQUESTS_PER_MINUTE - (used.count - requests)))
+      )
+
     /** Drops a revoked key here and in every other process. */
     const revoked = (keyHash: Buffer) =>
       Effect.suspend(() => {
@@ -109,6 +122,6 @@ export class KeyAuth extends Effect.Service<KeyAuth>()("@wagate/gateway/KeyAuth"
         return revocations.publish(hex)
       })
 
-    return { authenticate, revoked } as const
+    return { authenticate, countMore, revoked } as const
   })
 }) {}

@@ -16,13 +16,14 @@ export interface Hit {
   readonly resetMs: number
 }
 
-type Counter = (key: string, windowMs: number) => Effect.Effect<Hit>
+/** Counts `requests` (one unless told) in the current window of `key`. */
+type Counter = (key: string, windowMs: number, requests?: number) => Effect.Effect<Hit>
 
 /** Counters in this process's memory, in windows of `clock`. */
 const memoryCounter = (clock: Clock.Clock): Counter => {
   const windows = new Map<string, { window: number; count: number }>()
   let swept = 0
-  return (key, windowMs) =>
+  return (key, windowMs, requests = 1) =>
     Effect.map(clock.currentTimeMillis, (now) => {
       const window = Math.floor(now / windowMs)
       if (window !== swept) {
@@ -32,7 +33,7 @@ const memoryCounter = (clock: Clock.Clock): Counter => {
       }
       const current = windows.get(key)
       const entry = current && current.window === window ? current : { window, count: 0 }
-      entry.count++
+      entry.count += requests
       windows.set(key, entry)
       return { count: entry.count, resetMs: (window + 1) * windowMs - now }
     })
@@ -53,16 +54,16 @@ export class RequestCounter extends Context.Tag("@wagate/gateway/RequestCounter"
     const clock = yield* Effect.clock
     const fallback = memoryCounter(clock)
     let degraded = false
-    const script = `local c = redis.call('INCR', KEYS[1])
-if c == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+    const script = `local c = redis.call('INCRBY', KEYS[1], ARGV[2])
+if c == tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return c`
     return RequestCounter.of({
-      hit: (key, windowMs) =>
+      hit: (key, windowMs, requests = 1) =>
         Effect.flatMap(clock.currentTimeMillis, (now) => {
           const window = Math.floor(now / windowMs)
           const resetMs = (window + 1) * windowMs - now
           return Effect.tryPromise(() =>
-            client.eval(script, 1, `${prefix}:rl:${key}:${window}`, String(windowMs + 1000)) as Promise<number>
+            client.eval(script, 1, `${prefix}:rl:${key}:${window}`, String(windowMs + 1000), String(requests)) as Promise<number>
           ).pipe(
             Effect.tap(() => {
               if (!degraded) return Effect.void
@@ -78,7 +79,7 @@ return c`
                 ),
                 Effect.suspend(() => {
                   degraded = true
-                  return fallback(key, windowMs)
+                  return fallback(key, windowMs, requests)
                 })
               )
             )

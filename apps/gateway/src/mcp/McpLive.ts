@@ -11,7 +11,7 @@ import * as McpHttp from "@wagate/mcp/McpHttp"
 import type { SentMessage } from "@wagate/mcp/Tools"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { KeyAuth } from "../auth/KeyAuth.js"
+import { KeyAuth, keyRateLimited } from "../auth/KeyAuth.js"
 import { Settings } from "../Config.js"
 import { clientIp, keyOf } from "../http/Authentication.js"
 import { makeStatus } from "../http/handlers/AccountHttp.js"
@@ -54,6 +54,8 @@ const make = Effect.gen(function*() {
 
   return McpGateway.of({
     authenticate: (request) => auth.authenticate(keyOf(request.headers), clientIp(request, trustProxy)),
+    countMessages: (principal, messages) =>
+      Effect.map(auth.countMore(principal.keyId, messages), (fit) => ({ fit, refusal: keyRateLimited() })),
     sendMessage: (principal, args) =>
       storageRefusals(Effect.gen(function*() {
         const key = args.idempotency_key
