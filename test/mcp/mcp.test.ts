@@ -108,8 +108,14 @@ describe("MCP: handshake and tools", () => {
       const { acme, gateway } = yield* world()
       const { client } = yield* connect(gateway, acme.accountKey)
       const unknown = yield* Effect.either(Effect.tryPromise(() => client.callTool({ name: "delete_everything", arguments: {} })))
-      assert.isTrue(unknown._tag === "Left" && /Unknown tool/.test(String(unknown.left.cause)))
+      assert.isTrue(unknown._tag === "Left")
+      assert.strictEqual(
+        unknown._tag === "Left" && (unknown.left.cause as Error).message,
+        "MCP error -32602: Unknown tool: delete_everything"
+      )
       const auth = { authorization: `Bearer ${acme.accountKey}` }
+      const onWire = yield* raw(gateway, { headers: auth, body: toolCall(1, "nope", {}) })
+      assert.deepStrictEqual(onWire.body.error, { code: -32602, message: "Unknown tool: nope" })
       for (const method of ["GET", "DELETE"]) {
         const answer = yield* raw(gateway, { method, headers: auth })
         assert.deepStrictEqual([answer.status, answer.body.code, answer.headers.allow], [405, "method_not_allowed", "POST"])
@@ -208,6 +214,9 @@ describe("MCP: refusals are tool errors with the spec's code and retry time", ()
         ["send_message", { to, image: { url: "http://x/a.png" }, video: { url: "http://x/b.mp4" }, from }, "invalid_media"],
         ["send_message", { to, text: 5, from }, "invalid_param"],
         ["send_message", { to, message: "typo", from }, "invalid_param"],
+        ["send_message", { to, image: { url: "http://x/a.png", foo: 1 }, from }, "invalid_param"],
+        ["send_message", { to, document: { url: "http://x/a.pdf", filename: "a.pdf", name: "b.pdf" }, from }, "invalid_param"],
+        ["get_status", { toString: 1 }, "invalid_param"],
         ["send_message", { to, text: "x" }, "from_required"],
         ["send_message", { to, text: "x", from: "abc" }, "invalid_from"],
         ["send_message", { to, text: "x", from: 999_999 }, "number_not_found"],
@@ -225,6 +234,30 @@ describe("MCP: refusals are tool errors with the spec's code and retry time", ()
         assert.isUndefined(result.structuredContent)
         assert.match(result.content[0].text!, new RegExp(`^Refused \\(${expected}\\)`))
       }
+      // Unknown properties are refused at every level the input schema closes, the same way.
+      const nested = refusal(yield* mcp.call("send_message", { to, image: { url: "http://x/a.png", foo: 1 }, from }))
+      assert.strictEqual(nested.error, `send_message takes no argument "image.foo"`)
+      assert.strictEqual((yield* gateway.sim.sent()).length, 0)
+    }))
+
+  it.scopedLive("arguments that are no object are refused as bad arguments (invalid_param); null is no arguments", () =>
+    Effect.gen(function*() {
+      const { acme, gateway } = yield* world()
+      const headers = { authorization: `Bearer ${acme.accountKey}` }
+      for (const [tool, args] of [["send_message", []], ["send_message", "to 77011234567"], ["check_number", 5], ["get_status", [1]]] as const) {
+        const answer = yield* raw(gateway, { headers, body: toolCall(7, tool, args) })
+        assert.strictEqual(answer.status, 200, `${tool} ${JSON.stringify(args)}`)
+        assert.deepStrictEqual(
+          [answer.body.id, refusal(answer.body.result)],
+          [7, { code: "invalid_param", error: `${tool} takes its arguments as an object` }],
+          `${tool} ${JSON.stringify(args)}`
+        )
+      }
+      const none = yield* raw(gateway, { headers, body: toolCall(8, "get_status", null) })
+      assert.deepStrictEqual(none.body.result.structuredContent.numbers.map((n: any) => n.id), [acme.numbers[0].id])
+      // The tool is looked at first: an unknown one stays a protocol error.
+      const unknown = yield* raw(gateway, { headers, body: toolCall(9, "nope", "x") })
+      assert.deepStrictEqual(unknown.body.error, { code: -32602, message: "Unknown tool: nope" })
       assert.strictEqual((yield* gateway.sim.sent()).length, 0)
     }))
 

@@ -8,7 +8,7 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
 import { MAX_BATCH_SIZE } from "@modelcontextprotocol/sdk/server/requestBody.js"
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type RequestId } from "@modelcontextprotocol/sdk/types.js"
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, type RequestId } from "@modelcontextprotocol/sdk/types.js"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { Principal } from "@wagate/domain/Auth"
@@ -48,6 +48,16 @@ const refusedRequest = (refusal: { code: string; error: string; status: number; 
 
 const jsonRpcError = (status: number, code: number, message: string) =>
   json(status, { jsonrpc: "2.0", error: { code, message }, id: null })
+
+/**
+ * A JSON-RPC error answered with its own message: the SDK's `McpError` writes "MCP error <code>:"
+ * into its message, which a client's `McpError` then repeats.
+ */
+class ProtocolError extends Error {
+  constructor(readonly code: number, message: string) {
+    super(message)
+  }
+}
 
 /**
  * The JSON-RPC error of a request in a batch over the key's limit (a server error of JSON-RPC's
@@ -100,6 +110,20 @@ const overLimit = (messages: ReadonlyArray<unknown>, refusal: Refusal, now: numb
       : []
   )
 
+/**
+ * A tool call whose `arguments` are there but no object (null, an array, a string) would be
+ * refused by the SDK's request schema as an internal error, before the tool is looked at: it
+ * goes to the SDK without them, and they are kept by request id for the call to judge as it
+ * judges any other arguments.
+ */
+const setAsideArguments = (message: unknown, kept: Map<RequestId, unknown>): unknown => {
+  if (!isToolCall(message) || !isObject(message.params) || !("arguments" in message.params)) return message
+  const { arguments: args, ...params } = message.params
+  if (args === undefined || isObject(args)) return message
+  kept.set(message.id, args)
+  return { ...message, params }
+}
+
 /** Headers as the client sent them (the API's middleware relabels bodies as JSON for REST). */
 const sentHeaders = (request: HttpServerRequest.HttpServerRequest): Headers => {
   const headers = new Headers()
@@ -112,11 +136,30 @@ const sentHeaders = (request: HttpServerRequest.HttpServerRequest): Headers => {
   return headers
 }
 
-/** The arguments of a call, refused unless they are an object naming only the tool's properties. */
+/**
+ * The properties of `value` that `schema` closes out (`additionalProperties: false`), at every
+ * level, as paths from the arguments ("image.foo").
+ */
+const unknownProperties = (schema: unknown, value: unknown, path: string): ReadonlyArray<string> => {
+  if (!isObject(schema) || !isObject(value)) return []
+  const properties = isObject(schema.properties) ? schema.properties : {}
+  return Object.entries(value).flatMap(([name, inner]) =>
+    Object.hasOwn(properties, name)
+      ? unknownProperties(properties[name], inner, `${path}${name}.`)
+      : schema.additionalProperties === false
+      ? [`${path}${name}`]
+      : []
+  )
+}
+
+/**
+ * The arguments of a call, refused unless they are an object (none, or null, is no arguments)
+ * naming only properties the tool's input schema has, at every level.
+ */
 const argumentsOf = (tool: ToolDefinition, args: unknown) => {
   if (args === undefined || args === null) return { ok: true as const, args: {} }
-  if (!isObject(args)) return { ok: false as const, error: "arguments must be an object" }
-  const unknown = Object.keys(args).filter((k) => !(k in tool.inputSchema.properties))
+  if (!isObject(args)) return { ok: false as const, error: `${tool.name} takes its arguments as an object` }
+  const unknown = unknownProperties(tool.inputSchema, args, "")
   return unknown.length === 0
     ? { ok: true as const, args }
     : { ok: false as const, error: `${tool.name} takes no argument ${unknown.map((k) => JSON.stringify(k)).join(", ")}` }
@@ -127,7 +170,7 @@ const callTool = (principal: Principal, name: string, rawArgs: unknown) =>
   Effect.gen(function*() {
     const gateway = yield* McpGateway
     const tool = tools.find((t) => t.name === name)
-    if (tool === undefined) return yield* Effect.die(new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`))
+    if (tool === undefined) return yield* Effect.die(new ProtocolError(ErrorCode.InvalidParams, `Unknown tool: ${name}`))
     const now = yield* Clock.currentTimeMillis
     const parsed = argumentsOf(tool, rawArgs)
     if (!parsed.ok) return ToolResults.refused({ code: "invalid_param", error: parsed.error }, now)
@@ -145,8 +188,11 @@ const callTool = (principal: Principal, name: string, rawArgs: unknown) =>
     return ToolResults.refused(result.left, yield* Clock.currentTimeMillis)
   }).pipe(Effect.withSpan("Mcp.callTool", { attributes: { tool: name } }))
 
-/** A server of the protocol bound to one authenticated request. */
-const serverFor = (principal: Principal, runtime: Runtime.Runtime<McpGateway>) => {
+/**
+ * A server of the protocol bound to one authenticated request; `setAside` holds the arguments
+ * kept from the SDK's schema, by request id.
+ */
+const serverFor = (principal: Principal, runtime: Runtime.Runtime<McpGateway>, setAside: ReadonlyMap<RequestId, unknown>) => {
   const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS })
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: tools.map(({ annotations, description, inputSchema, name, outputSchema, title }) => ({
@@ -158,11 +204,12 @@ const serverFor = (principal: Principal, runtime: Runtime.Runtime<McpGateway>) =
       annotations: { title, ...annotations }
     }))
   }))
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
-    const exit = await Runtime.runPromiseExit(runtime)(callTool(principal, request.params.name, request.params.arguments))
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const args = setAside.has(extra.requestId) ? setAside.get(extra.requestId) : request.params.arguments
+    const exit = await Runtime.runPromiseExit(runtime)(callTool(principal, request.params.name, args))
     if (Exit.isSuccess(exit)) return exit.value
     const defect = exit.cause._tag === "Die" ? exit.cause.defect : undefined
-    if (defect instanceof McpError) throw defect
+    if (defect instanceof ProtocolError) throw defect
     await Runtime.runPromise(runtime)(Effect.logError("tool call failed", exit.cause))
     return ToolResults.refused({ code: "internal_error", error: "The gateway could not complete the call; try again" }, Date.now())
   })
@@ -186,13 +233,17 @@ const batchRefusal = (request: HttpServerRequest.HttpServerRequest, batch: Reado
 /** The SDK's answer to `body` (a message, or a batch), from a fresh server bound to the principal. */
 const answer = (request: HttpServerRequest.HttpServerRequest, principal: Principal, body: unknown) =>
   Effect.gen(function*() {
-    const server = serverFor(principal, yield* Effect.runtime<McpGateway>())
+    const setAside = new Map<RequestId, unknown>()
+    const passed = Array.isArray(body)
+      ? body.map((message) => setAsideArguments(message, setAside))
+      : setAsideArguments(body, setAside)
+    const server = serverFor(principal, yield* Effect.runtime<McpGateway>(), setAside)
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
     return yield* Effect.promise(async () => {
       await server.connect(transport)
       return transport.handleRequest(
         new Request(new URL(request.url, "http://localhost"), { method: "POST", headers: sentHeaders(request) }),
-        { parsedBody: body }
+        { parsedBody: passed }
       )
     }).pipe(Effect.ensuring(Effect.promise(() => server.close())))
   })
