@@ -101,6 +101,23 @@ describe("MCP: handshake and tools", () => {
       ])
       assert.isTrue(tools[1].annotations?.readOnlyHint)
       assert.isFalse(tools[0].annotations?.readOnlyHint)
+      // Each description names every code its tool can be refused with.
+      const fromCodes = ["from_required", "invalid_from", "number_not_found", "no_numbers"]
+      const codes: Record<string, ReadonlyArray<string>> = {
+        send_message: [
+          "rate_limited", "daily_limit", "new_contacts_limit", "cold_blocked", "spam_detected", "number_paused",
+          "not_connected", "invalid_to", "empty_text", "text_too_long", "invalid_media", "invalid_param", ...fromCodes,
+          "media_fetch_failed", "media_too_large", "send_failed", "capacity", "busy", "attachments_busy", "key_rate_limited"
+        ],
+        get_status: ["key_rate_limited"],
+        get_limits: [...fromCodes, "key_rate_limited"],
+        check_number: [
+          "rate_limited", "daily_limit", "not_connected", "number_paused", "invalid_param", ...fromCodes, "key_rate_limited"
+        ]
+      }
+      for (const tool of tools) {
+        for (const code of codes[tool.name]) assert.match(tool.description ?? "", new RegExp(`\\b${code}\\b`), `${tool.name} ${code}`)
+      }
     }))
 
   it.scopedLive("an unknown tool is a protocol error (invalid params); GET and DELETE answer 405", () =>
@@ -161,7 +178,18 @@ describe("MCP: tools answer as the REST API does", () => {
       ))
       assert.strictEqual(((yield* viaRest.json) as any).id, first.structuredContent.id)
       const reused = refusal(yield* mcp.call("send_message", { to: peer, text: "Other text", idempotency_key: "order-42" }))
-      assert.strictEqual(reused.code, "invalid_param")
+      // Through MCP the refusal names the argument the agent passed, through REST the header.
+      assert.deepStrictEqual(reused, { code: "invalid_param", error: "This idempotency_key was used for another request" })
+      const spaced = refusal(yield* mcp.call("send_message", { to: peer, text: "x", idempotency_key: "has space" }))
+      assert.deepStrictEqual(spaced, { code: "invalid_param", error: "idempotency_key must be 1 to 255 printable characters" })
+      const reusedViaRest = yield* gateway.http.execute(HttpClientRequest.post("/api/v1/messages/send").pipe(
+        HttpClientRequest.setHeaders({ authorization: `Bearer ${acme.accountKey}`, "idempotency-key": "order-42" }),
+        HttpClientRequest.bodyUnsafeJson({ to: peer, text: "Other text" })
+      ))
+      assert.deepStrictEqual(
+        [reusedViaRest.status, yield* reusedViaRest.json],
+        [400, { code: "invalid_param", error: "This Idempotency-Key was used for another request" }]
+      )
       assert.notInclude(JSON.stringify([result, first, again, reused]), acme.accountKey)
     }))
 
@@ -287,6 +315,9 @@ describe("MCP: refusals are tool errors with the spec's code and retry time", ()
       assert.strictEqual(refusal(yield* mcp.call("check_number", { phone: peer, from: n1.id })).code, "number_paused")
       const status = yield* mcp.call("get_status")
       assert.match(status.content[0].text!, new RegExp(`${n1.phone} \\(id ${n1.id}\\) WORKING, paused by the operator`))
+      const limits = yield* mcp.call("get_limits", { from: n1.id })
+      assert.deepStrictEqual([limits.structuredContent.paused, limits.structuredContent.pause_reason], [true, "operator"])
+      assert.match(limits.content[0].text!, /^Trust index \d+ \([^)]+\), warm-up, paused by the operator\. Used today/)
 
       yield* gateway.sim.disconnect(n2.phone, "logged_out")
       yield* linked(gateway.ops, n2.id, "STOPPED")

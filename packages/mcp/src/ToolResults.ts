@@ -52,10 +52,12 @@ export const sent = (result: SentMessage): ToolResult =>
     result
   )
 
+/** Why a number is paused, as a clause; nothing when it is not. */
+const pausedText = (n: { readonly paused: boolean; readonly pause_reason: Limits["pause_reason"] }) =>
+  !n.paused ? "" : n.pause_reason === "operator" ? ", paused by the operator" : ", paused: the balance ran out"
+
 export const status = (summary: Summary): ToolResult => {
-  const paused = (n: Summary["numbers"][number]) =>
-    !n.paused ? "" : n.pause_reason === "operator" ? ", paused by the operator" : ", paused: the balance ran out"
-  const numbers = summary.numbers.map((n) => `${n.phone} (id ${n.id}) ${n.status}${paused(n)}`)
+  const numbers = summary.numbers.map((n) => `${n.phone} (id ${n.id}) ${n.status}${pausedText(n)}`)
   const balance = summary.balance === undefined
     ? ""
     : ` Balance ${summary.balance.balance} KZT, ${summary.balance.days_left} days left.`
@@ -67,7 +69,7 @@ export const status = (summary: Summary): ToolResult => {
 
 export const limits = (l: Limits): ToolResult =>
   success(
-    `Trust index ${l.rating} (${l.tier_title})${l.warmup ? ", warm-up" : ""}. Used today: ` +
+    `Trust index ${l.rating} (${l.tier_title})${l.warmup ? ", warm-up" : ""}${pausedText(l)}. Used today: ` +
       `${l.used.messages}/${l.limits.messages_per_day} messages, ${l.used.new_contacts}/${l.limits.new_contacts_per_day} ` +
       `new contacts, ${l.used.checks}/${l.limits.checks_per_day} checks.` +
       (l.cold_blocked_until === null ? "" : ` First messages to new people suspended until ${l.cold_blocked_until}.`),

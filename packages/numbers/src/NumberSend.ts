@@ -5,7 +5,7 @@
  */
 import * as Almaty from "@wagate/domain/Almaty"
 import { type ApiError, Capacity, InvalidParam, NotConnected, NumberPaused, type Quota, SendFailed, StorageUnavailable } from "@wagate/domain/ApiError"
-import type { MessageMedia, MessageType } from "@wagate/domain/Message"
+import type { MessageMedia, MessageSource, MessageType } from "@wagate/domain/Message"
 import { AccountEntity } from "@wagate/entities/AccountEntity"
 import type { SendContent, SendPayload } from "@wagate/entities/NumberEntity"
 import { type BlobNotFound, BlobStore, type BlobStoreError } from "@wagate/media/BlobStore"
@@ -26,6 +26,12 @@ import * as SendPolicy from "./policy/SendPolicy.js"
 
 /** How long an Idempotency-Key is remembered (docs/api-decisions.md); older keys are deleted. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
+
+/**
+ * The idempotency key as the client of a send gave it, for the refusals that name it: the REST
+ * API's `Idempotency-Key` header, or the MCP tool's `idempotency_key` argument.
+ */
+export const idempotencyKeyName = (source: MessageSource) => source === "mcp" ? "idempotency_key" : "Idempotency-Key"
 
 /** An attachment slot is released by then even if its runner is lost. */
 const ATTACHMENT_LEASE_MS = 2 * 60 * 1000
@@ -189,10 +195,15 @@ export const make = (ctx: NumberContext, session: Session) =>
       const seen = yield* conversations.findAnswer(number.accountId, payload.idempotency.key, since)
       if (Option.isNone(seen)) return Option.none()
       if (seen.value.requestHash !== payload.idempotency.requestHash) {
-        return yield* new InvalidParam({ error: "This Idempotency-Key was used for another request" })
+        return yield* new InvalidParam({ error: `This ${idempotencyKeyName(payload.source)} was used for another request` })
       }
       const answer = seen.value.answer
-      if (answer === null) return yield* new Capacity({ error: "The first request with this Idempotency-Key is still in progress", retryAfter: 1 })
+      if (answer === null) {
+        return yield* new Capacity({
+          error: `The first request with this ${idempotencyKeyName(payload.source)} is still in progress`,
+          retryAfter: 1
+        })
+      }
       if (answer.status !== 200) {
         const body = answer.body as { readonly error?: string }
         return yield* new SendFailed({ error: body.error ?? "The network did not accept the message" })

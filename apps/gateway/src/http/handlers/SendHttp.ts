@@ -12,7 +12,7 @@ import { NumberEntity, type Sent } from "@wagate/entities/NumberEntity"
 import { NumberId } from "@wagate/domain/Ids"
 import * as Traced from "@wagate/domain/Traced"
 import { Conversations } from "@wagate/store/Conversations"
-import { IDEMPOTENCY_TTL_MS } from "@wagate/numbers/NumberSend"
+import { IDEMPOTENCY_TTL_MS, idempotencyKeyName } from "@wagate/numbers/NumberSend"
 import { RunningNumbers } from "@wagate/numbers/RunningNumbers"
 import * as DomainClock from "@wagate/domain/DomainClock"
 import * as Cause from "effect/Cause"
@@ -76,8 +76,9 @@ export const makeSendMessage = Effect.gen(function*() {
 
       let idempotency: { key: string; requestHash: string } | undefined
       if (key !== undefined) {
+        const keyName = idempotencyKeyName(source)
         if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
-          return yield* new InvalidParam({ error: "Idempotency-Key must be 1 to 255 printable characters" })
+          return yield* new InvalidParam({ error: `${keyName} must be 1 to 255 printable characters` })
         }
         const requestHash = createHash("sha256")
           .update(JSON.stringify({ number: number.id, to: send.to, content: send.content }))
@@ -87,10 +88,10 @@ export const makeSendMessage = Effect.gen(function*() {
         const seen = yield* conversations.findAnswer(principal.accountId, key, since).pipe(Effect.orDie)
         if (Option.isSome(seen)) {
           if (seen.value.requestHash !== requestHash) {
-            return yield* new InvalidParam({ error: "This Idempotency-Key was used for another request" })
+            return yield* new InvalidParam({ error: `This ${keyName} was used for another request` })
           }
           if (seen.value.answer === null) {
-            return yield* new Capacity({ error: "The first request with this Idempotency-Key is still in progress", retryAfter: 1 })
+            return yield* new Capacity({ error: `The first request with this ${keyName} is still in progress`, retryAfter: 1 })
           }
           return {
             _tag: "Replayed",
