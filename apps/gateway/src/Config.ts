@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
+import { atLeast, integerWithin, milliseconds, secretUrl, tcpPort } from "./SettingBounds.js"
 
 export interface GatewaySettings {
   /** api: HTTP only, reaches entities as a cluster client; runner: entities only; all: both. */
@@ -89,7 +90,7 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
     Config.withDescription("Process role: all (api + runner, default), api, or runner")
   ),
   httpHost: Config.string("HTTP_HOST").pipe(Config.withDefault("0.0.0.0")),
-  httpPort: Config.integer("HTTP_PORT").pipe(
+  httpPort: tcpPort("HTTP_PORT").pipe(
     Config.withDefault(3000),
     Config.withDescription("HTTP port (not PORT: the cluster runner reads that one)")
   ),
@@ -97,29 +98,32 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
     Config.withDefault("./data"),
     Config.withDescription("Embedded database, files and the generated operator token")
   ),
-  databaseUrl: Config.option(Config.redacted("DATABASE_URL")),
-  databasePoolSize: Config.integer("DATABASE_POOL_SIZE").pipe(
+  databaseUrl: Config.option(secretUrl("DATABASE_URL", ["postgres:", "postgresql:"], "postgres://user:password@host:5432/db")),
+  // A runner keeps one connection for its shard locks for good.
+  databasePoolSize: atLeast("DATABASE_POOL_SIZE", 2).pipe(
     Config.withDefault(10),
-    // A runner keeps one connection for its shard locks for good.
-    Config.validate({ message: "DATABASE_POOL_SIZE must be at least 2", validation: (n) => n >= 2 }),
     Config.withDescription("Connections of the PostgreSQL pool of each process (with DATABASE_URL)")
   ),
-  redisUrl: Config.option(Config.redacted("REDIS_URL")),
+  redisUrl: Config.option(secretUrl("REDIS_URL", ["redis:", "rediss:"], "redis://:password@host:6379")),
   redisPrefix: Config.string("REDIS_PREFIX").pipe(Config.withDefault("wagate")),
   operatorToken: Config.option(Config.redacted("OPERATOR_TOKEN")),
-  messageRetentionDays: Config.integer("MESSAGE_RETENTION_DAYS").pipe(
+  // 0 keeps every message; past 100 years a cut-off would be before any date there is.
+  messageRetentionDays: integerWithin(
+    "MESSAGE_RETENTION_DAYS",
+    0,
+    36_500,
+    "MESSAGE_RETENTION_DAYS must be from 0 (keep every message) to 36500"
+  ).pipe(
     Config.withDefault(365),
-    Config.withDescription("Messages older than this are not returned")
+    Config.withDescription("Messages older than this are not returned; 0 returns them all")
   ),
-  maxBodyBytes: Config.integer("MAX_BODY_BYTES").pipe(Config.withDefault(1024 * 1024)),
-  requestTimeoutMs: Config.integer("HTTP_REQUEST_TIMEOUT_MS").pipe(
+  maxBodyBytes: atLeast("MAX_BODY_BYTES", 1).pipe(Config.withDefault(1024 * 1024)),
+  requestTimeoutMs: milliseconds("HTTP_REQUEST_TIMEOUT_MS").pipe(
     Config.withDefault(30_000),
-    Config.validate({ message: "HTTP_REQUEST_TIMEOUT_MS must be positive", validation: (n) => n > 0 }),
     Config.withDescription("Longest time to receive a whole request, headers and body (408 after it)")
   ),
-  headersTimeoutMs: Config.integer("HTTP_HEADERS_TIMEOUT_MS").pipe(
+  headersTimeoutMs: milliseconds("HTTP_HEADERS_TIMEOUT_MS").pipe(
     Config.withDefault(10_000),
-    Config.validate({ message: "HTTP_HEADERS_TIMEOUT_MS must be positive", validation: (n) => n > 0 }),
     Config.withDescription("Longest time to receive a request's headers (408 after it)")
   ),
   trustProxy: Config.boolean("TRUST_PROXY").pipe(Config.withDefault(false)),
@@ -134,23 +138,21 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
     Config.withDefault("127.0.0.1"),
     Config.withDescription("Host other cluster nodes reach this runner at")
   ),
-  runnerPort: Config.integer("RUNNER_PORT").pipe(Config.withDefault(34431)),
+  runnerPort: tcpPort("RUNNER_PORT").pipe(Config.withDefault(34431)),
   runnerListenHost: Config.string("RUNNER_LISTEN_HOST").pipe(Config.withDefault("0.0.0.0")),
-  clusterMinRunners: Config.integer("CLUSTER_MIN_RUNNERS").pipe(
+  clusterMinRunners: atLeast("CLUSTER_MIN_RUNNERS", 1).pipe(
     Config.withDefault(1),
-    Config.validate({ message: "CLUSTER_MIN_RUNNERS must be at least 1", validation: (n) => n >= 1 }),
     Config.withDescription("Runners registered before any takes a shard at a cold start (set it to the runner count)")
   ),
-  clusterStartWaitMs: Config.integer("CLUSTER_START_WAIT_MS").pipe(
+  clusterStartWaitMs: milliseconds("CLUSTER_START_WAIT_MS", 0).pipe(
     Config.withDefault(30_000),
-    Config.validate({ message: "CLUSTER_START_WAIT_MS must not be negative", validation: (n) => n >= 0 }),
     Config.withDescription("Longest wait for CLUSTER_MIN_RUNNERS at a cold start, in milliseconds; then the runners up start")
   ),
-  shutdownTimeoutMs: Config.integer("SHUTDOWN_TIMEOUT_MS").pipe(
+  shutdownTimeoutMs: milliseconds("SHUTDOWN_TIMEOUT_MS").pipe(
     Config.withDefault(30_000),
     Config.withDescription("Longest graceful stop after SIGTERM/SIGINT, in milliseconds; then the process exits")
   ),
-  entityTimeoutMs: Config.integer("ENTITY_TIMEOUT_MS").pipe(
+  entityTimeoutMs: milliseconds("ENTITY_TIMEOUT_MS").pipe(
     Config.withDefault(15_000),
     Config.withDescription("Longest wait for a number's entity (a send with an attachment: six times this)")
   ),
@@ -165,55 +167,49 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
     Config.withDefault([]),
     Config.withDescription("Earlier WEBHOOK_SECRET_KEY values, comma-separated, still accepted to read secrets sealed with them")
   ),
-  webhookTimeoutMs: Config.integer("WEBHOOK_TIMEOUT_MS").pipe(
+  webhookTimeoutMs: milliseconds("WEBHOOK_TIMEOUT_MS").pipe(
     Config.withDefault(10_000),
     Config.withDescription("Time a webhook receiver has to answer, in milliseconds")
   ),
-  webhookPollIntervalMs: Config.option(Config.integer("WEBHOOK_POLL_INTERVAL_MS").pipe(
+  webhookPollIntervalMs: Config.option(milliseconds("WEBHOOK_POLL_INTERVAL_MS").pipe(
     Config.withDescription("How often due webhook events are looked for (default 1000 on PostgreSQL, 250 embedded)")
   )),
   webhookListen: Config.boolean("WEBHOOK_LISTEN").pipe(
     Config.withDefault(true),
     Config.withDescription("Wake webhook deliveries through PostgreSQL LISTEN/NOTIFY; false polls only")
   ),
-  incomingMediaMaxBytes: Config.integer("INCOMING_MEDIA_MAX_BYTES").pipe(
+  incomingMediaMaxBytes: atLeast("INCOMING_MEDIA_MAX_BYTES", 1).pipe(
     Config.withDefault(IncomingMedia.DEFAULT_MAX_BYTES),
-    Config.validate({ message: "INCOMING_MEDIA_MAX_BYTES must be positive", validation: (n) => n > 0 }),
     Config.withDescription("Largest incoming file stored, in bytes (default 64 MiB); larger ones are marked skipped")
   ),
-  incomingMediaProcessDownloads: Config.integer("INCOMING_MEDIA_PROCESS_DOWNLOADS").pipe(
+  incomingMediaProcessDownloads: atLeast("INCOMING_MEDIA_PROCESS_DOWNLOADS", 1).pipe(
     Config.withDefault(IncomingMedia.DEFAULT_PROCESS_DOWNLOADS),
-    Config.validate({ message: "INCOMING_MEDIA_PROCESS_DOWNLOADS must be at least 1", validation: (n) => n >= 1 }),
     Config.withDescription("Incoming files downloaded at once in the whole process, all numbers together")
   ),
-  mediaUpkeepIntervalMs: Config.integer("MEDIA_UPKEEP_INTERVAL_MS").pipe(
+  mediaUpkeepIntervalMs: milliseconds("MEDIA_UPKEEP_INTERVAL_MS").pipe(
     Config.withDefault(15 * 60 * 1000),
-    Config.validate({ message: "MEDIA_UPKEEP_INTERVAL_MS must be positive", validation: (n) => n > 0 }),
     Config.withDescription("How often deleted files' backups are purged and retention applied (default 15 minutes)")
   ),
-  incomingMediaConcurrency: Config.integer("INCOMING_MEDIA_CONCURRENCY").pipe(
+  incomingMediaConcurrency: atLeast("INCOMING_MEDIA_CONCURRENCY", 1).pipe(
     Config.withDefault(IncomingMedia.DEFAULT_CONCURRENCY),
-    Config.validate({ message: "INCOMING_MEDIA_CONCURRENCY must be at least 1", validation: (n) => n >= 1 }),
     Config.withDescription("Incoming files downloaded at once per number")
   ),
-  exportJanitorIntervalMs: Config.integer("EXPORT_JANITOR_INTERVAL_MS").pipe(
+  exportJanitorIntervalMs: milliseconds("EXPORT_JANITOR_INTERVAL_MS").pipe(
     Config.withDefault(60_000),
-    Config.validate({ message: "EXPORT_JANITOR_INTERVAL_MS must be positive", validation: (n) => n > 0 }),
     Config.withDescription("How often expired archives are deleted and stalled exports handed over again (ms)")
   ),
   mcpAllowedHosts: Config.array(Config.string(), "MCP_ALLOWED_HOSTS").pipe(
     Config.withDefault(HostCheck.LOCAL_HOSTS),
     Config.withDescription("Host names /api/mcp answers for, comma-separated (DNS rebinding protection); * allows any")
   ),
-  billingTickMs: Config.integer("BILLING_TICK_MS").pipe(
+  billingTickMs: milliseconds("BILLING_TICK_MS", 10).pipe(
     Config.withDefault(60_000),
-    Config.validate({ message: "BILLING_TICK_MS must be at least 10", validation: (n) => n >= 10 }),
     Config.withDescription("How often the daily drawdown checks whether a new Almaty day has begun")
   ),
   paymentsTestSecret: Config.option(Config.redacted("PAYMENTS_TEST_SECRET").pipe(
     Config.withDescription("Turns on the test payment provider, whose webhooks are signed with this secret")
   )),
-  metricsPort: Config.option(Config.integer("METRICS_PORT").pipe(
+  metricsPort: Config.option(tcpPort("METRICS_PORT").pipe(
     Config.withDescription("Port of GET /metrics without a token (a runner's own metrics; keep it on the internal network)")
   )),
   metricsHost: Config.string("METRICS_HOST").pipe(

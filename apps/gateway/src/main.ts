@@ -5,9 +5,11 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { BlobStore } from "@wagate/media/BlobStore"
-import { MediaFetcher } from "@wagate/media/MediaFetcher"
+import { config as mediaFetcherConfig, MediaFetcher } from "@wagate/media/MediaFetcher"
 import * as Database from "@wagate/store/Database"
+import * as BaileysSettings from "@wagate/whatsapp/baileys/BaileysSettings"
 import * as Cause from "effect/Cause"
+import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -34,6 +36,8 @@ import * as Telemetry from "./infra/Telemetry.js"
 
 export const Main = Layer.unwrapScoped(Effect.gen(function*() {
   const settings = yield* Settings
+  // Settings the layers below read for themselves, checked now: a bad value ends the start before anything opens.
+  yield* Config.all([mediaFetcherConfig, BaileysSettings.config])
   yield* DataDir.prepare(settings.dataDir)
   const embedded = Option.isNone(settings.databaseUrl)
   if (embedded && settings.role !== "all") {

@@ -23,12 +23,13 @@ import * as LogLevel from "effect/LogLevel"
 import { createServer } from "node:http"
 import { OperatorToken } from "./auth/OperatorToken.js"
 import { Settings } from "./Config.js"
+import { tcpPort } from "./SettingBounds.js"
 import { SimAuthLive, SimHttp, SimHttpApi } from "./http/handlers/SimHttp.js"
 import { RequestCounter } from "./infra/RequestCounter.js"
 
 const listen = Config.all({
   host: Config.string("SIM_HOST").pipe(Config.withDefault("127.0.0.1")),
-  port: Config.integer("SIM_PORT").pipe(
+  port: tcpPort("SIM_PORT").pipe(
     Config.withDefault(3100),
     Config.withDescription("Port of the standalone simulator (runners reach it at WA_SIM_URL)")
   )

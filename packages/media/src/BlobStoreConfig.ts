@@ -52,11 +52,10 @@ export const s3 = Config.all({
   publicEndpoint: optional("S3_PUBLIC_ENDPOINT", "S3 address used in presigned links, when clients reach S3 elsewhere")
 })
 
-const signingSecret = Config.redacted("BLOB_SIGNING_SECRET").pipe(
-  Config.validate({
-    message: "BLOB_SIGNING_SECRET must be at least 32 characters",
-    validation: (secret) => Redacted.value(secret).length >= 32
-  }),
+// Checked as text, then redacted: a check on Config.redacted's value would not name the variable.
+const signingSecret = Config.string("BLOB_SIGNING_SECRET").pipe(
+  Config.validate({ message: "BLOB_SIGNING_SECRET must be at least 32 characters", validation: (secret) => secret.length >= 32 }),
+  Config.map(Redacted.make),
   Config.withDescription("Key signing file links served by the gateway; unset: generated into DATA_DIR"),
   Config.option
 )

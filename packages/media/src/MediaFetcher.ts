@@ -128,7 +128,12 @@ export const config: Config.Config<Options> = Config.all({
     Config.withDescription("One size cap in bytes for every attachment kind; unset: 5 MB images, 16 MB voice and video, 100 MB documents"),
     Config.option
   ),
-  timeoutMs: positive("MEDIA_FETCH_TIMEOUT_MS").pipe(
+  timeoutMs: Config.integer("MEDIA_FETCH_TIMEOUT_MS").pipe(
+    // The longest a timer waits.
+    Config.validate({
+      message: "MEDIA_FETCH_TIMEOUT_MS must be from 1 to 2147483647 milliseconds",
+      validation: (n) => n >= 1 && n <= 2 ** 31 - 1
+    }),
     Config.withDefault(30_000),
     Config.withDescription("Time limit in milliseconds for downloading one attachment, redirects included")
   ),

@@ -18,6 +18,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 import { existsSync, readFileSync } from "node:fs"
 import { tokenFile } from "../auth/OperatorToken.js"
+import { tcpPort } from "../SettingBounds.js"
 import { describeIssue } from "../http/ApiErrors.js"
 
 /**
@@ -31,7 +32,7 @@ class UnreadableAnswer extends Data.TaggedError("UnreadableAnswer")<{ readonly m
 
 const settings = Config.all({
   url: Config.option(Config.string("WAGATE_URL")),
-  port: Config.integer("HTTP_PORT").pipe(Config.withDefault(3000)),
+  port: tcpPort("HTTP_PORT").pipe(Config.withDefault(3000)),
   token: Config.option(Config.redacted("OPERATOR_TOKEN")),
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./data"))
 })

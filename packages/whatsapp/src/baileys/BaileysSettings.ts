@@ -90,6 +90,10 @@ export const defaults: BaileysSettings = {
 /** @since 1.0.0 */
 export const make = (overrides: Partial<BaileysSettings> = {}): BaileysSettings => ({ ...defaults, ...overrides })
 
+/** An integer setting of at least `min`, checked on the variable itself so the refusal names it. */
+const atLeast = (name: string, min: number) =>
+  Config.integer(name).pipe(Config.validate({ message: `${name} must be at least ${min}`, validation: (n) => n >= min }))
+
 /**
  * The settings from the environment: `WA_CONNECT_CONCURRENCY`, `WA_LINK_RETRIES`,
  * `WA_WATCHDOG_IDLE_SECONDS`, `WA_DEVICE_NAME`, `WA_LOG_LEVEL`, `WA_VERSION` (like `2.3000.1023`).
@@ -97,15 +101,15 @@ export const make = (overrides: Partial<BaileysSettings> = {}): BaileysSettings 
  * @since 1.0.0
  */
 export const config: Config.Config<BaileysSettings> = Config.all({
-  connectConcurrency: Config.integer("WA_CONNECT_CONCURRENCY").pipe(
+  connectConcurrency: atLeast("WA_CONNECT_CONCURRENCY", 1).pipe(
     Config.withDefault(defaults.connectConcurrency),
     Config.withDescription("WhatsApp handshakes in flight per process")
   ),
-  linkRetries: Config.integer("WA_LINK_RETRIES").pipe(
+  linkRetries: atLeast("WA_LINK_RETRIES", 0).pipe(
     Config.withDefault(defaults.linkRetries),
     Config.withDescription("Attempts a linking connection gets when WhatsApp cannot be reached")
   ),
-  idleSeconds: Config.integer("WA_WATCHDOG_IDLE_SECONDS").pipe(
+  idleSeconds: atLeast("WA_WATCHDOG_IDLE_SECONDS", 1).pipe(
     Config.withDefault(defaults.idleMs / 1000),
     Config.withDescription("Seconds without traffic before the watchdog pings a connection")
   ),
