@@ -5,6 +5,8 @@
  * Gateway address: WAGATE_URL (default http://127.0.0.1:$HTTP_PORT or 3000). Token:
  * OPERATOR_TOKEN, or the file the gateway wrote in $DATA_DIR (default ./data).
  */
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientError from "@effect/platform/HttpClientError"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as OpsClient from "@wagate/client/OpsClient"
 import * as Config from "effect/Config"
@@ -16,6 +18,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 import { existsSync, readFileSync } from "node:fs"
 import { tokenFile } from "../auth/OperatorToken.js"
 import { tcpPort } from "../SettingBounds.js"
@@ -36,6 +39,35 @@ const settings = Config.all({
   token: Config.option(Config.redacted("OPERATOR_TOKEN")),
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./data"))
 })
+
+/** What the gateway answers when it refuses a request. */
+const Refusal = Schema.Struct({ error: Schema.String, code: Schema.String })
+const decodeRefusal = Schema.decodeUnknownOption(Schema.parseJson(Refusal))
+
+/**
+ * An error answer whose body is the gateway's `{error, code}` fails with it (as the cause of a
+ * StatusCode error), whatever its status: the operator API's schema declares only some statuses,
+ * and one it does not (413 from the body limit, 408, 429) would otherwise be a "Decode error". The
+ * body is read as bytes, which the response keeps, so any other answer is decoded as before.
+ */
+const refusals = HttpClient.transformResponse(Effect.flatMap((response) =>
+  response.status < 400
+    ? Effect.succeed(response)
+    : Effect.flatMap(response.arrayBuffer, (bytes) =>
+      Option.match(decodeRefusal(new TextDecoder().decode(bytes)), {
+        onNone: () => Effect.succeed(response),
+        onSome: (refusal) =>
+          Effect.fail(
+            new HttpClientError.ResponseError({
+              request: response.request,
+              response,
+              reason: "StatusCode",
+              description: refusal.error,
+              cause: refusal
+            })
+          )
+      }))
+))
 
 /** The operator API of the gateway the CLI talks to. */
 export class Operator extends Context.Tag("wagate/cli/Operator")<Operator, OpsClient.Client>() {
@@ -63,7 +95,7 @@ export class Operator extends Context.Tag("wagate/cli/Operator")<Operator, OpsCl
           ParseResult.isParseError,
           (e) => new UnreadableAnswer({ message: `The gateway's answer could not be read: ${e.message}` })
         )
-      })
+      }).pipe(Effect.updateService(HttpClient.HttpClient, refusals))
     })
   ).pipe(Layer.provide(NodeHttpClient.layerUndici))
 }
@@ -73,9 +105,13 @@ export const printJson = (value: unknown) => Console.log(JSON.stringify(value, n
 /**
  * `{error, code}` of a failure: the gateway's own, or the CLI's when the call did not get that
  * far. A value the client refused to send (the operator API's own schema, e.g. a negative
- * `--amount`) is refused as the gateway would: `invalid_param`, naming the field.
+ * `--amount`) is refused as the gateway would: `invalid_param`, naming the field. `cli_error` is
+ * left for an answer the CLI cannot read.
  */
 const errorBody = (failure: unknown): { readonly error: string; readonly code: string } => {
+  if (HttpClientError.isHttpClientError(failure) && Schema.is(Refusal)(failure.cause)) {
+    return { error: failure.cause.error, code: failure.cause.code }
+  }
   const e = failure as { code?: unknown; error?: unknown; message?: unknown; _tag?: unknown }
   if (typeof e?.code === "string") return { error: String(e.error ?? e.message), code: e.code }
   if (ParseResult.isParseError(failure)) {
