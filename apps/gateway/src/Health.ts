@@ -17,7 +17,7 @@ const describe = (error: unknown): string =>
 const timed = (check: Effect.Effect<unknown, unknown>, healthy: DependencyHealth["status"]) =>
   Effect.gen(function*() {
     const start = performance.now()
-    const outcome = yield* check.pipe(Effect.timeout("2 seconds"), Effect.either)
+    const outcome = yield* check.pipe(Effect.timeoutFail({ duration: "2 seconds", onTimeout: () => "no answer within 2 s" }), Effect.either)
     const latency_ms = Math.round((performance.now() - start) * 10) / 10
     return outcome._tag === "Right"
       ? { status: healthy, latency_ms, error: null }
@@ -35,7 +35,13 @@ export class Health extends Effect.Service<Health>()("@wagate/gateway/Health", {
       database: timed(sql`SELECT 1`, kind === "embedded" ? "embedded" : "ok"),
       redis: Option.match(redis, {
         onNone: () => Effect.succeed<DependencyHealth>({ status: "memory", latency_ms: null, error: null }),
-        onSome: ({ client }) => timed(Effect.tryPromise(() => client.ping()), "ok")
+        onSome: ({ client, unreachable }) =>
+          timed(
+            // While the connection is down a ping fails only with "Stream isn't writeable": the
+            // connection's own error says why.
+            Effect.tryPromise({ try: () => client.ping(), catch: (error) => Option.getOrElse(unreachable(), () => describe(error)) }),
+            "ok"
+          )
       }),
       blob_store: blobs.health
     }, { concurrency: "unbounded" })

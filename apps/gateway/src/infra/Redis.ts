@@ -12,6 +12,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import { Redis as IORedis } from "ioredis"
@@ -21,6 +22,12 @@ export class Redis extends Context.Tag("@wagate/gateway/Redis")<Redis, {
   /** Prefix for every key and channel of this gateway. */
   readonly prefix: string
   readonly client: IORedis
+  /**
+   * Why `client` is not connected, while it is not: its last connection error (`connect
+   * ECONNREFUSED 10.0.0.5:6379`, a name that does not resolve, a refused password), never the
+   * URL's password. A command that fails then says only that the connection cannot take it.
+   */
+  readonly unreachable: () => Option.Option<string>
   /** Opens another connection to the same server (subscribers need their own). */
   readonly duplicate: Effect.Effect<IORedis, never, Scope.Scope>
 }>() {}
@@ -34,7 +41,8 @@ export const COMMAND_TIMEOUT_MS = 2000
 /** How often each connection checks that Redis answers. */
 export const HEARTBEAT_MS = 1000
 
-const open = (url: string) =>
+/** Opens a connection; `lastError` is the last reason it lost or could not make its connection. */
+const connect = (url: string) =>
   Effect.acquireRelease(
     Effect.sync(() => {
       const client = new IORedis(url, {
@@ -50,7 +58,9 @@ const open = (url: string) =>
       })
       // Without a listener ioredis prints every failed reconnect; the commands that fail while
       // Redis is down are reported by their callers, once per outage.
-      client.on("error", () => undefined)
+      let lastError: Error | undefined
+      client.on("error", (error: Error) => void (lastError = error))
+      client.on("ready", () => void (lastError = undefined))
       const heartbeat = setInterval(() => {
         if (client.status !== "ready") return
         const sent = Date.now()
@@ -63,20 +73,28 @@ const open = (url: string) =>
         })
       }, HEARTBEAT_MS)
       heartbeat.unref()
-      return { client, heartbeat }
+      return { client, heartbeat, lastError: () => lastError }
     }),
     ({ client, heartbeat }) =>
       Effect.promise(() => {
         clearInterval(heartbeat)
         return client.quit().catch(() => client.disconnect())
       })
-  ).pipe(Effect.map(({ client }) => client))
+  )
+
+const open = (url: string) => Effect.map(connect(url), ({ client }) => client)
+
+/** `message` without the password of `url`, should a library ever repeat it. */
+const withoutPassword = (message: string, url: string) => {
+  const password = URL.canParse(url) ? decodeURIComponent(new URL(url).password) : ""
+  return password === "" ? message : message.replaceAll(password, "***")
+}
 
 /** The connection to REDIS_URL; without it the gateway keeps shared state in memory. */
 export const layer = (url: Redacted.Redacted, prefix: string) =>
   Layer.scoped(Redis, Effect.gen(function*() {
     const raw = Redacted.value(url)
-    const client = yield* open(raw)
+    const { client, lastError } = yield* connect(raw)
     // Wait briefly for the first connection so start-up reports a wrong URL early.
     yield* Effect.promise(() =>
       new Promise<void>((resolve) => {
@@ -86,5 +104,9 @@ export const layer = (url: Redacted.Redacted, prefix: string) =>
         setTimeout(done, 2000).unref()
       })
     )
-    return { url: raw, prefix, client, duplicate: open(raw) }
+    const unreachable = () =>
+      client.status === "ready"
+        ? Option.none()
+        : Option.some(withoutPassword(lastError()?.message ?? `no connection yet (${client.status})`, raw))
+    return { url: raw, prefix, client, unreachable, duplicate: open(raw) }
   }))
