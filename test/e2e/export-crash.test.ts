@@ -59,6 +59,8 @@ const startRunner = (name: string, env: Record<string, string>) =>
       })
       const runner: Runner = { name, child, output: child.output }
       yield* eventually(Effect.sync(() => child.output()), (o) => o.includes("wagate runner on"), 60_000)
+      // A runner serves no HTTP: it names the port the cluster reaches it on.
+      assert.match(child.output(), /wagate runner on 127\.0\.0\.1:\d+ \(the cluster's runner port; no HTTP API\)/)
       return runner
     }),
     (runner) => Effect.sync(() => runner.child.process.exitCode === null && runner.child.process.kill("SIGKILL"))

@@ -1,7 +1,8 @@
 /**
- * A restart of a gateway with linked numbers logs no warning for what is expected at every
- * start: the cluster reads each number's keep-alive request before the Number entity type has
- * registered (the embedded database's single runner has its shards at once), and retries it.
+ * A restart of a gateway with linked numbers: the stop says when it begins and ends, and the start
+ * logs no warning for what is expected at every start: the cluster reads each number's keep-alive
+ * request before the Number entity type has registered (the embedded database's single runner
+ * has its shards at once), and retries it.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -15,6 +16,9 @@ describe("a restart with linked numbers", () => {
       const first = yield* startGateway(embedded)
       yield* provision(ops, { numbers: 3 })
       assert.strictEqual((yield* terminate(first)).code, 0, first.output())
+      // A graceful stop says when it begins and when it is over.
+      assert.include(first.output(), "stopping on SIGTERM: finishing requests, handing shards over")
+      assert.match(first.output(), /stopped\s*$/)
 
       const second = yield* startGateway(embedded)
       yield* eventually(Effect.sync(second.output), (o) => o.includes("woke 3 numbers"), 60_000)

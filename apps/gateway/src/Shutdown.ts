@@ -8,18 +8,27 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Runtime from "effect/Runtime"
 
 export const DEFAULT_TIMEOUT_MS = 30_000
 
-/** Arms the hard exit on the first SIGTERM or SIGINT; a second signal exits at once. */
+/**
+ * Arms the hard exit on the first SIGTERM or SIGINT, and says the stop has begun; a second signal
+ * exits at once, saying so.
+ */
 export const bound = (timeoutMs: number) =>
-  Effect.sync(() => {
+  Effect.gen(function*() {
+    const runtime = yield* Effect.runtime<never>()
     let stopping = false
     const onSignal = (signal: NodeJS.Signals) => {
       if (stopping) {
+        process.stderr.write(`wagate: ${signal} again while stopping; exiting now\n`)
         process.exit(1)
       }
       stopping = true
+      Runtime.runFork(runtime)(
+        Effect.logInfo(`stopping on ${signal}: finishing requests, handing shards over (at most ${timeoutMs} ms)`)
+      )
       setTimeout(() => {
         process.stderr.write(`wagate: still stopping ${timeoutMs} ms after ${signal}; exiting\n`)
         process.exit(1)

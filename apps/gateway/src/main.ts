@@ -74,9 +74,11 @@ export const Main = Layer.unwrapScoped(Effect.gen(function*() {
   })
   const announce = Effect.gen(function*() {
     const token = yield* OperatorToken
-    yield* Effect.logInfo(
-      `wagate ${settings.role} on http://${settings.httpHost}:${settings.httpPort}, network: ${settings.waDriver}, operator token: ${token.source}`
-    )
+    // A runner serves no HTTP: it is reached on its runner port by the cluster.
+    const where = settings.role === "runner"
+      ? `${settings.runnerHost}:${settings.runnerPort} (the cluster's runner port; no HTTP API)`
+      : `http://${settings.httpHost}:${settings.httpPort}`
+    yield* Effect.logInfo(`wagate ${settings.role} on ${where}, network: ${settings.waDriver}, operator token: ${token.source}`)
   }).pipe(Effect.provide(OperatorToken.Default), Effect.provideService(Settings, settings))
   const metrics = Option.match(settings.metricsPort, {
     onNone: () => Layer.empty,
@@ -109,6 +111,8 @@ export const launch = (layer: Layer.Layer<never, unknown>) =>
     Effect.gen(function*() {
       const telemetry = yield* Telemetry.settings
       return yield* Layer.launch(Layer.merge(Layer.scopedDiscard(logStrayRejections), layer)).pipe(
+        // Once every part has stopped (the HTTP server, the entities, the pools).
+        Effect.ensuring(Effect.logInfo("stopped")),
         // Without an exporter spans would only cost time: each one allocates and captures a stack.
         Effect.withTracerEnabled(Option.isSome(Telemetry.tracesUrl(telemetry))),
         Effect.provide(Telemetry.layer(telemetry))
