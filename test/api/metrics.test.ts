@@ -1,18 +1,28 @@
 /**
  * Prometheus metrics, scraped and parsed as Prometheus would: GET /ops/v1/metrics (operator
- * token) on the api, with the cluster-wide gauges, and GET /metrics on METRICS_PORT, which a
- * runner serves without a token.
+ * token) on the api, with the cluster-wide gauges, and GET /metrics on METRICS_PORT, without a
+ * token: an api process's with the cluster-wide gauges too, a runner's without them.
  */
 import * as MachineId from "@effect/cluster/MachineId"
 import * as Snowflake from "@effect/cluster/Snowflake"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
 import parse, { type Family } from "parse-prometheus-text-format"
 import * as MetricsServer from "../../apps/gateway/src/infra/MetricsServer.js"
 import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
-import { freshDatabase, OPERATOR_TOKEN, type RunningGateway, sql, startGateway } from "../support/TestGateway.js"
+import {
+  freshDatabase,
+  OPERATOR_TOKEN,
+  type RunningGateway,
+  simulatedNetwork,
+  sql,
+  startGateway
+} from "../support/TestGateway.js"
 import { freePort } from "../support/Ports.js"
 
 const scrape = (gateway: RunningGateway) =>
@@ -22,6 +32,32 @@ const scrape = (gateway: RunningGateway) =>
     assert.strictEqual(response.headers["content-type"], "text/plain; version=0.0.4; charset=utf-8")
     return parse(yield* response.text)
   }).pipe(Effect.orDie)
+
+/** GET /metrics on a METRICS_PORT, once it listens. */
+const scrapePort = (port: number) =>
+  Effect.gen(function*() {
+    const response = yield* eventually(
+      Effect.promise(() => fetch(`http://127.0.0.1:${port}/metrics`).catch(() => null)),
+      (r) => r !== null,
+      10_000
+    )
+    assert.strictEqual(response!.status, 200)
+    assert.strictEqual(response!.headers.get("content-type"), "text/plain; version=0.0.4; charset=utf-8")
+    return parse(yield* Effect.promise(() => response!.text()))
+  })
+
+/** The gauges read from the cluster's state in PostgreSQL, the same for every api process. */
+const CLUSTER_GAUGES = [
+  "wagate_runner_healthy",
+  "wagate_runner_shards",
+  "wagate_runner_entities",
+  "wagate_unassigned_shards",
+  "wagate_numbers",
+  "wagate_webhook_backlog",
+  "wagate_webhook_lag_seconds",
+  "wagate_cluster_messages_unprocessed",
+  "wagate_cluster_message_oldest_age_seconds"
+]
 
 const family = (families: ReadonlyArray<Family>, name: string) => {
   const found = families.find((f) => f.name === name)
@@ -122,6 +158,48 @@ describe("Prometheus metrics", () => {
       assert.isAtLeast(value(waiting, "wagate_cluster_message_oldest_age_seconds"), 60)
     }))
 
+  it.scopedLive("METRICS_PORT of an api process reads the cluster at each scrape; a runner's has no cluster-wide gauges", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const network = yield* simulatedNetwork
+      const runnerScope = yield* Scope.make()
+      const runnerMetrics = yield* freePort
+      yield* startGateway(database, { sim: network, settings: { role: "runner", metricsHost: "127.0.0.1", metricsPort: Option.some(runnerMetrics) } })
+        .pipe(Scope.extend(runnerScope))
+      const apiMetrics = yield* freePort
+      const api = yield* startGateway(database, { role: "api", sim: network, settings: { metricsHost: "127.0.0.1", metricsPort: Option.some(apiMetrics) } })
+      yield* provision(api.ops, { numbers: 1 })
+
+      // The runner reports its shards every 5 s; its first report may predate acquiring them.
+      const running = yield* eventually(
+        scrapePort(apiMetrics),
+        (m) => value(m, "wagate_unassigned_shards") === 0 && value(m, "wagate_numbers", { status: "WORKING" }) === 1,
+        20_000
+      )
+      const runners = family(running, "wagate_runner_shards").metrics
+      assert.strictEqual(runners.length, 1)
+      assert.strictEqual(Number(runners[0].value), 300)
+      assert.strictEqual(value(running, "wagate_runner_healthy", { runner: runners[0].labels!.runner }), 1)
+      assert.strictEqual(family(running, "wagate_webhook_backlog").type, "GAUGE")
+      // The process's own metrics beside them.
+      assert.isAbove(value(running, "process_resident_memory_bytes"), 0)
+      assert.strictEqual(family(running, "wagate_entity_calls_in_flight").type, "GAUGE")
+      // The operator's endpoint reads the same (and leaves nothing behind for the next scrape).
+      const operator = yield* scrape(api)
+      assert.strictEqual(value(operator, "wagate_unassigned_shards"), 0)
+
+      // A runner exports what it counts itself, and none of the cluster-wide gauges it never reads.
+      const runner = yield* scrapePort(runnerMetrics)
+      assert.strictEqual(family(runner, "wagate_zombie_restarts").type, "COUNTER")
+      assert.deepStrictEqual(runner.filter((f) => CLUSTER_GAUGES.includes(f.name)).map((f) => f.name), [])
+
+      // The runner stops: the api's next scrape says so, with no scrape of /ops/v1/metrics first.
+      yield* Scope.close(runnerScope, Exit.void)
+      const stopped = yield* scrapePort(apiMetrics)
+      assert.strictEqual(value(stopped, "wagate_unassigned_shards"), 300)
+      assert.deepStrictEqual(family(stopped, "wagate_runner_shards").metrics.map((m) => Number(m.value)).filter((n) => n > 0), [])
+    }), { timeout: 60_000 })
+
   it.scopedLive("METRICS_PORT serves this process's metrics without a token, and /livez for liveness probes, nothing else", () =>
     Effect.gen(function*() {
       const port = yield* freePort
@@ -135,6 +213,8 @@ describe("Prometheus metrics", () => {
       const families = parse(yield* Effect.promise(() => response!.text()))
       assert.strictEqual(family(families, "wagate_zombie_restarts").type, "COUNTER")
       assert.isAbove(value(families, "nodejs_heap_size_used_bytes"), 0)
+      // A runner's listener: the scrapes of /ops/v1/metrics above leave no cluster-wide gauge in it.
+      assert.deepStrictEqual(families.filter((f) => CLUSTER_GAUGES.includes(f.name)).map((f) => f.name), [])
       const other = yield* Effect.promise(() => fetch(`http://127.0.0.1:${port}/ops/v1/cluster`))
       assert.strictEqual(other.status, 404)
       // The runners' liveness probe.

@@ -210,7 +210,7 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
     Config.withDescription("Turns on the test payment provider, whose webhooks are signed with this secret")
   )),
   metricsPort: Config.option(tcpPort("METRICS_PORT").pipe(
-    Config.withDescription("Port of GET /metrics without a token (a runner's own metrics; keep it on the internal network)")
+    Config.withDescription("Port of GET /metrics without a token (the process's metrics, an api process's with the cluster-wide gauges; keep it on the internal network)")
   )),
   metricsHost: Config.string("METRICS_HOST").pipe(
     Config.withDefault("0.0.0.0"),

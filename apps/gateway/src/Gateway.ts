@@ -56,6 +56,7 @@ import { HttpLive } from "./http/Server.js"
 import * as ClusterUpkeep from "./ClusterUpkeep.js"
 import * as IdempotencyUpkeep from "./IdempotencyUpkeep.js"
 import * as MediaUpkeep from "./MediaUpkeep.js"
+import * as MetricsServer from "./infra/MetricsServer.js"
 import * as WebhookKeys from "./infra/WebhookKeys.js"
 import type { RequestCounter } from "./infra/RequestCounter.js"
 
@@ -146,7 +147,16 @@ export const layer = (settings: GatewaySettings, infra: Infrastructure) => {
       Layer.provide([infra.blobs, infra.sharedState, domainClock]),
       Layer.provideMerge(infra.httpServer)
     )
-  return Layer.mergeAll(http, entities).pipe(
+  // METRICS_PORT: an api (or all) process adds the cluster-wide gauges, read from the database
+  // at each scrape; a runner's listener needs nothing and opens at once.
+  const metricsOn = <R>(listener: (options: { host: string; port: number }) => Layer.Layer<never, never, R>) =>
+    Option.match(settings.metricsPort, {
+      onNone: (): Layer.Layer<never, never, R> => Layer.empty,
+      onSome: (port) => listener({ host: settings.metricsHost, port })
+    })
+  const apiMetrics = settings.role === "runner" ? Layer.empty : metricsOn(MetricsServer.layerWithCluster)
+  const runnerMetrics = settings.role === "runner" ? metricsOn(MetricsServer.layer) : Layer.empty
+  return Layer.mergeAll(http, entities, apiMetrics).pipe(
     // One registry of the process's number entities: its supervisor's, and the sends of its
     // HTTP and MCP surfaces, which call the entities running here directly.
     Layer.provide(RunningNumbers.Default),
@@ -158,6 +168,7 @@ export const layer = (settings: GatewaySettings, infra: Infrastructure) => {
     // The migrations seal secrets written before encryption at rest with the same key.
     Layer.provideMerge(infra.database),
     Layer.provideMerge(WebhookKeys.layer(settings)),
-    Layer.provide(Layer.succeed(Settings, settings))
+    Layer.provide(Layer.succeed(Settings, settings)),
+    Layer.merge(runnerMetrics)
   )
 }

@@ -25,7 +25,6 @@ import { Settings } from "./Config.js"
 import * as Gateway from "./Gateway.js"
 import * as DataDir from "./infra/DataDir.js"
 import * as DataDirLock from "./infra/DataDirLock.js"
-import * as MetricsServer from "./infra/MetricsServer.js"
 import * as NodeServer from "./http/NodeServer.js"
 import * as Prometheus from "./infra/Prometheus.js"
 import * as Redis from "./infra/Redis.js"
@@ -80,12 +79,8 @@ export const Main = Layer.unwrapScoped(Effect.gen(function*() {
       : `http://${settings.httpHost}:${settings.httpPort}`
     yield* Effect.logInfo(`wagate ${settings.role} on ${where}, network: ${settings.waDriver}, operator token: ${token.source}`)
   }).pipe(Effect.provide(OperatorToken.Default), Effect.provideService(Settings, settings))
-  const metrics = Option.match(settings.metricsPort, {
-    onNone: () => Layer.empty,
-    onSome: (port) => MetricsServer.layer({ host: settings.metricsHost, port })
-  })
   // Announced once built: the HTTP server listens and has its routes.
-  return Layer.mergeAll(gateway, metrics, Shutdown.layer(settings.shutdownTimeoutMs)).pipe(Layer.tap(() => announce))
+  return Layer.mergeAll(gateway, Shutdown.layer(settings.shutdownTimeoutMs)).pipe(Layer.tap(() => announce))
 })).pipe(Layer.provide(Settings.layer))
 
 /**

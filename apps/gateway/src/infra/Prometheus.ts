@@ -1,8 +1,8 @@
 /**
  * The process's metrics in Prometheus' text exposition format, produced by prom-client: its
  * default process and Node.js metrics (CPU, memory, event loop lag, GC), the metrics the gateway
- * keeps in prom-client itself (the cluster gauges set from `ClusterView` at each scrape of an api
- * process, entity calls in flight), and every metric the packages count with Effect's `Metric`
+ * keeps in prom-client itself (entity calls in flight, sends...), the cluster-wide gauges of an api
+ * process's scrape (from a reading of `ClusterView` made for that scrape), and every metric the packages count with Effect's `Metric`
  * (`wagate_zombie_restarts`, `wagate_acks`...), copied into prom-client at each scrape: Effect
  * counters and frequencies become counters (a frequency's values under the label `key`), gauges
  * gauges, tags labels. The packages keep counting with Effect, which they depend on anyway; the
@@ -68,44 +68,45 @@ export const sendRefusals = new Prom.Counter({
   registers: [registry]
 })
 
-const gauge = (name: string, help: string, labelNames: ReadonlyArray<string> = []) =>
-  new Prom.Gauge({ name, help, labelNames, registers: [registry] })
-
-const cluster = {
-  runnerHealthy: gauge("wagate_runner_healthy", "1 when the cluster counts the runner healthy, else 0", ["runner"]),
-  runnerShards: gauge("wagate_runner_shards", "Shards the runner last reported owning", ["runner"]),
-  runnerEntities: gauge("wagate_runner_entities", "Entities (numbers, accounts, webhooks...) the runner last reported running", ["runner"]),
-  unassignedShards: gauge("wagate_unassigned_shards", "Shards no runner reported owning"),
-  numbers: gauge("wagate_numbers", "Numbers by connection status", ["status"]),
-  webhookBacklog: gauge("wagate_webhook_backlog", "Webhook events neither delivered nor failed"),
-  webhookLag: gauge("wagate_webhook_lag_seconds", "Age of the oldest webhook event neither delivered nor failed (0 when none)"),
-  clusterMessages: gauge(
-    "wagate_cluster_messages_unprocessed",
-    "Persisted requests not yet processed (cluster_messages), numbers' keep-alive requests left out"
-  ),
-  clusterMessageAge: gauge(
-    "wagate_cluster_message_oldest_age_seconds",
-    "Age of the oldest of those requests (0 when none)"
-  )
-}
+// --- the cluster-wide gauges, from a fresh reading of the cluster at each scrape ---
 
 const STATUSES = ["STARTING", "SCAN_QR_CODE", "WORKING", "STOPPED", "FAILED"]
 
-/** Sets the cluster gauges from the operator's cluster view (read from PostgreSQL). */
-export const setCluster = (view: typeof ClusterView.Type) => {
-  for (const g of [cluster.runnerHealthy, cluster.runnerShards, cluster.runnerEntities, cluster.numbers]) g.reset()
+/**
+ * The cluster-wide gauges of one reading of `ClusterView`, in a registry of their own made for
+ * the scrape: they are in no process's registry, so a scrape without a reading (a runner's)
+ * has none of them, and no scrape shows the values of an earlier one.
+ */
+const clusterGauges = (view: typeof ClusterView.Type): Prom.Registry => {
+  const registers = new Prom.Registry()
+  const gauge = (name: string, help: string, labelNames: ReadonlyArray<string> = []) =>
+    new Prom.Gauge({ name, help, labelNames, registers: [registers] })
+  const runnerHealthy = gauge("wagate_runner_healthy", "1 when the cluster counts the runner healthy, else 0", ["runner"])
+  const runnerShards = gauge("wagate_runner_shards", "Shards the runner last reported owning", ["runner"])
+  const runnerEntities = gauge(
+    "wagate_runner_entities",
+    "Entities (numbers, accounts, webhooks...) the runner last reported running",
+    ["runner"]
+  )
   for (const r of view.runners) {
-    cluster.runnerHealthy.set({ runner: r.address }, r.healthy ? 1 : 0)
-    cluster.runnerShards.set({ runner: r.address }, r.shards)
-    if (r.entities !== null) cluster.runnerEntities.set({ runner: r.address }, r.entities)
+    runnerHealthy.set({ runner: r.address }, r.healthy ? 1 : 0)
+    runnerShards.set({ runner: r.address }, r.shards)
+    if (r.entities !== null) runnerEntities.set({ runner: r.address }, r.entities)
   }
-  cluster.unassignedShards.set(view.unassigned_shards)
-  for (const status of STATUSES) cluster.numbers.set({ status }, 0)
-  for (const [status, n] of Object.entries(view.numbers.by_status)) cluster.numbers.set({ status }, n)
-  cluster.webhookBacklog.set(view.webhooks.backlog)
-  cluster.webhookLag.set(view.webhooks.lag_seconds ?? 0)
-  cluster.clusterMessages.set(view.cluster_messages.unprocessed)
-  cluster.clusterMessageAge.set(view.cluster_messages.oldest_age_seconds ?? 0)
+  gauge("wagate_unassigned_shards", "Shards no runner reported owning").set(view.unassigned_shards)
+  const numbers = gauge("wagate_numbers", "Numbers by connection status", ["status"])
+  for (const status of STATUSES) numbers.set({ status }, 0)
+  for (const [status, n] of Object.entries(view.numbers.by_status)) numbers.set({ status }, n)
+  gauge("wagate_webhook_backlog", "Webhook events neither delivered nor failed").set(view.webhooks.backlog)
+  gauge("wagate_webhook_lag_seconds", "Age of the oldest webhook event neither delivered nor failed (0 when none)")
+    .set(view.webhooks.lag_seconds ?? 0)
+  gauge(
+    "wagate_cluster_messages_unprocessed",
+    "Persisted requests not yet processed (cluster_messages), numbers' keep-alive requests left out"
+  ).set(view.cluster_messages.unprocessed)
+  gauge("wagate_cluster_message_oldest_age_seconds", "Age of the oldest of those requests (0 when none)")
+    .set(view.cluster_messages.oldest_age_seconds ?? 0)
+  return registers
 }
 
 // --- Effect's metrics, copied in at each scrape ---
@@ -180,8 +181,11 @@ for (
   ]
 ) counter.unsafeUpdate(0, [])
 
-/** Every metric of this process as it stands now, in the text exposition format. */
-export const snapshot = (): Promise<string> => {
+/**
+ * Every metric of this process as it stands now, in the text exposition format; with a reading
+ * of the cluster, its cluster-wide gauges too (an api process's scrapes).
+ */
+export const snapshot = (cluster?: typeof ClusterView.Type): Promise<string> => {
   copyEffectMetrics(Metric.unsafeSnapshot())
-  return registry.metrics()
+  return cluster === undefined ? registry.metrics() : Prom.Registry.merge([registry, clusterGauges(cluster)]).metrics()
 }

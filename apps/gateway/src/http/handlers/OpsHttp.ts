@@ -208,8 +208,8 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
       .handle("cluster", () => clusterView.read)
       .handle("metrics", () =>
         Effect.gen(function*() {
-          Prometheus.setCluster(yield* clusterView.read)
-          return yield* Effect.promise(Prometheus.snapshot)
+          const view = yield* clusterView.read
+          return yield* Effect.promise(() => Prometheus.snapshot(view))
         }))
       .handle("reissueKey", ({ path }) =>
         Effect.gen(function*() {
