@@ -200,6 +200,26 @@ describe("Prometheus metrics", () => {
       assert.deepStrictEqual(family(stopped, "wagate_runner_shards").metrics.map((m) => Number(m.value)).filter((n) => n > 0), [])
     }), { timeout: 60_000 })
 
+  it.scopedLive("METRICS_PORT of an api process whose database cannot be read serves the process's metrics without the cluster-wide gauges", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const port = yield* freePort
+      const api = yield* startGateway(database, { role: "api", settings: { metricsHost: "127.0.0.1", metricsPort: Option.some(port) } })
+      assert.strictEqual(value(yield* scrapePort(port), "wagate_unassigned_shards"), 300)
+      // A table of the cluster's view gone: the reading fails.
+      yield* sql(database, (sql) => sql`ALTER TABLE runner_stats RENAME TO runner_stats_away`)
+      const unread = yield* scrapePort(port)
+      assert.deepStrictEqual(unread.filter((f) => CLUSTER_GAUGES.includes(f.name)).map((f) => f.name), [])
+      assert.isAbove(value(unread, "process_resident_memory_bytes"), 0)
+      assert.strictEqual(family(unread, "wagate_sends_accepted").type, "COUNTER")
+      // The operator's endpoint has no process metrics without the cluster: it answers an error.
+      const operator = yield* api.http.get("/ops/v1/metrics", { headers: { authorization: `Bearer ${OPERATOR_TOKEN}` } }).pipe(Effect.orDie)
+      assert.deepStrictEqual([operator.status, ((yield* operator.json.pipe(Effect.orDie)) as { code?: string }).code], [500, "internal_error"])
+      // Back: the next scrape has them again.
+      yield* sql(database, (sql) => sql`ALTER TABLE runner_stats_away RENAME TO runner_stats`)
+      assert.strictEqual(value(yield* scrapePort(port), "wagate_unassigned_shards"), 300)
+    }))
+
   it.scopedLive("METRICS_PORT serves this process's metrics without a token, and /livez for liveness probes, nothing else", () =>
     Effect.gen(function*() {
       const port = yield* freePort
