@@ -110,8 +110,9 @@ describe("Prometheus metrics", () => {
       assert.isAtLeast(value(after, "wagate_incoming_messages") - value(before, "wagate_incoming_messages"), 1)
       assert.strictEqual(family(after, "wagate_acks").type, "COUNTER")
 
-      // The cluster as the operator's view reads it: this process's runner, the number WORKING.
-      assert.strictEqual(value(after, "wagate_numbers", { status: "WORKING" }), 1)
+      // The cluster as the operator's view reads it: this process's runner, the number WORKING
+      // (once the runner has reported the shard it holds).
+      yield* eventually(scrape(gateway), (m) => value(m, "wagate_numbers", { status: "WORKING" }) === 1, 15_000)
       assert.strictEqual(value(after, "wagate_numbers", { status: "FAILED" }), 0)
       const runners = family(after, "wagate_runner_entities").metrics
       assert.strictEqual(runners.length, 1)

@@ -5,12 +5,14 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
 import pg from "pg"
 import type { ClusterView } from "@wagate/domain/ClusterView"
 import { DatabasePool } from "@wagate/store/Database"
 import * as Context from "effect/Context"
-import { provision } from "../support/Fixtures.js"
-import { freshDatabase, startGateway } from "../support/TestGateway.js"
+import { linked, provision, uniquePhone } from "../support/Fixtures.js"
+import { freshDatabase, OPERATOR_TOKEN, simulatedNetwork, startGateway } from "../support/TestGateway.js"
 
 /** The cluster view once `ready` holds of it, read again every 200 ms for up to 30 s. */
 const untilView = (
@@ -28,7 +30,7 @@ const untilView = (
   })
 
 describe("operator cluster view", () => {
-  it.scoped("counts numbers by status with the reasons of those not WORKING, and the webhook backlog", () =>
+  it.scopedLive("counts numbers by status with the reasons of those not WORKING, and the webhook backlog", () =>
     Effect.gen(function*() {
       const database = yield* freshDatabase
       const gateway = yield* startGateway(database)
@@ -40,11 +42,13 @@ describe("operator cluster view", () => {
         VALUES (${acme.accountId}, 'message', '{}', now() - interval '30 seconds'),
                (${acme.accountId}, 'message', '{}', now())`
 
-      const view = yield* gateway.ops.ops.cluster()
+      // The runner reports its shards every 5 s; its first report may predate acquiring them.
+      const view = yield* untilView(gateway, (view) => view.unassigned_shards === 0)
       assert.strictEqual(view.shards_per_group, 300)
       assert.deepStrictEqual(view.numbers.by_status, { WORKING: 1, STARTING: 1 })
+      assert.deepStrictEqual(view.numbers.not_running, [])
       assert.deepStrictEqual(view.numbers.not_working, [
-        { id: acme.numbers[1].id, phone: acme.numbers[1].phone, status: "STARTING", reason: "connection lost" }
+        { id: acme.numbers[1].id, phone: acme.numbers[1].phone, status: "STARTING", reason: "connection lost", linked: true }
       ])
       assert.strictEqual(view.webhooks.backlog, 2)
       assert.isAtLeast(view.webhooks.lag_seconds!, 29)
@@ -53,7 +57,69 @@ describe("operator cluster view", () => {
       assert.strictEqual(view.runners.length, 1)
       assert.isTrue(view.runners[0].healthy)
       assert.isNotNull(view.runners[0].reported_at)
-    }))
+    }), { timeout: 60_000 })
+
+  it.scopedLive("numbers whose shard no runner holds count as WAITING_FOR_RUNNER, not as WORKING; a logged-out number is listed", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const network = yield* simulatedNetwork
+      const runnerScope = yield* Scope.make()
+      const runner = yield* startGateway(database, { sim: network }).pipe(Scope.extend(runnerScope))
+      const api = yield* startGateway(database, { role: "api", sim: network })
+      const acme = yield* provision(runner.ops, { numbers: 2 })
+      const [held, loggedOut] = acme.numbers
+      // Logged out from its phone: no longer linked, STOPPED with its reason.
+      yield* runner.sim.disconnect(loggedOut.phone, "logged_out")
+      yield* linked(runner.ops, loggedOut.id, "STOPPED")
+      const running = yield* untilView(api, (view) => view.unassigned_shards === 0)
+      assert.deepStrictEqual(running.numbers.by_status, { WORKING: 1, STOPPED: 1 })
+      assert.deepStrictEqual(running.numbers.not_running, [])
+      const [relink] = running.numbers.not_working
+      assert.deepStrictEqual(
+        [running.numbers.not_working.length, relink.id, relink.status, relink.linked],
+        [1, loggedOut.id, "STOPPED", false]
+      )
+      assert.include(relink.reason ?? "", "logged out")
+
+      // The runner stops: the number keeps the status it stored, but no runner holds it.
+      yield* Scope.close(runnerScope, Exit.void)
+      const stopped = yield* untilView(api, (view) => view.unassigned_shards === 300)
+      assert.deepStrictEqual(stopped.numbers.by_status, { WAITING_FOR_RUNNER: 1, STOPPED: 1 })
+      assert.deepStrictEqual(stopped.numbers.not_running.map((n) => [n.id, n.phone, n.status, n.runner]), [
+        [held.id, held.phone, "WORKING", null]
+      ])
+      assert.isAtLeast(stopped.numbers.not_running[0].shard, 1)
+      assert.isAtMost(stopped.numbers.not_running[0].shard, 300)
+      assert.deepStrictEqual(stopped.numbers.not_working.map((n) => n.id), [loggedOut.id])
+      // The metric says the same.
+      const metrics = yield* api.http.get("/ops/v1/metrics", { headers: { authorization: `Bearer ${OPERATOR_TOKEN}` } }).pipe(
+        Effect.flatMap((response) => response.text)
+      )
+      assert.include(metrics, 'wagate_numbers{status="WORKING"} 0')
+      assert.include(metrics, 'wagate_numbers{status="WAITING_FOR_RUNNER"} 1')
+    }), { timeout: 60_000 })
+
+  it.scopedLive("a linked number on the runner's shards whose entity it has not started yet counts as WAKING", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const gateway = yield* startGateway(database)
+      const acme = yield* provision(gateway.ops, { numbers: 1 })
+      yield* untilView(gateway, (view) => view.unassigned_shards === 0 && view.numbers.by_status.WORKING === 1)
+      // A number stored as linked and WORKING that nothing woke (as after a takeover, before the
+      // runner wakes it): its stored status says WORKING, but no entity runs it.
+      const sql = yield* Effect.provide(SqlClient.SqlClient, database)
+      const phone = uniquePhone()
+      const [asleep] = yield* sql<{ id: number }>`
+        INSERT INTO numbers (account_id, phone, status, linked) VALUES (${acme.accountId}, ${phone}, 'WORKING', true)
+        RETURNING id::int`
+      const view = yield* untilView(gateway, (view) => view.numbers.by_status.WAKING === 1)
+      assert.deepStrictEqual(view.numbers.by_status, { WORKING: 1, WAKING: 1 })
+      const runner = view.runners[0]
+      assert.strictEqual(runner.waking, 1)
+      assert.deepStrictEqual(view.numbers.not_running.map((n) => [n.id, n.phone, n.status, n.runner]), [
+        [asleep.id, phone, "WORKING", runner.address]
+      ])
+    }), { timeout: 60_000 })
 
   it.scopedLive("a runner waiting at a cold start for CLUSTER_MIN_RUNNERS says so, and its shards show unassigned", () =>
     Effect.gen(function*() {

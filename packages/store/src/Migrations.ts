@@ -22,6 +22,7 @@ import lidContacts from "./migrations/0013_lid_contacts.js"
 import unsentMessages from "./migrations/0014_unsent_messages.js"
 import runnerWaiting from "./migrations/0015_runner_waiting.js"
 import unkeptMediaSize from "./migrations/0016_unkept_media_size.js"
+import runnerIdle from "./migrations/0017_runner_idle.js"
 
 /** @since 1.0.0 */
 export const loader = Migrator.fromRecord({
@@ -40,7 +41,8 @@ export const loader = Migrator.fromRecord({
   "0013_lid_contacts": lidContacts,
   "0014_unsent_messages": unsentMessages,
   "0015_runner_waiting": runnerWaiting,
-  "0016_unkept_media_size": unkeptMediaSize
+  "0016_unkept_media_size": unkeptMediaSize,
+  "0017_runner_idle": runnerIdle
 })
 
 /** @since 1.0.0 */

@@ -4,7 +4,7 @@ import { answer, group } from "./Operator.js"
 
 const show = Command.make("show", {}, () => answer((ops) => ops.ops.cluster())).pipe(
   Command.withDescription(
-    "Runners with their shards and entities, numbers by status (and why those not WORKING are not), the webhook backlog and lag, the oldest unprocessed cluster message"
+    "Runners with their shards and entities, numbers by status (those no runner runs as WAITING_FOR_RUNNER or WAKING, listed in not_running; why those not WORKING are not), the webhook backlog and lag, the oldest unprocessed cluster message"
   )
 )
 

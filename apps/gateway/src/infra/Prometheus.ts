@@ -70,7 +70,8 @@ export const sendRefusals = new Prom.Counter({
 
 // --- the cluster-wide gauges, from a fresh reading of the cluster at each scrape ---
 
-const STATUSES = ["STARTING", "SCAN_QR_CODE", "WORKING", "STOPPED", "FAILED"]
+/** The stored statuses, and the view's for numbers that should run and that no runner runs. */
+const STATUSES = ["STARTING", "SCAN_QR_CODE", "WORKING", "STOPPED", "FAILED", "WAITING_FOR_RUNNER", "WAKING"]
 
 /**
  * The cluster-wide gauges of one reading of `ClusterView`, in a registry of their own made for
@@ -94,7 +95,11 @@ const clusterGauges = (view: typeof ClusterView.Type): Prom.Registry => {
     if (r.entities !== null) runnerEntities.set({ runner: r.address }, r.entities)
   }
   gauge("wagate_unassigned_shards", "Shards no runner reported owning").set(view.unassigned_shards)
-  const numbers = gauge("wagate_numbers", "Numbers by connection status", ["status"])
+  const numbers = gauge(
+    "wagate_numbers",
+    "Numbers by connection status; WAITING_FOR_RUNNER: no healthy runner holds their shard, WAKING: not yet woken by the runner that took it over",
+    ["status"]
+  )
   for (const status of STATUSES) numbers.set({ status }, 0)
   for (const [status, n] of Object.entries(view.numbers.by_status)) numbers.set({ status }, n)
   gauge("wagate_webhook_backlog", "Webhook events neither delivered nor failed").set(view.webhooks.backlog)

@@ -39,14 +39,18 @@ async function refresh() {
     document.getElementById("view").innerHTML =
       "<p>" + esc(body.time) + " · " + body.shards_per_group + " shards, " +
       (body.unassigned_shards ? '<span class="bad">' + body.unassigned_shards + " unassigned</span>" : '<span class="ok">all assigned</span>') + "</p>" +
-      "<h2>Runners</h2>" + table(["address", "healthy", "last heartbeat", "shards", "entities", "reported"],
+      "<h2>Runners</h2>" + table(["address", "healthy", "last heartbeat", "shards", "entities", "waking", "reported"],
         body.runners.map((x) => [esc(x.address), x.healthy ? '<span class="ok">yes</span>' : '<span class="bad">no</span>',
           esc(x.last_heartbeat),
           x.waiting_for_runners === null ? x.shards : x.shards + " (waiting for " + x.waiting_for_runners + " runners)",
-          x.entities ?? "", esc(x.reported_at)])) +
+          x.entities ?? "", x.waking ? '<span class="bad">' + x.waking + "</span>" : x.waking ?? "", esc(x.reported_at)])) +
       "<h2>Numbers by status</h2>" + table(["status", "numbers"], Object.entries(body.numbers.by_status).map(([k, v]) => [esc(k), v])) +
-      (body.numbers.not_working.length ? "<h3>Linked, not WORKING</h3>" + table(["id", "phone", "status", "reason"],
-        body.numbers.not_working.map((n) => [n.id, esc(n.phone), esc(n.status), esc(n.reason)])) : "") +
+      (body.numbers.not_running.length ? '<h3 class="bad">Not running: waiting for a runner, or not yet woken</h3>' +
+        table(["id", "phone", "shard", "held by", "last stored status"], body.numbers.not_running.map((n) =>
+          [n.id, esc(n.phone), n.shard, n.runner === null ? "no healthy runner" : esc(n.runner) + " (waking)", esc(n.status)])) : "") +
+      (body.numbers.not_working.length ? "<h3>Not WORKING</h3>" + table(["id", "phone", "status", "reason", "linked"],
+        body.numbers.not_working.map((n) => [n.id, esc(n.phone), esc(n.status), esc(n.reason),
+          n.linked ? "yes" : '<span class="bad">no: link it again</span>'])) : "") +
       "<h2>Backlogs</h2>" + table(["queue", "waiting", "oldest"], [
         ["webhook events", body.webhooks.backlog, secs(body.webhooks.lag_seconds)],
         ["cluster messages", body.cluster_messages.unprocessed, secs(body.cluster_messages.oldest_age_seconds)]]);

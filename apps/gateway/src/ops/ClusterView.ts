@@ -2,12 +2,20 @@
  * The operator's view of the cluster, read from PostgreSQL by any api process: the runners the
  * cluster knows (`cluster_runners`) with what each last reported (`runner_stats`), numbers by
  * status, the webhook backlog and the oldest cluster message waiting to be processed.
+ *
+ * A number stores its status only when it changes, and one whose entity moves to another runner
+ * keeps the status it had (no STARTING write for a move: churn). So the view does not take the
+ * stored status of a number that should run (linked, or being linked) on trust: one whose shard
+ * no healthy runner reports holding counts as WAITING_FOR_RUNNER, one whose shard's runner has
+ * not started its entity yet (taken over, not yet woken) as WAKING, and both are listed.
  */
 import * as Entity from "@effect/cluster/Entity"
+import { Sharding } from "@effect/cluster/Sharding"
 import * as Snowflake from "@effect/cluster/Snowflake"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { ClusterView as View } from "@wagate/domain/ClusterView"
+import { shardOf } from "@wagate/numbers/NumberSupervisor"
 import { Instant, Int8, NullOrInstant, NullOrString } from "@wagate/store/Columns"
 import { decoded } from "@wagate/store/Rows"
 import * as Effect from "effect/Effect"
@@ -23,17 +31,28 @@ const ReportRow = Schema.Struct({
   address: Schema.String,
   shards: Schema.Array(Schema.Number),
   entities: Schema.Number,
+  idle: Schema.NullOr(Schema.Array(Schema.Number)),
   waiting_for: Schema.NullOr(Schema.Number),
   reported_at: Instant
 })
 const StatusCount = Schema.Struct({ status: Schema.String, n: Int8 })
-const NotWorkingRow = Schema.Struct({ id: Int8, phone: Schema.String, status: Schema.String, status_reason: NullOrString })
+const NotWorkingRow = Schema.Struct({
+  id: Int8,
+  phone: Schema.String,
+  status: Schema.String,
+  status_reason: NullOrString,
+  linked: Schema.Boolean
+})
+const LiveRow = Schema.Struct({ id: Int8, phone: Schema.String, status: Schema.String })
+/** Numbers listed at most, in each list. */
+const LISTED = 100
 const BacklogRow = Schema.Struct({ backlog: Int8, oldest: NullOrInstant })
 const UnprocessedRow = Schema.Struct({ unprocessed: Int8, oldest: NullOrString })
 
 export class ClusterView extends Effect.Service<ClusterView>()("@wagate/gateway/ClusterView", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const sharding = yield* Sharding
 
     // The cluster's tables exist once a runner (or the single runner) has started: until then a
     // statement on them fails, and reads as nothing.
@@ -46,18 +65,46 @@ export class ClusterView extends Effect.Service<ClusterView>()("@wagate/gateway/
       ))
       const reports = yield* decoded(ReportRow,
         sql`
-          SELECT address, shards, entities, waiting_for, reported_at FROM runner_stats
+          SELECT address, shards, entities, idle, waiting_for, reported_at FROM runner_stats
           WHERE reported_at > now() - make_interval(secs => ${STALE_SECONDS})`
       )
       const byAddress = new Map(reports.map((r) => [r.address, r]))
       const owned = new Set(reports.flatMap((r) => r.shards))
+      // The runner holding each shard: by the reports, but not a runner the cluster counts
+      // unhealthy (it is being dropped from the ring). The single runner of the embedded database
+      // is in no cluster_runners.
+      const unhealthy = new Set(runners.filter((r) => !r.healthy).map((r) => r.address))
+      const holder = new Map<number, typeof ReportRow.Type>()
+      for (const r of reports) if (!unhealthy.has(r.address)) for (const shard of r.shards) holder.set(shard, r)
+      const idle = new Set(reports.flatMap((r) => unhealthy.has(r.address) ? [] : r.idle ?? []))
+      // The numbers that should run (as NumberStates.live, which the runners wake) one by one, the
+      // others by their stored status.
+      const live = sql`(linked OR status IN ('STARTING', 'SCAN_QR_CODE'))`
       const statuses = yield* decoded(StatusCount,
-        sql`SELECT status, count(*) AS n FROM numbers WHERE deleted_at IS NULL GROUP BY status`
+        sql`SELECT status, count(*) AS n FROM numbers WHERE deleted_at IS NULL AND NOT ${live} GROUP BY status`
       )
+      const liveNumbers = yield* decoded(LiveRow,
+        sql`SELECT id, phone, status FROM numbers WHERE deleted_at IS NULL AND ${live} ORDER BY id`
+      )
+      const byStatus: Record<string, number> = Object.fromEntries(statuses.map((s) => [s.status, s.n]))
+      const notRunning: Array<typeof View.Type["numbers"]["not_running"][number]> = []
+      for (const n of liveNumbers) {
+        const shard = shardOf(sharding, n.id).id
+        const runner = holder.get(shard)
+        const waiting = runner === undefined ? "WAITING_FOR_RUNNER" : idle.has(n.id) ? "WAKING" : undefined
+        const status = waiting ?? n.status
+        byStatus[status] = (byStatus[status] ?? 0) + 1
+        if (waiting !== undefined && notRunning.length < LISTED) {
+          notRunning.push({ id: n.id, phone: n.phone, status: n.status, shard, runner: runner?.address ?? null })
+        }
+      }
+      // A number logged out from its phone is no longer linked, but STOPPED with its reason: it
+      // is listed, so the operator sees which number to link again.
       const notWorking = yield* decoded(NotWorkingRow,
         sql`
-          SELECT id, phone, status, status_reason FROM numbers
-          WHERE deleted_at IS NULL AND linked AND status <> 'WORKING' ORDER BY id LIMIT 100`
+          SELECT id, phone, status, status_reason, linked FROM numbers
+          WHERE deleted_at IS NULL AND status <> 'WORKING' AND (linked OR status_reason IS NOT NULL)
+          ORDER BY id LIMIT ${LISTED}`
       )
       const [webhooks] = yield* decoded(BacklogRow,
         sql`
@@ -84,18 +131,21 @@ export class ClusterView extends Effect.Service<ClusterView>()("@wagate/gateway/
             last_heartbeat: r.last_heartbeat.toISOString(),
             shards: report?.shards.length ?? 0,
             entities: report?.entities ?? null,
+            waking: report ? report.idle?.length ?? 0 : null,
             waiting_for_runners: report?.waiting_for ?? null,
             reported_at: report ? report.reported_at.toISOString() : null
           }
         }),
         unassigned_shards: SHARDS - owned.size,
         numbers: {
-          by_status: Object.fromEntries(statuses.map((s) => [s.status, s.n])),
+          by_status: byStatus,
+          not_running: notRunning,
           not_working: notWorking.map((n) => ({
             id: n.id,
             phone: n.phone,
             status: n.status,
-            reason: n.status_reason
+            reason: n.status_reason,
+            linked: n.linked
           }))
         },
         webhooks: {
