@@ -483,6 +483,55 @@ describe("restart", () => {
       yield* eventually(statusEvents, (rows) => rows.length === before.length + 2 && rows.at(-1)?.payload.data.status === "connected")
     }), { timeout: 60_000 })
 
+  it.scopedLive("a link in progress goes on on the runner that takes the number, the same way; a number logged out meanwhile ends STOPPED", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const network = yield* simulatedNetwork
+      const firstScope = yield* Scope.make()
+      const settings = { webhookAllowPrivateUrls: true }
+      const first = yield* startGateway(database, { sim: network, settings }).pipe(Scope.extend(firstScope))
+      const acme = yield* provision(first.ops, { numbers: 2 })
+      // A port nothing listens on: the events stay in the outbox, where this test reads them.
+      yield* (yield* first.client(acme.accountKey)).webhooks.set({ payload: { url: "http://127.0.0.1:1/hook" } })
+      yield* first.sim.updateConfig({ autoScan: false })
+      // Relinked by QR (logged out first, as a relink does), and a new number linked by pairing code.
+      const [relinked, loggedOut] = acme.numbers
+      assert.strictEqual((yield* first.ops.ops.relink({ path: { id: relinked.id }, payload: {} })).status, "SCAN_QR_CODE")
+      const phone = uniquePhone()
+      const added = yield* first.ops.ops.addNumber({ path: { id: acme.accountId }, payload: { phone, method: "code" } })
+      const oldCode = (yield* linked(first.ops, added.number.id, "SCAN_QR_CODE")).pairing_code
+      assert.isString(oldCode)
+      const statusEvents = sql(database, (sql) =>
+        sql<{ payload: any }>`SELECT payload FROM webhook_outbox WHERE account_id = ${acme.accountId} AND event = 'session.status' ORDER BY id`)
+      const before = (yield* statusEvents).length
+      yield* Scope.close(firstScope, Exit.void)
+      // While no runner holds it, the phone of a linked number logs it out.
+      yield* first.sim.disconnect(loggedOut.phone, "logged_out")
+
+      const second = yield* startGateway(database, { sim: network, settings })
+      const byQr = yield* eventually(second.ops.ops.linkStatus({ path: { id: relinked.id } }), (l) => l.qr !== null, 20_000)
+      assert.deepStrictEqual([byQr.status, byQr.pairing_code], ["SCAN_QR_CODE", null])
+      const byCode = yield* eventually(second.ops.ops.linkStatus({ path: { id: added.number.id } }), (l) => l.pairing_code !== null && l.pairing_code !== oldCode, 20_000)
+      assert.deepStrictEqual([byCode.status, byCode.qr], ["SCAN_QR_CODE", null])
+      yield* second.sim.scan(relinked.phone)
+      yield* second.sim.pair(phone, byCode.pairing_code!)
+      yield* linked(second.ops, relinked.id, "WORKING")
+      yield* linked(second.ops, added.number.id, "WORKING")
+      // Really logged out: STOPPED, and said so.
+      const stopped = yield* linked(second.ops, loggedOut.id, "STOPPED")
+      assert.strictEqual(stopped.reason, "logged out")
+
+      const events = (yield* statusEvents).slice(before).map((e) => e.payload.data)
+      const of = (id: number) => events.filter((e) => e.number_id === id).map((e) => `${e.status}${e.reason ? ` ${e.reason}` : ""}`)
+      assert.deepStrictEqual(of(loggedOut.id), ["stopped logged out"])
+      for (const id of [relinked.id, added.number.id]) {
+        assert.deepStrictEqual(of(id).filter((s) => !["starting", "scan_qr_code"].includes(s)), ["connected"], JSON.stringify(of(id)))
+      }
+      const rows = yield* sql(database, (sql) =>
+        sql<{ id: number; status: string; linked: boolean }>`SELECT id::int, status, linked FROM numbers WHERE account_id = ${acme.accountId} ORDER BY id`)
+      assert.deepStrictEqual(rows.map((r) => [r.status, r.linked]), [["WORKING", true], ["STOPPED", false], ["WORKING", true]])
+    }), { timeout: 60_000 })
+
   it.scopedLive("counters, windows and a suspension hold after the runner stops and another starts", () =>
     Effect.gen(function*() {
       const database = yield* freshDatabase

@@ -13,7 +13,7 @@ import { Accounts } from "@wagate/store/Accounts"
 import { Conversations } from "@wagate/store/Conversations"
 import { MediaFiles } from "@wagate/store/MediaFiles"
 import { NumberStates } from "@wagate/store/NumberStates"
-import { type DriverEvent, type IncomingMessage, WhatsAppDriver } from "@wagate/whatsapp/WhatsAppDriver"
+import { type DriverEvent, type IncomingMessage, type LinkMethod, type Session, WhatsAppDriver } from "@wagate/whatsapp/WhatsAppDriver"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -47,6 +47,9 @@ export const sweepInstant = (numberId: number, intervalMs: number): number =>
 /** From `now` to the next time at `instant` into an interval (a whole interval when it is now). */
 export const untilInstant = (now: number, instant: number, intervalMs: number): number =>
   intervalMs - ((((now - instant) % intervalMs) + intervalMs) % intervalMs)
+
+/** Why a link in progress ends when the runner it moved to cannot go on with it. */
+export const INTERRUPTED_LINK = "linking was interrupted by a runner stop; link again"
 
 /** A pending message the network did not take after this many hand-overs fails. */
 export const MAX_SEND_ATTEMPTS = 5
@@ -89,11 +92,45 @@ export const open = (ctx: NumberContext) =>
     let changed = yield* Deferred.make<void>()
     /** Callers waiting for a state that passes their test: each state set is shown to each, in order. */
     const watchers = new Set<(state: ConnectionState) => void>()
+    /**
+     * A link in progress that this entity goes on with in a session it has just opened: the
+     * runner that showed the QR or code stopped (a graceful stop, a failover), and the link is
+     * not lost with it. Set until the link shows in the new session (see `opened`).
+     */
+    let resuming: LinkMethod | null = null
+    /**
+     * A session opened while the number is being linked (not linked, STARTING or SCAN_QR_CODE):
+     * the session has no credentials yet, so the network knows the number as not linked (`none`,
+     * or STOPPED "logged out" after an unlink), which is not news about a number being linked.
+     * Linking goes on in it instead, with a new QR or pairing code.
+     */
+    const linkInProgress = () =>
+      !number.linked && (ctx.connection.current.status === "STARTING" || ctx.connection.current.status === "SCAN_QR_CODE")
+    /** Goes on linking in the session opened; if it cannot, the link ends FAILED, saying why. */
+    const resume = (opened: Session, method: LinkMethod): Effect.Effect<void> =>
+      Effect.zipRight(
+        Effect.logInfo(`number ${numberId}: its link was in progress on a runner that stopped; it goes on here (${method.kind})`),
+        opened.link(method).pipe(Effect.catchAll((e) =>
+          serialized(Effect.suspend(() => {
+            if (resuming === null) return Effect.void
+            resuming = null
+            return setConnection({ status: "FAILED", qr: null, pairingCode: null, reason: `${INTERRUPTED_LINK} (${e.reason})` })
+          })).pipe(inEntity)
+        ))
+      )
     /** The number's session: given up while its shard is elsewhere, and taken again (see HeldSession). */
     const held = yield* HeldSession.make({
       numberId,
       shard: String(address.shardId),
-      open: (onEvent) => driver.open({ id: numberId, phone: number.phone, linked: number.linked }, onEvent),
+      open: (onEvent) =>
+        Effect.suspend(() => {
+          // Set before the session opens: its first event can come before `open` returns.
+          resuming = linkInProgress() ? { kind: number.linkMethod ?? "qr" } : null
+          const method = resuming
+          return driver.open({ id: numberId, phone: number.phone, linked: number.linked }, onEvent).pipe(
+            Effect.tap((opened) => method === null ? Effect.void : resume(opened, method))
+          )
+        }),
       onEvent: (event) => onEvent(event),
       movedAway,
       scope: Context.get(entityContext, Scope.Scope)
@@ -249,6 +286,11 @@ export const open = (ctx: NumberContext) =>
             // owner writes. If this session is the network's newest (it opened after the new
             // owner's), it gives the number back.
             if (yield* movedAway) return yield* held.giveUp
+            if (resuming !== null) {
+              // The new session's word that the number is not linked, before linking goes on.
+              if (event.status === "none" || event.status === "STOPPED") return
+              resuming = null
+            }
             return yield* setConnection({
               status: event.status,
               qr: event.qr ?? null,

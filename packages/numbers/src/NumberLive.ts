@@ -174,6 +174,11 @@ export const NumberLive = NumberEntity.toLayer(
             if (status === "STARTING") begun = true
             return status === "SCAN_QR_CODE" || status === "WORKING" || (begun && (status === "FAILED" || status === "STOPPED"))
           })
+          // Kept first: a runner taking the number over while it is being linked goes on the same way.
+          if (number.linkMethod !== payload.method) {
+            yield* states.setLinkMethod(numberId, payload.method)
+            number.linkMethod = payload.method
+          }
           yield* connection.session.link({ kind: payload.method }).pipe(
             Effect.catchTag("DriverUnavailable", (e) => new Capacity({ error: `Linking unavailable: ${e.reason}` }))
           )

@@ -23,6 +23,7 @@ import unsentMessages from "./migrations/0014_unsent_messages.js"
 import runnerWaiting from "./migrations/0015_runner_waiting.js"
 import unkeptMediaSize from "./migrations/0016_unkept_media_size.js"
 import runnerIdle from "./migrations/0017_runner_idle.js"
+import linkMethod from "./migrations/0018_link_method.js"
 
 /** @since 1.0.0 */
 export const loader = Migrator.fromRecord({
@@ -42,7 +43,8 @@ export const loader = Migrator.fromRecord({
   "0014_unsent_messages": unsentMessages,
   "0015_runner_waiting": runnerWaiting,
   "0016_unkept_media_size": unkeptMediaSize,
-  "0017_runner_idle": runnerIdle
+  "0017_runner_idle": runnerIdle,
+  "0018_link_method": linkMethod
 })
 
 /** @since 1.0.0 */

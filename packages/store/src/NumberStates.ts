@@ -32,6 +32,7 @@ const SnapshotRow = Schema.Struct({
   paused: Schema.Boolean,
   pause_reason: Schema.NullOr(Schema.String),
   linked: Schema.Boolean,
+  link_method: Schema.NullOr(Schema.Literal("qr", "code")),
   connected_at: Instant,
   cold_blocked_until: Instant,
   restricted_until: Instant,
@@ -63,6 +64,8 @@ export interface NumberSnapshot {
   /** Why it is paused, when it is and the reason is known. */
   readonly pausedBy: Drawdown.PauseReason | null
   readonly linked: boolean
+  /** How the number's last link was started, if known. */
+  readonly linkMethod: "qr" | "code" | null
   readonly connectedAt: number | null
   readonly coldBlockedUntil: number | null
   readonly restrictedUntil: number | null
@@ -99,7 +102,7 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
       Result: SnapshotRow,
       execute: (numberId) =>
         sql`
-          SELECT id, account_id, phone, status, status_reason, paused, pause_reason, linked, connected_at, cold_blocked_until, restricted_until, deleted_at
+          SELECT id, account_id, phone, status, status_reason, paused, pause_reason, linked, link_method, connected_at, cold_blocked_until, restricted_until, deleted_at
           FROM numbers WHERE id = ${numberId}`
     })
 
@@ -114,6 +117,7 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
         paused: r.paused,
         pausedBy: Drawdown.pauseReason(r.paused, r.pause_reason),
         linked: r.linked,
+        linkMethod: r.link_method,
         connectedAt: ms(r.connected_at),
         coldBlockedUntil: ms(r.cold_blocked_until),
         restrictedUntil: ms(r.restricted_until),
@@ -255,6 +259,11 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
       }).pipe(sql.withTransaction, Effect.orDie)
     })
 
+    /** How a link is being started, kept for the runner that would take the number over meanwhile. */
+    const setLinkMethod = Effect.fn("NumberStates.setLinkMethod")(function*(numberId: number, method: "qr" | "code") {
+      yield* sql`UPDATE numbers SET link_method = ${method} WHERE id = ${numberId}`
+    }, Effect.orDie)
+
     const setColdBlock = Effect.fn("NumberStates.setColdBlock")(function*(numberId: number, until: Date | null) {
       yield* sql`UPDATE numbers SET cold_blocked_until = ${until} WHERE id = ${numberId}`
     })
@@ -316,6 +325,7 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
       sendHistory,
       trustInputs,
       setStatus,
+      setLinkMethod,
       setColdBlock,
       setRestricted,
       setRating,
