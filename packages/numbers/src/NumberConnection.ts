@@ -95,7 +95,7 @@ export const open = (ctx: NumberContext) =>
     /**
      * A link in progress that this entity goes on with in a session it has just opened: the
      * runner that showed the QR or code stopped (a graceful stop, a failover), and the link is
-     * not lost with it. Set until the link shows in the new session (see `opened`).
+     * not lost with it. Set until the link shows in the new session (see the Connection event).
      */
     let resuming: LinkMethod | null = null
     /**
@@ -123,9 +123,10 @@ export const open = (ctx: NumberContext) =>
       numberId,
       shard: String(address.shardId),
       open: (onEvent) =>
-        Effect.suspend(() => {
-          // Set before the session opens: its first event can come before `open` returns.
-          resuming = linkInProgress() ? { kind: number.linkMethod ?? "qr" } : null
+        Effect.flatMap(movedAway, (away) => {
+          // Set before the session opens: its first event can come before `open` returns. An
+          // entity whose shard has moved on leaves the link to the new owner.
+          resuming = linkInProgress() && !away ? { kind: number.linkMethod ?? "qr" } : null
           const method = resuming
           return driver.open({ id: numberId, phone: number.phone, linked: number.linked }, onEvent).pipe(
             Effect.tap((opened) => method === null ? Effect.void : resume(opened, method))
