@@ -482,17 +482,21 @@ describe("MCP: keys", () => {
 })
 
 describe("MCP: JSON-RPC batches", () => {
+  /** An account key whose request counter of this minute the test reads and sets in Redis. */
+  const countedKey = Effect.gen(function*() {
+    const prefix = redisPrefix()
+    const time = ManualClock.make(ManualClock.startOfMinute())
+    const gateway = yield* startGateway(yield* freshDatabase, { redisPrefix: prefix, counterClock: time.clock })
+    const acme = yield* provision(gateway.ops)
+    const [{ id: keyId }] = (yield* gateway.ops.ops.showAccount({ path: { id: acme.accountId } })).keys
+    const redis = new Redis(REDIS_URL)
+    yield* Effect.addFinalizer(() => Effect.promise(() => redis.quit()))
+    return { acme, gateway, redis, time, counter: `${prefix}:rl:key:${keyId}:${Math.floor(time.now() / 60_000)}` }
+  })
+
   it.scopedLive("each message of a batch counts against the key's 3000 a minute: those past it are refused, the others run", () =>
     Effect.gen(function*() {
-      const database = yield* freshDatabase
-      const prefix = redisPrefix()
-      const time = ManualClock.make(ManualClock.startOfMinute())
-      const gateway = yield* startGateway(database, { redisPrefix: prefix, counterClock: time.clock })
-      const acme = yield* provision(gateway.ops)
-      const [{ id: keyId }] = (yield* gateway.ops.ops.showAccount({ path: { id: acme.accountId } })).keys
-      const redis = new Redis(REDIS_URL)
-      yield* Effect.addFinalizer(() => Effect.promise(() => redis.quit()))
-      const counter = `${prefix}:rl:key:${keyId}:${Math.floor(time.now() / 60_000)}`
+      const { acme, counter, gateway, redis, time } = yield* countedKey
       // 2950 requests already counted this minute: 50 are left.
       yield* Effect.promise(() => redis.set(counter, 2950, "PX", 120_000))
       const headers = { authorization: `Bearer ${acme.accountKey}` }
@@ -540,15 +544,7 @@ describe("MCP: JSON-RPC batches", () => {
 
   it.scopedLive("revisions without batches (2025-06-18 on) refuse one as an invalid request, counted once; so are an empty or oversized batch", () =>
     Effect.gen(function*() {
-      const database = yield* freshDatabase
-      const prefix = redisPrefix()
-      const time = ManualClock.make(ManualClock.startOfMinute())
-      const gateway = yield* startGateway(database, { redisPrefix: prefix, counterClock: time.clock })
-      const acme = yield* provision(gateway.ops)
-      const [{ id: keyId }] = (yield* gateway.ops.ops.showAccount({ path: { id: acme.accountId } })).keys
-      const redis = new Redis(REDIS_URL)
-      yield* Effect.addFinalizer(() => Effect.promise(() => redis.quit()))
-      const counter = `${prefix}:rl:key:${keyId}:${Math.floor(time.now() / 60_000)}`
+      const { acme, counter, gateway, redis } = yield* countedKey
       const headers = { authorization: `Bearer ${acme.accountKey}` }
       const calls = Array.from({ length: 3 }, (_, i) => toolCall(i + 1, "get_status", {}))
       for (const version of ["2025-06-18", "2025-11-25"]) {
