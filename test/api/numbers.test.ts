@@ -455,17 +455,27 @@ describe("linking and connection status", () => {
 })
 
 describe("restart", () => {
-  it.scopedLive("a number that comes back WORKING on another runner is no news: no status write, no session.status event", () =>
+  const settings = { webhookAllowPrivateUrls: true }
+  /**
+   * A first gateway on a fresh database and simulated network, in a scope the test closes to stop
+   * it, and an account with `numbers` linked numbers whose webhook goes to a port nothing listens
+   * on: the events stay in the outbox, where the test reads them.
+   */
+  const firstRunner = (numbers: number) =>
     Effect.gen(function*() {
       const database = yield* freshDatabase
       const network = yield* simulatedNetwork
       const firstScope = yield* Scope.make()
-      const settings = { webhookAllowPrivateUrls: true }
       const first = yield* startGateway(database, { sim: network, settings }).pipe(Scope.extend(firstScope))
-      const acme = yield* provision(first.ops)
-      const number = acme.numbers[0]
-      // A port nothing listens on: the events stay in the outbox, where this test reads them.
+      const acme = yield* provision(first.ops, { numbers })
       yield* (yield* first.client(acme.accountKey)).webhooks.set({ payload: { url: "http://127.0.0.1:1/hook" } })
+      return { acme, database, first, firstScope, network }
+    })
+
+  it.scopedLive("a number that comes back WORKING on another runner is no news: no status write, no session.status event", () =>
+    Effect.gen(function*() {
+      const { acme, database, firstScope, network } = yield* firstRunner(1)
+      const number = acme.numbers[0]
       const statusEvents = sql(database, (sql) =>
         sql<{ payload: any }>`SELECT payload FROM webhook_outbox WHERE account_id = ${acme.accountId} AND event = 'session.status' ORDER BY id`)
       const before = yield* statusEvents
@@ -485,14 +495,7 @@ describe("restart", () => {
 
   it.scopedLive("a link in progress goes on on the runner that takes the number, the same way; a number logged out meanwhile ends STOPPED", () =>
     Effect.gen(function*() {
-      const database = yield* freshDatabase
-      const network = yield* simulatedNetwork
-      const firstScope = yield* Scope.make()
-      const settings = { webhookAllowPrivateUrls: true }
-      const first = yield* startGateway(database, { sim: network, settings }).pipe(Scope.extend(firstScope))
-      const acme = yield* provision(first.ops, { numbers: 2 })
-      // A port nothing listens on: the events stay in the outbox, where this test reads them.
-      yield* (yield* first.client(acme.accountKey)).webhooks.set({ payload: { url: "http://127.0.0.1:1/hook" } })
+      const { acme, database, first, firstScope, network } = yield* firstRunner(2)
       yield* first.sim.updateConfig({ autoScan: false })
       // Relinked by QR (logged out first, as a relink does), and a new number linked by pairing code.
       const [relinked, loggedOut] = acme.numbers
