@@ -14,6 +14,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
 import { randomBytes } from "node:crypto"
 import Pg from "pg"
 import { chmodSync, mkdirSync, readdirSync } from "node:fs"
@@ -142,12 +143,12 @@ export const layerEmbedded = (options: { readonly dataDir?: string | undefined }
   }))
 
 /**
- * A fresh database on the test server (`TEST_DATABASE_URL`, default the local `test` database),
- * migrated, and dropped when the layer is released; suites never see each other's data.
+ * The URL of a new, empty database on the test server (`TEST_DATABASE_URL`, default the local
+ * `test` database), dropped when the scope closes.
  *
  * @since 1.0.0
  */
-export const layerTest: Layer.Layer<Database, unknown> = Layer.unwrapScoped(Effect.gen(function*() {
+export const scratchDatabase: Effect.Effect<string, SqlError, Scope.Scope> = Effect.gen(function*() {
   const url = testServerUrl()
   const name = `wagate_t_${randomBytes(6).toString("hex")}`
   const admin = yield* PgClient.make({ url: Redacted.make(url), maxConnections: 1 })
@@ -157,8 +158,18 @@ export const layerTest: Layer.Layer<Database, unknown> = Layer.unwrapScoped(Effe
   )
   const target = new URL(url)
   target.pathname = `/${name}`
-  return layerPostgres({ url: Redacted.make(target.toString()), maxConnections: 4 })
-}).pipe(Effect.provide(Reactivity.layer)))
+  return target.toString()
+}).pipe(Effect.provide(Reactivity.layer))
+
+/**
+ * A fresh database on the test server (`TEST_DATABASE_URL`, default the local `test` database),
+ * migrated, and dropped when the layer is released; suites never see each other's data.
+ *
+ * @since 1.0.0
+ */
+export const layerTest: Layer.Layer<Database, unknown> = Layer.unwrapScoped(
+  Effect.map(scratchDatabase, (url) => layerPostgres({ url: Redacted.make(url), maxConnections: 4 }))
+)
 
 /**
  * The embedded database in memory, for running the store tests on both kinds.

@@ -5,8 +5,6 @@
  * scope closes.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as PgClient from "@effect/sql-pg/PgClient"
-import * as Reactivity from "@effect/experimental/Reactivity"
 import * as Database from "@wagate/store/Database"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -20,24 +18,16 @@ import { type Child, GATEWAY_NODE_ARGS, REPO, spawnTs, stop, waitReady } from ".
 import { freePort } from "../../support/Ports.js"
 
 export const OPERATOR_TOKEN = "wag_op_cluster_test_token"
-const SERVER = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
 const REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379"
 const GATEWAY = join(REPO, "test/bench/support/GatewayProcess.ts")
 const SIMULATOR = join(REPO, "apps/gateway/src/simulator.ts")
 
 /** A fresh, migrated database for the scope (dropped after), its URL and a client on it. */
 export const freshDatabase = Effect.gen(function*() {
-  const name = `wagate_cluster_${randomBytes(5).toString("hex")}`
-  const admin = yield* PgClient.make({ url: Redacted.make(SERVER), maxConnections: 1 })
-  yield* Effect.acquireRelease(
-    admin.unsafe(`CREATE DATABASE ${name}`),
-    () => admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).pipe(Effect.ignore)
-  )
-  const url = new URL(SERVER)
-  url.pathname = `/${name}`
-  const context = yield* Layer.build(Database.layerPostgres({ url: Redacted.make(url.toString()), maxConnections: 4 }))
-  return { url: url.toString(), sql: context.unsafeMap.get(SqlClient.SqlClient.key) as SqlClient.SqlClient }
-}).pipe(Effect.provide(Reactivity.layer), Effect.orDie)
+  const url = yield* Database.scratchDatabase
+  const context = yield* Layer.build(Database.layerPostgres({ url: Redacted.make(url), maxConnections: 4 }))
+  return { url, sql: context.unsafeMap.get(SqlClient.SqlClient.key) as SqlClient.SqlClient }
+}).pipe(Effect.orDie)
 
 export interface Cluster {
   readonly simUrl: string
