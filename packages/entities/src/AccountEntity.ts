@@ -2,6 +2,9 @@
  * The protocol of an account's entity (id = account id): what is limited per account rather
  * than per number.
  *
+ * Old and new processes exchange these messages during a rolling upgrade: a release only adds
+ * optional fields to them (see this package's index).
+ *
  * @since 1.0.0
  */
 import * as Entity from "@effect/cluster/Entity"

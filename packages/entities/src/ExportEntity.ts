@@ -4,6 +4,9 @@
  * persisted message: it is stored before anyone acts on it and delivered again to whichever
  * runner owns the shard after the one running it is lost, so an accepted export always ends.
  *
+ * Old and new processes exchange these messages during a rolling upgrade: a release only adds
+ * optional fields to them (see this package's index).
+ *
  * @since 1.0.0
  */
 import * as ClusterSchema from "@effect/cluster/ClusterSchema"

@@ -4,6 +4,9 @@
  * through it. All calls are volatile (answered directly): a send is made durable by the entity
  * itself, which records the message before handing it to the network.
  *
+ * Old and new processes exchange these messages during a rolling upgrade: a release only adds
+ * optional fields to them (see this package's index; {@link LimitsReply}).
+ *
  * @since 1.0.0
  */
 import * as Entity from "@effect/cluster/Entity"
@@ -113,10 +116,22 @@ export const ConnectionState = Schema.Struct({
 /** @since 1.0.0 */
 export type ConnectionState = typeof ConnectionState.Type
 
+/**
+ * A number's limits as its entity answers them (GET /limits). A runner of the release before
+ * `pause_reason` answers without it: that reads as null, the reason not known (as the refusal of
+ * a number paused without a recorded reason says none).
+ *
+ * @since 1.0.0
+ */
+export const LimitsReply = Schema.Struct({
+  ...Limits.fields,
+  pause_reason: Schema.optionalWith(Limits.fields.pause_reason, { default: () => null })
+})
+
 /** @since 1.0.0 */
 export const NumberEntity = Entity.make("Number", [
   Rpc.make("Send", { payload: SendPayload, success: Sent, error: SendError }),
-  Rpc.make("Limits", { success: Limits, error: Schema.Union(E.Capacity, E.InternalError) }),
+  Rpc.make("Limits", { success: LimitsReply, error: Schema.Union(E.Capacity, E.InternalError) }),
   /** The scores behind the trust index (the cabinet explains the index with them). */
   Rpc.make("TrustFactors", { success: TrustFactors, error: Schema.Union(E.Capacity, E.InternalError) }),
   Rpc.make("Check", {

@@ -5,6 +5,9 @@
  * rows' attempts and next_attempt_at), so every call is volatile: a lost call is made up for by
  * the dispatcher, which wakes the entity of every account with a due event.
  *
+ * Old and new processes exchange these messages during a rolling upgrade: a release only adds
+ * optional fields to them (see this package's index).
+ *
  * @since 1.0.0
  */
 import * as Entity from "@effect/cluster/Entity"
