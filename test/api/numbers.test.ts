@@ -1,7 +1,8 @@
 /**
  * The number entities through HTTP beyond a single send: idempotent retries, 503 capacity when
- * no runner answers, GET /limits, contact checks, incoming messages and acks with their webhook
- * events, linking, and limits that hold across a runner restart.
+ * no runner answers, a runner of the previous release during a rolling upgrade, GET /limits,
+ * contact checks, incoming messages and acks with their webhook events, linking, and limits that
+ * hold across a runner restart.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
@@ -14,6 +15,7 @@ import { join } from "node:path"
 import { cabinetSettings, mailbox, signedUp } from "../support/Cabinet.js"
 import { eventually, linked, provision, uniquePhone } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
+import * as PreviousRunner from "../support/PreviousRunner.js"
 import { freshDatabase, OPERATOR_TOKEN, type RunningGateway, simulatedNetwork, sql, startGateway } from "../support/TestGateway.js"
 
 const NOON = Date.parse("2026-11-23T07:00:00.000Z")
@@ -103,6 +105,43 @@ describe("503 capacity", () => {
       ])
       const again = yield* Effect.flip(api.ops.ops.addNumber({ path: { id: acme.accountId }, payload: { phone } }))
       assert.strictEqual((again as any).code, "phone_taken")
+    }), { timeout: 60_000 })
+})
+
+describe("a rolling upgrade", () => {
+  it.scopedLive("an api process of this release reads limits from a runner of the previous one, which sends no pause_reason, and replays a send", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const network = yield* simulatedNetwork
+      const runnerScope = yield* Scope.make()
+      const runner = yield* startGateway(database, { sim: network }).pipe(Scope.extend(runnerScope))
+      const api = yield* startGateway(database, { role: "api", sim: network })
+      const acme = yield* provision(runner.ops)
+      const body = { to: uniquePhone(), text: "Order 1042 confirmed" }
+      const first = yield* post(api, "/api/v1/messages/send", acme.accountKey, body, { "idempotency-key": "order-1042" })
+      assert.strictEqual(first.status, 200)
+
+      // The runner is replaced by one of the previous release, whose limits have no pause_reason.
+      yield* Scope.close(runnerScope, Exit.void)
+      const previous: PreviousRunner.PreviousLimits = {
+        rating: 70,
+        tier: "good",
+        tier_title: "Good",
+        enough_data: true,
+        limits: { messages_per_day: 1000, new_contacts_per_day: 150, checks_per_day: 200, messages_per_second: 1 },
+        used: { messages: 1, new_contacts: 1, checks: 0 },
+        cold_blocked_until: null,
+        warmup: false,
+        paused: false
+      }
+      yield* PreviousRunner.start(database, previous)
+      // 503 capacity until it holds the number's shard.
+      const limits = yield* eventually(get(api, "/api/v1/limits", acme.accountKey), (r) => r.status !== 503, 30_000)
+      assert.deepStrictEqual([limits.status, limits.body], [200, { ...previous, pause_reason: null }])
+      const retry = yield* post(api, "/api/v1/messages/send", acme.accountKey, body, { "idempotency-key": "order-1042" })
+      assert.deepStrictEqual([retry.status, retry.body], [200, first.body])
+      assert.strictEqual(retry.headers["idempotent-replayed"], "true")
+      assert.strictEqual(retry.headers["x-ratelimit-remaining"], "999")
     }), { timeout: 60_000 })
 })
 
