@@ -1,10 +1,15 @@
 /**
  * Numbered migrations, run at start-up by every process (the migrator serialises them with a
- * table lock, so processes starting together are safe).
+ * table lock, so processes starting together are safe). A database migrated further than this
+ * version knows is refused: the migrator alone would run nothing and start on a schema this code
+ * was not written for.
  *
  * @since 1.0.0
  */
 import * as Migrator from "@effect/sql/Migrator"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import initial from "./migrations/0001_initial.js"
 import numberState from "./migrations/0002_number_state.js"
@@ -47,8 +52,48 @@ export const loader = Migrator.fromRecord({
   "0018_link_method": linkMethod
 })
 
-/** @since 1.0.0 */
-export const run = Migrator.make({})({ loader, table: "wagate_migrations" })
+const table = "wagate_migrations"
+
+type Named = readonly [id: number, name: string]
+
+const label = ([id, name]: Named) => `${String(id).padStart(4, "0")}_${name}`
+
+/**
+ * The database holds a migration newer than any this version has: a newer release migrated it.
+ *
+ * @since 1.0.0
+ */
+export class DatabaseNewer extends Data.TaggedError("DatabaseNewer")<{
+  readonly newest: Named
+  readonly known: Named
+}> {
+  override get message() {
+    return `The database was migrated by a newer release of wagate: its newest migration is ${label(this.newest)}, ` +
+      `this version knows up to ${label(this.known)}. Run that release or a later one, or restore the backup taken ` +
+      "before the upgrade (see Downgrading in docs/operations.md)."
+  }
+}
+
+/**
+ * Runs the migrations this database lacks, and fails with {@link DatabaseNewer} when the database
+ * is ahead of this version.
+ *
+ * @since 1.0.0
+ */
+export const run = Effect.gen(function*() {
+  const ran = yield* Migrator.make({})({ loader, table })
+  const sql = yield* SqlClient.SqlClient
+  // Read after the migrator's transaction, which waited for the table lock of any process
+  // migrating at the same time: a newer release that migrates while this one starts is seen here.
+  const [newest] = yield* sql<{ migration_id: number; name: string }>`
+    SELECT migration_id, name FROM ${sql(table)} ORDER BY migration_id DESC LIMIT 1`.withoutTransform
+  const [knownId, knownName] = (yield* loader).at(-1)!
+  const known: Named = [knownId, knownName]
+  if (newest !== undefined && newest.migration_id > knownId) {
+    return yield* new DatabaseNewer({ newest: [newest.migration_id, newest.name], known })
+  }
+  return ran
+})
 
 /** @since 1.0.0 */
 export const layer = Layer.effectDiscard(run)
