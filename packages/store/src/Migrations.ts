@@ -9,6 +9,7 @@
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import initial from "./migrations/0001_initial.js"
@@ -75,13 +76,13 @@ export class DatabaseNewer extends Data.TaggedError("DatabaseNewer")<{
 }
 
 /**
- * Runs the migrations this database lacks, and fails with {@link DatabaseNewer} when the database
- * is ahead of this version.
+ * Runs the migrations this database lacks, logs which ran (or that there were none), and fails
+ * with {@link DatabaseNewer} when the database is ahead of this version.
  *
  * @since 1.0.0
  */
 export const run = Effect.gen(function*() {
-  const ran = yield* Migrator.make({})({ loader, table })
+  const [took, ran] = yield* Effect.timed(Migrator.make({})({ loader, table }))
   const sql = yield* SqlClient.SqlClient
   // Read after the migrator's transaction, which waited for the table lock of any process
   // migrating at the same time: a newer release that migrates while this one starts is seen here.
@@ -92,6 +93,9 @@ export const run = Effect.gen(function*() {
   if (newest !== undefined && newest.migration_id > knownId) {
     return yield* new DatabaseNewer({ newest: [newest.migration_id, newest.name], known })
   }
+  yield* ran.length > 0
+    ? Effect.logInfo(`database migrated to ${label(known)}: ran ${ran.map(label).join(", ")} in ${Math.round(Duration.toMillis(took))} ms`)
+    : Effect.logInfo(`database schema current at ${label(known)}: no migration to run`)
   return ran
 })
 
