@@ -368,7 +368,12 @@ export const open = (ctx: NumberContext) =>
         const attempts = yield* conversations.countAttempt(p.id)
         const sent = yield* Effect.either(
           // A person known only by its LID has no phone: its chat `<lid>@lid` is the address.
-          session.send({ waMessageId: p.wa_message_id, to: p.peer !== "" ? p.peer : p.chat_id, content: { kind: "text", text: p.text } })
+          session.send({
+            waMessageId: p.wa_message_id,
+            to: p.peer !== "" ? p.peer : p.chat_id,
+            content: { kind: "text", text: p.text },
+            firstContact: p.first_contact
+          })
         )
         if (sent._tag === "Right") {
           yield* conversations.applyAck({ numberId, waMessageId: p.wa_message_id, ack: "sent", at })

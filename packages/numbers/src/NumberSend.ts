@@ -293,7 +293,12 @@ export const make = (ctx: NumberContext, session: Session) =>
       yield* hooks.afterRecord({ messageId: r.messageId, text: textOf(payload.content) })
       const wait = counters.handOffDelay(yield* DomainClock.now)
       if (wait > 0) yield* Effect.sleep(wait)
-      const handed = yield* Effect.either(session.send({ waMessageId: r.waMessageId, to: payload.to, content: prepared.outgoing }))
+      const handed = yield* Effect.either(session.send({
+        waMessageId: r.waMessageId,
+        to: payload.to,
+        content: prepared.outgoing,
+        firstContact: r.firstContact
+      }))
       if (handed._tag === "Left" && handed.left._tag === "SendRejected") {
         const failure = new SendFailed({ error: `The network did not accept the message: ${handed.left.reason}` })
         if (prepared.stored !== null) yield* Effect.ignore(blobs.delete(prepared.stored.key))

@@ -95,7 +95,8 @@ const Pending = Schema.Struct({
   type: Schema.String,
   text: Schema.String,
   media: Schema.NullOr(MessageMedia),
-  send_attempts: Schema.Number
+  send_attempts: Schema.Number,
+  first_contact: Schema.Boolean
 })
 
 /** @since 1.0.0 */
@@ -407,7 +408,7 @@ export const make = Effect.gen(function*() {
     return yield* decoded(
       Pending,
       sql`
-        SELECT id, peer, chat_id, wa_message_id, type, text, media, send_attempts FROM messages
+        SELECT id, peer, chat_id, wa_message_id, type, text, media, send_attempts, first_contact FROM messages
         WHERE number_id = ${numberId} AND unsent ORDER BY id`
     )
   }, Effect.orDie)

@@ -62,6 +62,12 @@ export interface OutgoingMessage {
   /** Recipient phone, digits; or `<lid>@lid` for a person the network names only by a LID. */
   readonly to: string
   readonly content: OutgoingContent
+  /**
+   * The number has not talked with this person before: a driver whose network takes a message
+   * for a phone without an account (and says nothing) asks the network first, and fails the
+   * message with an Ack when the phone has none.
+   */
+  readonly firstContact?: boolean | undefined
 }
 
 /** Delivery states reported by the network. @since 1.0.0 */
