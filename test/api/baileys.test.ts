@@ -5,7 +5,7 @@
  * operator API, credentials in PostgreSQL, `session.status` events, a message WhatsApp replays
  * after a reconnect stored once, server error 463 closing new chats (only while WhatsApp's
  * reach-out time lock is active) in the number's limits and shown on its connection, incoming
- * files in the blob store.
+ * files in the blob store, a first message to a phone without WhatsApp failed as on the simulator.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -465,6 +465,44 @@ describe("messages the network did not take, on the Baileys driver", () => {
       const third = yield* send(other, "third")
       yield* eventually(row(third.id), (r) => r.status === "sent")
       assert.deepStrictEqual(fake.latest().sent.map((s) => s.options?.messageId), [third.wa_message_id])
+    }))
+})
+
+describe("phones without WhatsApp, on the Baileys driver", () => {
+  it.scopedLive("a first message to one is accepted, then failed 'the recipient is not on WhatsApp' with its ack webhook, as on the simulator; a known contact is not asked about", () =>
+    Effect.gen(function*() {
+      const { acme, api, fake, gateway } = yield* workingNumber
+      const socket = fake.latest()
+      const nowhere = uniquePhone()
+      const customer = uniquePhone()
+      socket.withoutWhatsApp.add(nowhere)
+      // One message a second per number: a send that comes too soon waits for its turn.
+      const send = (to: string, text: string) =>
+        api.messages.send({ payload: { to, text } }).pipe(
+          Effect.retry({ while: (e) => e._tag === "RateLimited", schedule: Schedule.spaced("250 millis") })
+        )
+      const acks = (waId: string) =>
+        query<{ ack: string; error: string | null }>(gateway.database, (sql) =>
+          sql`SELECT payload->'data'->>'ack' AS ack, payload->'data'->>'error' AS error FROM webhook_outbox
+              WHERE event = 'message.ack' AND account_id = ${acme.accountId} AND payload->'data'->>'id' = ${waId}
+              ORDER BY id`)
+
+      // WhatsApp would take it and ack it as sent, and it would stay sent: the driver asks first.
+      const lost = yield* send(nowhere, "Your order is ready")
+      const failed = yield* eventually(api.messages.get({ path: { id: lost.id } }), (m) => m.status === "failed")
+      assert.strictEqual(failed.error, "the recipient is not on WhatsApp")
+      const hooks = yield* eventually(acks(lost.wa_message_id), (rows) => rows.some((r) => r.ack === "failed"))
+      assert.deepStrictEqual(hooks.at(-1), { ack: "failed", error: "the recipient is not on WhatsApp" })
+      assert.deepStrictEqual(socket.sent, [])
+      assert.deepStrictEqual(socket.checks, [[nowhere]])
+
+      // A person who wrote first is a known contact: the reply goes out unasked.
+      socket.upsert([textFrom(customer, "3A0N01", "Is the shop open?")])
+      yield* eventually(api.messages.list({ urlParams: { chat: customer } }), (p) => p.messages.length === 1)
+      const reply = yield* send(customer, "Yes, until 8")
+      yield* eventually(api.messages.get({ path: { id: reply.id } }), (m) => m.status === "sent")
+      assert.deepStrictEqual(socket.sent.map((s) => s.jid), [`${customer}@s.whatsapp.net`])
+      assert.deepStrictEqual(socket.checks, [[nowhere]])
     }))
 })
 

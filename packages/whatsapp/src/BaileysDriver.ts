@@ -38,7 +38,8 @@ export const make = (
       factory,
       store,
       connectSlots: yield* Effect.makeSemaphore(settings.connectConcurrency),
-      versions: yield* WaVersion.make(settings, factory.latestVersion, store)
+      versions: yield* WaVersion.make(settings, factory.latestVersion, store),
+      checked: new Map()
     }
     const prune = Effect.gen(function*() {
       const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)

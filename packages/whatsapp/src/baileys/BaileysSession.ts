@@ -99,6 +99,8 @@ const handle = (ctx: SessionContext, s: Signal): Effect.Effect<void> => {
       return Linking.link(ctx, s.method).pipe(Effect.ensuring(Deferred.succeed(s.done, undefined)))
     case "Logout":
       return Linking.logout(ctx).pipe(Effect.ensuring(Deferred.succeed(s.done, undefined)))
+    case "NotOnWhatsApp":
+      return ctx.onEvent({ _tag: "Ack", waMessageId: s.waMessageId, ack: "failed", error: Sending.NOT_ON_WHATSAPP })
   }
 }
 

@@ -19,7 +19,7 @@ import { DriverUnavailable, type OutgoingMessage, SendRejected } from "../WhatsA
 import type { BaileysSocket } from "./BaileysSocket.js"
 import * as Jids from "./Jids.js"
 import * as Outgoing from "./Outgoing.js"
-import { messageOf, now, type SessionContext, timed } from "./SessionContext.js"
+import { type ContactCheck, messageOf, now, type SessionContext, timed } from "./SessionContext.js"
 
 /** WhatsApp's server ack arrived (from the socket's listener, at once). @since 1.0.0 */
 export const serverAck = (ctx: SessionContext, id: string, error: string | undefined): void => {
@@ -45,10 +45,22 @@ export const connectionLost = (ctx: SessionContext): void => {
   ctx.state.awaitingAck.clear()
 }
 
-/** Sends `message` on `socket`; succeeds when WhatsApp's server acknowledged it. @since 1.0.0 */
+/** Why a message to a phone without WhatsApp failed; the simulator's words. @since 1.0.0 */
+export const NOT_ON_WHATSAPP = "the recipient is not on WhatsApp"
+
+/**
+ * Sends `message` on `socket`; succeeds when WhatsApp's server acknowledged it. A message to a
+ * phone without WhatsApp is not sent: it succeeds, and fails by an Ack (`unreachable`).
+ *
+ * @since 1.0.0
+ */
 export const send = Effect.fnUntraced(function*(ctx: SessionContext, socket: BaileysSocket, message: OutgoingMessage) {
   const { settings, state } = ctx
   const id = message.waMessageId
+  if (yield* unreachable(ctx, socket, message)) {
+    ctx.signal({ _tag: "NotOnWhatsApp", waMessageId: id })
+    return
+  }
   // The file's own error (gone, unreadable) is the send's, not what Baileys makes of a broken stream.
   let readFailure: SendRejected | DriverUnavailable | undefined
   const opened = message.content.kind === "text" ? undefined : yield* message.content.media.open
@@ -86,6 +98,29 @@ export const send = Effect.fnUntraced(function*(ctx: SessionContext, socket: Bai
   )
 }, Effect.scoped)
 
+/**
+ * Whether `message` would reach no one. WhatsApp takes a message for a phone without WhatsApp
+ * like any other: Baileys finds no devices of the recipient, encrypts it for the account's own
+ * devices only, and the server acks it, so it stays `sent` forever. The first message to a
+ * person (a phone, not a LID or a group) is therefore preceded by the contact check, kept as
+ * `exists` keeps it; later ones trust the contact, unless this process saw a check say the
+ * phone has no WhatsApp. A check that fails (no answer, connection trouble) sends the message:
+ * a lookup never loses one.
+ */
+const unreachable = (ctx: SessionContext, socket: BaileysSocket, message: OutgoingMessage): Effect.Effect<boolean> => {
+  if (!Jids.isPhone(Jids.sendJid(message.to))) return Effect.succeed(false)
+  const phone = Jids.userOf(message.to)
+  if (message.firstContact !== true) {
+    const seen = fresh(ctx.deps.checked.get(phone), now(ctx))
+    return Effect.succeed(seen !== null && !seen.exists)
+  }
+  return exists(ctx, socket, phone).pipe(
+    Effect.map((found) => !found.exists),
+    Effect.catchTag("DriverUnavailable", (e) =>
+      Effect.as(Effect.logWarning(`number ${ctx.number.id}: sending ${message.waMessageId} unchecked: ${e.reason}`), false))
+  )
+}
+
 /** Keeps the message Baileys built, for `getMessage`. */
 const keep = (ctx: SessionContext, sent: WAMessage | undefined) =>
   Effect.suspend(() => {
@@ -120,8 +155,9 @@ export const getMessage = (ctx: SessionContext, runtime: Runtime.Runtime<never>)
 export const exists = Effect.fnUntraced(function*(ctx: SessionContext, socket: BaileysSocket, phone: string) {
   const key = `${CHECK_PREFIX}${phone}`
   const at = now(ctx)
-  const cached = parseCheck(yield* ctx.deps.store.getValue(key))
-  if (cached !== null && at - cached.at < (cached.exists ? CHECK_EXISTS_MS : CHECK_MISSING_MS)) {
+  const cached = fresh(ctx.deps.checked.get(phone), at) ?? fresh(parseCheck(yield* ctx.deps.store.getValue(key)), at)
+  if (cached !== null) {
+    remember(ctx, phone, cached)
     return { exists: cached.exists, chatId: Jids.chatOf(cached.user) }
   }
   const found = yield* timed(() => socket.onWhatsApp(phone), ctx.settings.queryTimeoutMs).pipe(
@@ -132,8 +168,18 @@ export const exists = Effect.fnUntraced(function*(ctx: SessionContext, socket: B
   const hit = found?.find((r) => r.exists)
   const answer = { exists: hit !== undefined, user: hit === undefined ? phone : Jids.userOf(hit.jid), at }
   yield* ctx.deps.store.setValue(key, JSON.stringify(answer))
+  remember(ctx, phone, answer)
   return { exists: answer.exists, chatId: Jids.chatOf(answer.user) }
 })
+
+/** A kept answer while it is believed. */
+const fresh = (check: ContactCheck | null | undefined, at: number): ContactCheck | null =>
+  check !== null && check !== undefined && at - check.at < (check.exists ? CHECK_EXISTS_MS : CHECK_MISSING_MS) ? check : null
+
+const remember = (ctx: SessionContext, phone: string, check: ContactCheck) => {
+  if (ctx.deps.checked.size >= 100_000) ctx.deps.checked.clear()
+  ctx.deps.checked.set(phone, check)
+}
 
 /** Contact checks are kept in the driver's rows under this prefix, for every number. */
 const CHECK_PREFIX = "contact-check/"
@@ -142,7 +188,7 @@ export const CHECK_EXISTS_MS = 30 * 24 * 3600_000
 /** @since 1.0.0 */
 export const CHECK_MISSING_MS = 7 * 24 * 3600_000
 
-const parseCheck = (json: string | null): { exists: boolean; user: string; at: number } | null => {
+const parseCheck = (json: string | null): ContactCheck | null => {
   if (json === null) return null
   try {
     const v = JSON.parse(json) as { exists?: unknown; user?: unknown; at?: unknown }

@@ -36,6 +36,15 @@ export interface Deps {
   readonly connectSlots: Effect.Semaphore
   /** The WhatsApp Web version to announce. */
   readonly versions: WaVersion
+  /** Contact checks this process made or read, by phone, in front of the kept ones (`Sending.exists`). */
+  readonly checked: Map<string, ContactCheck>
+}
+
+/** WhatsApp's answer whether a phone has WhatsApp, and the user it knows the phone by. @since 1.0.0 */
+export interface ContactCheck {
+  readonly exists: boolean
+  readonly user: string
+  readonly at: number
 }
 
 /** Everything the session's fiber acts on. @since 1.0.0 */
@@ -49,6 +58,8 @@ export type Signal =
   | { readonly _tag: "VersionRefreshed"; readonly gen: number }
   | { readonly _tag: "Link"; readonly method: LinkMethod; readonly done: Deferred.Deferred<void> }
   | { readonly _tag: "Logout"; readonly done: Deferred.Deferred<void> }
+  /** A message was not sent: its recipient has no WhatsApp (`Sending.send`). */
+  | { readonly _tag: "NotOnWhatsApp"; readonly waMessageId: string }
 
 /** @since 1.0.0 */
 export interface NumberRef {

@@ -360,6 +360,66 @@ describe("Baileys driver: contact checks", () => {
     }).pipe(Effect.provide(h.layer))
   })
 
+  it.scoped("a first message to a phone without WhatsApp is not sent: it succeeds, then fails by an ack, as on the simulator", () => {
+    const h = Harness.make()
+    return Effect.gen(function*() {
+      const { rec, session } = yield* working(h)
+      const socket = h.fake.latest()
+      const nowhere = "77000000009"
+      socket.withoutWhatsApp.add(nowhere)
+      const text = (waMessageId: string, to: string, firstContact?: boolean) =>
+        session.send({ waMessageId, to, content: { kind: "text", text: "Hello" }, firstContact })
+
+      yield* text("3EB0N1", nowhere, true)
+      yield* flush
+      assert.deepStrictEqual(rec.take(), ["0 ack 3EB0N1 failed (the recipient is not on WhatsApp)"])
+      assert.deepStrictEqual([socket.sent, socket.checks], [[], [[nowhere]]])
+      // Later messages to the person (a contact now) trust the answer kept: not sent, not asked again.
+      yield* text("3EB0N2", nowhere)
+      yield* flush
+      assert.deepStrictEqual(rec.take(), ["0 ack 3EB0N2 failed (the recipient is not on WhatsApp)"])
+      assert.deepStrictEqual([socket.sent, socket.checks], [[], [[nowhere]]])
+
+      // A phone on WhatsApp is asked about once; a known contact, a LID or a group never.
+      yield* text("3EB0Y1", TO, true)
+      yield* text("3EB0Y2", TO, true)
+      yield* text("3EB0K1", "77000000008")
+      yield* text("3EB0L1", "123456789012345@lid", true)
+      yield* text("3EB0G1", "120363000000000001@g.us", true)
+      assert.deepStrictEqual(socket.sent.map((s) => s.jid), [
+        `${TO}@s.whatsapp.net`,
+        `${TO}@s.whatsapp.net`,
+        "77000000008@s.whatsapp.net",
+        "123456789012345@lid",
+        "120363000000000001@g.us"
+      ])
+      assert.deepStrictEqual(socket.checks, [[nowhere], [TO]])
+      // The contact check reads the same answers.
+      assert.deepStrictEqual(yield* session.exists(nowhere), { exists: false, chatId: `${nowhere}@c.us` })
+      assert.strictEqual(socket.checks.length, 2)
+      yield* flush
+      assert.deepStrictEqual(rec.take(), [])
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("the check of a first message fails (no answer): the message is sent unchecked, not lost", () => {
+    const h = Harness.make({ queryTimeoutMs: 5_000 })
+    return Effect.gen(function*() {
+      const { rec, session } = yield* working(h)
+      const socket = h.fake.latest()
+      socket.onWhatsAppOutcome = () => ({ _tag: "hang" })
+      const fiber = yield* Effect.fork(session.send({ waMessageId: "3EB0U1", to: TO, content: { kind: "text", text: "Hi" }, firstContact: true }))
+      yield* advance(5_000)
+      assert.isTrue(Exit.isSuccess(fiber.unsafePoll()!))
+      assert.deepStrictEqual([socket.sent.map((s) => s.options?.messageId), socket.checks], [["3EB0U1"], [[TO]]])
+      assert.deepStrictEqual(rec.take(), [])
+      // Nothing was kept: the next first message asks again.
+      socket.onWhatsAppOutcome = () => ({ _tag: "fail", error: new Boom("Timed Out", { statusCode: 408 }) })
+      yield* session.send({ waMessageId: "3EB0U2", to: TO, content: { kind: "text", text: "Hi" }, firstContact: true })
+      assert.deepStrictEqual([socket.sent.length, socket.checks.length], [2, 2])
+    }).pipe(Effect.provide(h.layer))
+  })
+
   it.scoped("not connected: unavailable, and WhatsApp is not asked", () => {
     const h = Harness.make()
     return Effect.gen(function*() {

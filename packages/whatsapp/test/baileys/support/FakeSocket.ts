@@ -101,9 +101,11 @@ export class FakeSocket implements BaileysSocket {
   readonly pairingRequests: Array<string> = []
   pairingOutcome: Outcome<string> = { _tag: "ok", value: "K7PQ3XWZ" }
   readonly checks: Array<Array<string>> = []
+  /** Phones without WhatsApp: `onWhatsApp` leaves them out of its answer, as rc14 does (`socket.js`). */
+  readonly withoutWhatsApp = new Set<string>()
   onWhatsAppOutcome: (phone: string) => Outcome<Array<{ jid: string; exists: boolean }> | undefined> = (phone) => ({
     _tag: "ok",
-    value: [{ jid: `${phone}@s.whatsapp.net`, exists: true }]
+    value: this.withoutWhatsApp.has(phone) ? [] : [{ jid: `${phone}@s.whatsapp.net`, exists: true }]
   })
   readonly queries: Array<BinaryNode> = []
   /** What a ping gets: an answer, an error, or nothing at all. */
