@@ -4,7 +4,8 @@
  * the background job, also after a restart; retention deletes old files; the policy skips
  * incoming files and says why; GET /storage shows the policy and the state; a sent attachment
  * that is not kept (over the ceiling, or refused by the network) shows no size, and neither does
- * one whose send a restart left pending and the pending sweep failed, whose file is gone.
+ * one whose send a restart left pending and the pending sweep failed, whose file is gone and
+ * whose place in the day's limits is given back.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
@@ -340,6 +341,15 @@ describe("storage upkeep and policy", () => {
       const storage = yield* api.storage.get()
       assert.deepStrictEqual([storage.used_bytes, storage.files], [0, 0])
       assert.deepStrictEqual(yield* store.keys(`media/${acme.accountId}`), [])
+      // Each was a first message to a new person: both the message and the new contact are
+      // given back to the day's limits.
+      for (const number of [cut!, pending!]) {
+        const limits = yield* eventually(
+          api.limits.get({ urlParams: { from: number.phone } }),
+          (l) => l.used.messages === 0 && l.used.new_contacts === 0
+        )
+        assert.deepStrictEqual(limits.used, { messages: 0, new_contacts: 0, checks: 0 })
+      }
     }), { timeout: 60_000 })
 
   it.scopedLive("the operator CLI sets and shows the policy, and GET /storage shows what it set", () =>

@@ -345,10 +345,12 @@ export const open = (ctx: NumberContext) =>
               waMessageId: p.wa_message_id,
               to: p.peer,
               error,
-              firstContact: false,
-              day: Almaty.dateOf(at.getTime()),
+              // Given back where it was counted: on the day it was recorded, a new contact if it was one.
+              firstContact: p.first_contact,
+              day: Almaty.dateOf(p.created_at.getTime()),
               at
             })
+            ctx.counters.uncountSend(p.created_at.getTime(), p.first_contact)
             if (p.media === null) return
             // Once the record says so: a file still counted is never served from a key already gone.
             const stored = new Set([OutgoingMedia.sentKey(number.accountId, numberId, p.wa_message_id), ...uncounted])

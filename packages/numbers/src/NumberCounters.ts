@@ -81,11 +81,14 @@ export const make = (options: {
     history.lastSendAt = now
   }
 
-  /** The network refused a recorded send: it no longer counts on today's limits. */
-  const uncountSend = (now: number, firstContact: boolean) => {
-    const used = today(now)
-    used.messages = Math.max(0, used.messages - 1)
-    if (firstContact) used.newContacts = Math.max(0, used.newContacts - 1)
+  /**
+   * The network refused a send recorded at `recordedAt`: it no longer counts on that day's limits,
+   * if that day is still the one counted here (a day gone by is no longer looked at).
+   */
+  const uncountSend = (recordedAt: number, firstContact: boolean) => {
+    if (Almaty.dateOf(recordedAt) !== usage.day) return
+    usage.messages = Math.max(0, usage.messages - 1)
+    if (firstContact) usage.newContacts = Math.max(0, usage.newContacts - 1)
   }
 
   /** What GET /limits shows. */

@@ -15,7 +15,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Batched from "./Batched.js"
 import { chatConflict, upsertChat } from "./ChatSql.js"
-import { Int8 } from "./Columns.js"
+import { Instant, Int8 } from "./Columns.js"
 import * as Outbox from "./Outbox.js"
 import { decoded } from "./Rows.js"
 
@@ -96,7 +96,8 @@ const Pending = Schema.Struct({
   text: Schema.String,
   media: Schema.NullOr(MessageMedia),
   send_attempts: Schema.Number,
-  first_contact: Schema.Boolean
+  first_contact: Schema.Boolean,
+  created_at: Instant
 })
 
 /** @since 1.0.0 */
@@ -408,7 +409,8 @@ export const make = Effect.gen(function*() {
     return yield* decoded(
       Pending,
       sql`
-        SELECT id, peer, chat_id, wa_message_id, type, text, media, send_attempts, first_contact FROM messages
+        SELECT id, peer, chat_id, wa_message_id, type, text, media, send_attempts, first_contact, created_at
+        FROM messages
         WHERE number_id = ${numberId} AND unsent ORDER BY id`
     )
   }, Effect.orDie)
