@@ -302,7 +302,7 @@
       } }, t("wh.test"))) : null;
     show(
       w ? null : h("p", {}, t("wh.none")),
-      w && !w.enabled && w.notice ? note("err", t("wh.off", { notice: w.notice })) : null,
+      w && w.notice ? note("err", w.enabled ? w.notice : t("wh.off", { notice: w.notice })) : null,
       w && w.pending_events > 0 ? h("p", {}, t("wh.pending", { count: w.pending_events })) : null,
       form, actions,
       h("h2", {}, t("wh.log")),

@@ -24,7 +24,8 @@ export const Webhook = Schema.Struct({
   disabled_reason: Schema.NullOr(DisabledReason),
   disabled_at: Schema.NullOr(Timestamp),
   notice: Schema.NullOr(Schema.String).annotations({
-    description: "Set when the gateway turned the webhook off: what happened and what to do"
+    description:
+      "Set when the gateway turned the webhook off, or cannot read its signing secret any more (then nothing is sent until a new secret is set): what happened and what to do"
   }),
   secret: Schema.optional(Schema.String).annotations({
     description: "The signing secret (whsec_...): present only in the answer that created or rotated it"

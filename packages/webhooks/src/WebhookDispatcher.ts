@@ -8,7 +8,8 @@
  * died in the middle of a retry sequence.
  *
  * One dispatcher runs in the cluster (a singleton); the wake-ups reach the entities wherever
- * their shards are.
+ * their shards are. At its start it warns of webhook secrets sealed with a key this process
+ * does not have.
  */
 import * as Singleton from "@effect/cluster/Singleton"
 import * as PgClient from "@effect/sql-pg/PgClient"
@@ -30,6 +31,19 @@ export const WebhookDispatcher = Singleton.make(
     const settings = yield* WebhookConfig
     const store = yield* WebhookStore
     const webhooks = yield* WebhookEntity.client
+
+    // A database restored without the key its secrets were sealed with (docs/operations.md):
+    // said once at start, rather than only in each account's notice.
+    yield* store.missingKeys().pipe(
+      Effect.flatMap(Effect.forEach(({ accounts, key }) =>
+        Effect.logWarning(
+          `${accounts} webhook ${accounts === 1 ? "secret is" : "secrets are"} encrypted with key ${key}, which this ` +
+            `process does not have: those webhooks send nothing. Restore the key (DATA_DIR/webhook-secret-key, or ` +
+            `WEBHOOK_SECRET_KEY / WEBHOOK_SECRET_KEYS_OLD) from where the database came from; without it each of those ` +
+            `accounts must set a new secret (POST /webhook/rotate-secret)`
+        ), { discard: true })),
+      Effect.catchAllCause((cause) => Effect.logWarning("looking for webhook secrets this process cannot read failed", cause))
+    )
 
     // Accounts with a wake-up on its way. A wake-up lands after the notifications that arrive
     // while it travels, and the entity reads its queue again after each one it gets, so one

@@ -18,6 +18,7 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
@@ -26,7 +27,7 @@ import * as RetrySchedule from "./RetrySchedule.js"
 import * as Signing from "./Signing.js"
 import { WebhookConfig } from "./WebhookConfig.js"
 import * as WebhookSender from "./WebhookSender.js"
-import { type Endpoint, MAX_RESEND, type Outcome, type Queued, WebhookStore } from "./WebhookStore.js"
+import { type Endpoint, MAX_RESEND, type Outcome, type Queued, type UnreadableSecret, WebhookStore } from "./WebhookStore.js"
 import * as WebhookUrl from "./WebhookUrl.js"
 
 /** Events read from the queue at a time. */
@@ -40,6 +41,15 @@ export const bodyOf = (payload: Envelope): string =>
 
 const describeAnswer = (status: number | null, error: string | null) =>
   status !== null ? `HTTP ${status}` : error ?? "no answer"
+
+const sealedWith = (e: UnreadableSecret) =>
+  e.keyId !== undefined ? `it was encrypted with key ${e.keyId}, which the gateway does not have` : e.reason
+
+/** What `GET /webhook` says while the secret cannot be read. */
+export const unreadableNotice = (e: UnreadableSecret) =>
+  `The signing secret of this webhook can no longer be read: ${sealedWith(e)} (its key was lost or replaced, ` +
+  `e.g. when the gateway was moved to another host). Nothing is sent until a new secret is set: ` +
+  `POST /webhook/rotate-secret answers one. Events are kept, in order, and delivered signed with the new secret.`
 
 export const WebhookLive = WebhookEntity.toLayer(
   Effect.gen(function*() {
@@ -64,6 +74,9 @@ export const WebhookLive = WebhookEntity.toLayer(
     })
 
     const wake = Queue.offer(wakeups, undefined).pipe(Effect.asVoid)
+    /** A change of the endpoint: the loop reads it again. */
+    const changed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      writes.withPermits(1)(Effect.tap(effect, () => Effect.sync(() => void version++))).pipe(Effect.zipLeft(wake))
     // The loop looks at the queue at least every MAX_WAIT_MS: a tick, rather than a timer raced
     // against every wait (a timer per delivery is most of an idle wait's cost).
     yield* Effect.sleep(Duration.millis(MAX_WAIT_MS)).pipe(Effect.zipRight(wake), Effect.forever, Effect.forkScoped)
@@ -136,20 +149,54 @@ export const WebhookLive = WebhookEntity.toLayer(
       })
 
     // The entity is the endpoint's only writer, and every change bumps `version`: the endpoint
-    // read at one version stays true until the next.
-    let cached: { readonly version: number; readonly endpoint: Option.Option<Endpoint> } | undefined
+    // read at one version stays true until the next. So does a secret this process cannot open:
+    // it is read again after the account sets a new one, or by a process started with its key.
+    type Read = Either.Either<Option.Option<Endpoint>, UnreadableSecret>
+    let cached: { readonly version: number; readonly endpoint: Read } | undefined
     const endpointAt = (seen: number) =>
       cached !== undefined && cached.version === seen
         ? Effect.succeed(cached.endpoint)
-        : Effect.tap(store.endpoint(accountId), (endpoint) => Effect.sync(() => void (cached = { version: seen, endpoint })))
+        : Effect.tap(Effect.either(store.endpoint(accountId)), (endpoint) => Effect.sync(() => void (cached = { version: seen, endpoint })))
+
+    // The version of the endpoint whose unreadable secret the account has been told of.
+    let told = -1
+    /**
+     * Nothing can be signed: the queue waits (no attempt is counted against the events), the
+     * account is told in the endpoint's notice, and the log says so once, not at every wake-up.
+     */
+    const cannotSign = (e: UnreadableSecret, seen: number) =>
+      writes.withPermits(1)(Effect.suspend(() => {
+        if (version !== seen || told === seen) return Effect.void
+        return DomainClock.now.pipe(
+          Effect.flatMap((at) => store.noteUnreadable(accountId, unreadableNotice(e), at)),
+          Effect.flatMap((noted) =>
+            noted
+              ? Effect.logWarning(
+                `webhook of account ${accountId} cannot sign: ${e.reason}. Its events wait until the key is back ` +
+                  `(DATA_DIR/webhook-secret-key or WEBHOOK_SECRET_KEY) or the account sets a new secret (POST /webhook/rotate-secret)`
+              )
+              : Effect.void
+          ),
+          Effect.zipRight(Effect.sync(() => void (told = seen)))
+        )
+      }))
 
     /** One pass: deliver what is due, in order, until an event must wait or the queue is empty. */
     const pass = Effect.gen(function*() {
       // A wake-up from here on means there may be more than the read below sees.
       yield* Queue.poll(wakeups)
       const seen = version
-      const endpoint = yield* endpointAt(seen)
+      const read = yield* endpointAt(seen)
+      if (Either.isLeft(read)) {
+        yield* cannotSign(read.left, seen)
+        return yield* wait(MAX_WAIT_MS)
+      }
+      const endpoint = read.right
       if (Option.isNone(endpoint) || !endpoint.value.enabled) return yield* wait(MAX_WAIT_MS)
+      if (endpoint.value.notice !== null) {
+        // Its key is back (the secret reads): the notice that it could not is no longer true.
+        return yield* changed(Effect.flatMap(DomainClock.now, (at) => store.clearUnreadable(accountId, at)))
+      }
       yield* recorded
       const queue = yield* store.queue(accountId, BATCH)
       if (queue.length === 0) return yield* wait(MAX_WAIT_MS)
@@ -176,9 +223,6 @@ export const WebhookLive = WebhookEntity.toLayer(
       Effect.forever,
       Effect.forkScoped
     )
-
-    const changed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      writes.withPermits(1)(Effect.tap(effect, () => Effect.sync(() => void version++))).pipe(Effect.zipLeft(wake))
 
     /** One request: a storage error or a defect fails it alone, typed; the entity stays up. */
     const guarded = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
@@ -212,7 +256,8 @@ export const WebhookLive = WebhookEntity.toLayer(
         ),
       Resend: ({ payload }) =>
         Effect.gen(function*() {
-          if (Option.isNone(yield* store.endpoint(accountId))) return yield* new NotFound({ error: "No webhook is set" })
+          const read = yield* Effect.either(store.endpoint(accountId))
+          if (Either.isRight(read) && Option.isNone(read.right)) return yield* new NotFound({ error: "No webhook is set" })
           const result = yield* store.resend(
             accountId,
             payload.eventId !== undefined

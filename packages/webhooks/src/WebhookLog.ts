@@ -125,7 +125,8 @@ export class WebhookLog extends Effect.Service<WebhookLog>()("@wagate/webhooks/W
           enabled: r.enabled,
           disabled_reason: r.enabled ? null : r.disabled_reason ?? "manual",
           disabled_at: r.enabled ? null : isoOrNull(r.disabled_at),
-          notice: r.enabled ? null : r.notice,
+          // On an enabled endpoint only the gateway's "cannot read the secret" is kept.
+          notice: r.notice,
           previous_secret_expires_at: grace && r.previous_secret_until !== null ? iso(r.previous_secret_until) : null,
           pending_events: r.pending,
           created_at: iso(r.created_at),

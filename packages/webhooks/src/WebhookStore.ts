@@ -12,6 +12,7 @@ import * as Batched from "@wagate/store/Batched"
 import { Int8, NullOrInstant, NullOrString } from "@wagate/store/Columns"
 import { Envelope } from "@wagate/store/Outbox"
 import * as SecretKeyring from "@wagate/store/SecretKeyring"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -25,7 +26,22 @@ export interface Endpoint {
   /** Epoch ms until which the previous secret still signs. */
   readonly previousSecretUntil: number | null
   readonly enabled: boolean
+  /** What the account is told; on an enabled endpoint only that its secret could not be read. */
+  readonly notice: string | null
 }
+
+/**
+ * The endpoint's secret opens with no key of this process (its key was lost or changed, say a
+ * database restored onto a host with a new `DATA_DIR`): nothing can be signed with it.
+ *
+ * @since 1.0.0
+ */
+export class UnreadableSecret extends Data.TaggedError("UnreadableSecret")<{
+  readonly accountId: number
+  /** The key that sealed it, as the stored value names it. */
+  readonly keyId: string | undefined
+  readonly reason: string
+}> {}
 
 /** An event waiting in the account's queue. @since 1.0.0 */
 export interface Queued {
@@ -77,7 +93,8 @@ const EndpointRow = Schema.Struct({
   secret: Schema.String,
   previous_secret: NullOrString,
   previous_secret_until: NullOrInstant,
-  enabled: Schema.Boolean
+  enabled: Schema.Boolean,
+  notice: NullOrString
 })
 
 const QueuedRow = Schema.Struct({
@@ -97,9 +114,9 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhoo
     const seal = (accountId: number, secret: string) =>
       SecretKeyring.seal(ring, secret, SecretKeyring.webhookContext(accountId))
     const open = (accountId: number, stored: string) =>
-      Either.getOrThrowWith(
+      Either.mapLeft(
         SecretKeyring.open(ring, stored, SecretKeyring.webhookContext(accountId)),
-        (e) => new Error(`The webhook secret of account ${accountId} cannot be read: ${e.message}`)
+        (e) => new UnreadableSecret({ accountId, keyId: SecretKeyring.keyIdOf(stored), reason: e.message })
       )
 
     const findEndpoint = SqlSchema.findOne({
@@ -107,22 +124,24 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhoo
       Result: EndpointRow,
       execute: (accountId) =>
         sql`
-          SELECT url, secret, previous_secret, previous_secret_until, enabled
+          SELECT url, secret, previous_secret, previous_secret_until, enabled, notice
           FROM webhook_endpoints WHERE account_id = ${accountId}`
     })
 
+    /** The endpoint with its secrets in clear; `UnreadableSecret` when one does not open here. */
     const endpoint = Effect.fn("WebhookStore.endpoint")(function*(accountId: number) {
-      const found = yield* findEndpoint(accountId)
+      const found = yield* Effect.orDie(findEndpoint(accountId))
       if (Option.isNone(found)) return Option.none<Endpoint>()
       const r = found.value
-      return Option.some<Endpoint>(yield* Effect.try({ catch: (e) => e, try: () => ({
+      return Option.some<Endpoint>({
         url: r.url,
-        secret: open(accountId, r.secret),
-        previousSecret: r.previous_secret === null ? null : open(accountId, r.previous_secret),
+        secret: yield* open(accountId, r.secret),
+        previousSecret: r.previous_secret === null ? null : yield* open(accountId, r.previous_secret),
         previousSecretUntil: r.previous_secret_until === null ? null : r.previous_secret_until.getTime(),
-        enabled: r.enabled
-      }) }))
-    }, Effect.orDie)
+        enabled: r.enabled,
+        notice: r.notice
+      })
+    })
 
     const findQueue = SqlSchema.findAll({
       Request: Schema.Struct({ accountId: Schema.Number, limit: Schema.Number }),
@@ -263,13 +282,49 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhoo
       }).pipe(sql.withTransaction)
     }, Effect.orDie)
 
-    /** The previous secret keeps signing until `graceUntil`; false when there is no endpoint. */
+    const findSecret = SqlSchema.findOne({
+      Request: Schema.Number,
+      Result: Schema.Struct({ secret: Schema.String }),
+      execute: (accountId) => sql`SELECT secret FROM webhook_endpoints WHERE account_id = ${accountId} FOR UPDATE`
+    })
+
+    /**
+     * The previous secret keeps signing until `graceUntil`; false when there is no endpoint. A
+     * secret no key of this process opens signs nothing: it is dropped rather than kept, and the
+     * notice that said so goes (an enabled endpoint has no other notice).
+     */
     const rotate = Effect.fn("WebhookStore.rotate")(function*(accountId: number, secret: string, graceUntil: number, at: number) {
+      return yield* Effect.gen(function*() {
+        const current = yield* findSecret(accountId)
+        if (Option.isNone(current)) return false
+        const previous = Either.isRight(open(accountId, current.value.secret)) ? current.value.secret : null
+        yield* sql`
+          UPDATE webhook_endpoints SET previous_secret = ${previous},
+            previous_secret_until = ${previous === null ? null : new Date(graceUntil)},
+            secret = ${seal(accountId, secret)}, notice = CASE WHEN enabled THEN NULL ELSE notice END,
+            updated_at = ${new Date(at)}
+          WHERE account_id = ${accountId}`
+        return true
+      }).pipe(sql.withTransaction)
+    }, Effect.orDie)
+
+    /**
+     * Tells the account in its endpoint's `notice` that its secret cannot be read (only while
+     * the endpoint is on: a turned-off one keeps the notice of why); false when it says so already.
+     */
+    const noteUnreadable = Effect.fn("WebhookStore.noteUnreadable")(function*(accountId: number, notice: string, at: number) {
       const rows = yield* sql`
-        UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = ${new Date(graceUntil)},
-          secret = ${seal(accountId, secret)}, updated_at = ${new Date(at)}
-        WHERE account_id = ${accountId} RETURNING account_id`
+        UPDATE webhook_endpoints SET notice = ${notice}, updated_at = ${new Date(at)}
+        WHERE account_id = ${accountId} AND enabled AND notice IS DISTINCT FROM ${notice}
+        RETURNING account_id`
       return rows.length > 0
+    }, Effect.orDie)
+
+    /** The secret reads again (its key is back): the notice that it could not goes. */
+    const clearUnreadable = Effect.fn("WebhookStore.clearUnreadable")(function*(accountId: number, at: number) {
+      yield* sql`
+        UPDATE webhook_endpoints SET notice = NULL, updated_at = ${new Date(at)}
+        WHERE account_id = ${accountId} AND enabled AND notice IS NOT NULL`
     }, Effect.orDie)
 
     const countRange = SqlSchema.single({
@@ -376,6 +431,37 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhoo
       return { resealed, unreadable, key: ring.current.id }
     }, Effect.orDie)
 
-    return { endpoint, queue, reseal, record, recordInTransaction, disable, configure, rotate, resend, dueAccounts, transaction: sql.withTransaction } as const
+    /**
+     * Keys that sealed stored secrets and that this process does not have, each with the
+     * accounts whose secret (or previous secret) it sealed.
+     */
+    const missingKeys = Effect.fn("WebhookStore.missingKeys")(function*() {
+      const missing = new Map<string, Set<number>>()
+      for (const r of yield* findSecrets()) {
+        for (const value of [r.secret, r.previous_secret]) {
+          const key = value === null ? undefined : SecretKeyring.keyIdOf(value)
+          if (key === undefined || ring.keys.some((k) => k.id === key)) continue
+          missing.set(key, (missing.get(key) ?? new Set()).add(r.account_id))
+        }
+      }
+      return [...missing].map(([key, accounts]) => ({ key, accounts: accounts.size }))
+    }, Effect.orDie)
+
+    return {
+      endpoint,
+      queue,
+      reseal,
+      missingKeys,
+      record,
+      recordInTransaction,
+      disable,
+      noteUnreadable,
+      clearUnreadable,
+      configure,
+      rotate,
+      resend,
+      dueAccounts,
+      transaction: sql.withTransaction
+    } as const
   })
 }) {}
