@@ -145,13 +145,16 @@ export const open = (ctx: NumberContext) =>
     let persisted = { status: number.status, reason: number.statusReason }
     /** Whether the entity has asked the cluster to keep it running (a persisted message). */
     let keptAlive = false
+    // Let go of even when this entity did not ask: an earlier one's keep-alive message, delivered
+    // again after a restart, is what woke it.
     const keepAlive = (enabled: boolean) =>
-      keptAlive === enabled ? Effect.void : Effect.zipRight(
+      enabled && keptAlive ? Effect.void : Effect.zipRight(
         Entity.keepAlive(enabled),
         Effect.sync(() => void (keptAlive = enabled))
       )
 
-    const setConnection = Effect.fnUntraced(function*(next: ConnectionState) {
+    /** `retrying`: STOPPED, but the network tries once more by itself (the entity stays up until then). */
+    const setConnection = Effect.fnUntraced(function*(next: ConnectionState, retrying = false) {
       const previous = ctx.connection.current
       const changes = (known: { readonly status: string; readonly reason: string | null }) =>
         known.status !== next.status || known.reason !== next.reason
@@ -172,6 +175,11 @@ export const open = (ctx: NumberContext) =>
       for (const watcher of watchers) watcher(next)
       yield* Deferred.succeed(changed, undefined)
       changed = yield* Deferred.make<void>()
+      if (next.status === "STOPPED") {
+        number.linked = false
+        // Up (and back after a restart) until the network's own try, which no one else would wake.
+        yield* keepAlive(retrying)
+      }
       if (previous.status === next.status) return
       const at = yield* DomainClock.now
       if (next.status === "WORKING") {
@@ -180,9 +188,6 @@ export const open = (ctx: NumberContext) =>
         // Stay up when idle, and come back on whichever runner owns the shard after a move.
         yield* keepAlive(true)
         yield* Effect.forkScoped(resendPending)
-      } else if (next.status === "STOPPED") {
-        number.linked = false
-        yield* keepAlive(false)
       }
     })
 
@@ -297,7 +302,7 @@ export const open = (ctx: NumberContext) =>
               qr: event.qr ?? null,
               pairingCode: event.pairingCode ?? null,
               reason: event.reason ?? null
-            })
+            }, event.retryAt !== undefined)
           case "Restricted": {
             // No end given: assume WhatsApp's usual day and lift it then.
             const until = event.until ?? (yield* DomainClock.now) + 24 * 60 * 60 * 1000

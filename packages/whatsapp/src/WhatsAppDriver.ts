@@ -165,6 +165,11 @@ export type DriverEvent =
     readonly pairingCode?: string | undefined
     /** Why the connection ended or failed, for people and the session.status event. */
     readonly reason?: string | undefined
+    /**
+     * While STOPPED: the driver connects once more by itself at this time (epoch ms), in case the
+     * end was not meant (a first logout from the phone); the session must stay open until then.
+     */
+    readonly retryAt?: number | undefined
   }
   | { readonly _tag: "Incoming"; readonly message: IncomingMessage }
   | { readonly _tag: "Ack"; readonly waMessageId: string; readonly ack: Ack; readonly error?: string | undefined }
