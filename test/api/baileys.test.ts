@@ -14,10 +14,12 @@ import * as PgAuthStore from "@wagate/whatsapp/baileys/PgAuthStore"
 import type { WAMessage } from "@whiskeysockets/baileys"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as VoiceNote from "@wagate/whatsapp/VoiceNote"
 import { spawnSync } from "node:child_process"
@@ -29,13 +31,16 @@ import {
   type DatabaseContext,
   freshDatabase,
   OPERATOR_TOKEN,
+  type RunningGateway,
   simulatedNetwork,
   startGateway
 } from "../support/TestGateway.js"
 
+type DriverOverrides = Parameters<typeof BaileysDriver.layerTest>[0]
+
 /** A gateway whose network is the Baileys driver on fake sockets, auth state in its database. */
-const baileysGatewayWith = (overrides: Parameters<typeof BaileysDriver.layerTest>[0] = {}) => Effect.gen(function*() {
-  const database = yield* freshDatabase
+const baileysGatewayWith = (overrides: DriverOverrides = {}, on?: DatabaseContext) => Effect.gen(function*() {
+  const database = on ?? (yield* freshDatabase)
   const fake = FakeSocket.make()
   const driver = yield* Layer.build(
     BaileysDriver.layerTest({ logLevel: "silent", backoffBaseMs: 20, backoffMaxMs: 40, ...overrides }).pipe(
@@ -198,8 +203,8 @@ describe("the gateway on the Baileys driver", () => {
 })
 
 /** A gateway on fake sockets with one WORKING number, an account key and its API client. */
-const workingNumberWith = (overrides: Parameters<typeof BaileysDriver.layerTest>[0] = {}) => Effect.gen(function*() {
-  const { fake, gateway } = yield* baileysGatewayWith(overrides)
+const workingNumberWith = (overrides: DriverOverrides = {}, on?: DatabaseContext) => Effect.gen(function*() {
+  const { fake, gateway } = yield* baileysGatewayWith(overrides, on)
   const acme = yield* account(gateway)
   const phone = uniquePhone()
   const added = yield* gateway.ops.ops.addNumber({ path: { id: acme.accountId }, payload: { phone } })
@@ -543,6 +548,83 @@ describe("operator unlink and relink on the Baileys driver", () => {
       fake.latest().qr("2@ref-new-device")
       yield* eventually(gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.qr === "2@ref-new-device")
     }))
+})
+
+describe("credentials WhatsApp refused, on the Baileys driver", () => {
+  /** A WORKING number on a gateway of its own scope, closed to restart the gateway on the same database. */
+  const beforeRestart = (overrides: DriverOverrides) =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const scope = yield* Scope.make()
+      const first = yield* Scope.extend(workingNumberWith(overrides, database), scope)
+      return { ...first, database, restart: Scope.close(scope, Exit.void) }
+    })
+
+  /** Links by QR; the answer once the new socket showed `qr`. */
+  const linkShowing = (gateway: RunningGateway, fake: FakeSocket.FakeFactory, id: number, qr: string) =>
+    Effect.gen(function*() {
+      const sockets = fake.sockets.length
+      const linking = yield* Effect.fork(gateway.ops.ops.link({ path: { id }, payload: { method: "qr" } }))
+      yield* eventually(Effect.sync(() => fake.sockets.length), (n) => n > sockets)
+      fake.latest().qr(qr)
+      return yield* Fiber.join(linking)
+    })
+
+  it.scopedLive("logged out from the phone (401), then a restart: a link shows a QR for a new device at once", () =>
+    Effect.gen(function*() {
+      const { database, fake, gateway, id, restart } = yield* beforeRestart({ backoffMaxMs: 300_000 })
+      fake.latest().closeWith(FakeSocket.Closes.failure(401, { location: "rva" }))
+      yield* eventually(gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.status === "STOPPED")
+      yield* restart
+
+      const again = yield* baileysGatewayWith({ backoffMaxMs: 300_000 }, database)
+      const link = yield* linkShowing(again.gateway, again.fake, id, "2@ref-new-device")
+      assert.deepStrictEqual([link.status, link.qr], ["SCAN_QR_CODE", "2@ref-new-device"])
+      // Never a socket with the credentials WhatsApp refused: the link made a new device.
+      assert.deepStrictEqual(again.fake.sockets.map((s) => s.options.auth.creds.account), [undefined])
+    }), 60_000)
+
+  it.scopedLive("a 401 on an idle number: the one more try comes after the wait even across a restart; WORKING again", () =>
+    Effect.gen(function*() {
+      const { database, fake, gateway, id, restart } = yield* beforeRestart({ backoffMaxMs: 2_000 })
+      fake.latest().closeWith(FakeSocket.Closes.failure(401))
+      yield* eventually(gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.status === "STOPPED")
+      yield* restart
+
+      // Nobody asks for the number: the try is the gateway's own, with the device kept.
+      const again = yield* baileysGatewayWith({ backoffMaxMs: 2_000 }, database)
+      yield* eventually(Effect.sync(() => again.fake.sockets.length), (n) => n === 1)
+      assert.isDefined(again.fake.latest().options.auth.creds.account)
+      again.fake.latest().open()
+      const working = yield* eventually(again.gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.status === "WORKING")
+      assert.isNull(working.qr)
+    }), 60_000)
+
+  it.scopedLive("multi-device mismatch (411): a link shows a QR for a new device at once", () =>
+    Effect.gen(function*() {
+      const { fake, gateway, id } = yield* workingNumber
+      fake.latest().close(411)
+      yield* eventually(gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.status === "FAILED")
+      const link = yield* linkShowing(gateway, fake, id, "2@ref-after-411")
+      assert.deepStrictEqual([link.status, link.qr], ["SCAN_QR_CODE", "2@ref-after-411"])
+      assert.isUndefined(fake.latest().options.auth.creds.account)
+    }))
+
+  it.scopedLive("after a 411 and a restart the number is not connected with the refused credentials; a link shows a QR", () =>
+    Effect.gen(function*() {
+      const { database, fake, gateway, id, restart } = yield* beforeRestart({})
+      fake.latest().close(411)
+      yield* eventually(gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.status === "FAILED")
+      yield* restart
+
+      const again = yield* baileysGatewayWith({}, database)
+      // The number is woken (it is still a linked device) and says why it failed.
+      const failed = yield* eventually(again.gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.status === "FAILED")
+      assert.strictEqual(failed.reason, "multi-device mismatch (411): link the number again")
+      const link = yield* linkShowing(again.gateway, again.fake, id, "2@ref-after-restart")
+      assert.deepStrictEqual([link.status, link.qr], ["SCAN_QR_CODE", "2@ref-after-restart"])
+      assert.deepStrictEqual(again.fake.sockets.map((s) => s.options.auth.creds.account), [undefined])
+    }), 60_000)
 })
 
 describe("voice notes on the Baileys driver", () => {

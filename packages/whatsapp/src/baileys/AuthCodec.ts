@@ -9,6 +9,8 @@ import { type AuthenticationCreds, BufferJSON, initAuthCreds, proto, type Signal
 
 /** The kind under which the credentials are stored (signal key kinds are Baileys' own names). @since 1.0.0 */
 export const CREDS = "creds"
+/** The kind under which WhatsApp's refusal of the credentials is stored (`NumberAuth.Refusal`). @since 1.0.0 */
+export const REFUSED = "refused"
 
 /** @since 1.0.0 */
 export const encode = (value: unknown): string => JSON.stringify(value, BufferJSON.replacer)

@@ -71,7 +71,7 @@ const handle = (ctx: SessionContext, s: Signal): Effect.Effect<void> => {
   if ("gen" in s && s.gen !== ctx.state.gen) return Effect.void
   switch (s._tag) {
     case "Start":
-      if (ctx.auth.isLinked()) return Effect.zipRight(report(ctx, "STARTING"), Reconnect.connect(ctx))
+      if (ctx.auth.isLinked()) return Reconnect.resume(ctx)
       return ctx.number.linked
         ? report(ctx, "STOPPED", { reason: "no saved credentials for this number: link it again" })
         : report(ctx, "none")

@@ -25,8 +25,12 @@ export type Decision =
   | { readonly _tag: "LoggedOut"; readonly reason: string }
   /** The device is no longer linked: its credentials are deleted; linking again is needed. */
   | { readonly _tag: "Stopped"; readonly reason: string }
-  /** Given up; stays FAILED until an operator links or restarts the number. */
-  | { readonly _tag: "Failed"; readonly reason: string }
+  /**
+   * Given up; stays FAILED until an operator links or restarts the number. `refused`: WhatsApp
+   * refused the credentials themselves (411), so they are never used again and a link makes a
+   * new device.
+   */
+  | { readonly _tag: "Failed"; readonly reason: string; readonly refused?: boolean }
 
 /** @since 1.0.0 */
 export interface Closed {
@@ -51,7 +55,7 @@ export interface Closed {
   readonly versionRefreshed: boolean
   /** A 440 was already retried. */
   readonly replacedBefore: boolean
-  /** A 401 was already seen: this one confirms the logout. */
+  /** A 401 was already seen (and not followed by an open connection): this one confirms the logout. */
   readonly loggedOutBefore: boolean
 }
 
@@ -125,7 +129,7 @@ const accountLevel = (c: Closed): Decision | null => {
     case 409:
       return { _tag: "Failed", reason: "WhatsApp refused the client (409)" }
     case 411:
-      return { _tag: "Failed", reason: "multi-device mismatch (411): link the number again" }
+      return { _tag: "Failed", reason: "multi-device mismatch (411): link the number again", refused: true }
     case 440:
       return c.replacedBefore || c.linking !== null
         ? { _tag: "Failed", reason: "replaced by another connection of this device (440)" }

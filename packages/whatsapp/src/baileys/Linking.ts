@@ -21,7 +21,6 @@ export const start = (ctx: SessionContext, method: LinkMethod["kind"]) =>
     state.codeRequested = false
     state.shown = false
     state.failures = 0
-    state.loggedOutBefore = false
     yield* report(ctx, "STARTING")
     yield* Reconnect.connect(ctx)
   })
@@ -97,8 +96,9 @@ export const pairingFailed = (ctx: SessionContext, why: string) =>
 export const link = (ctx: SessionContext, method: LinkMethod) =>
   Effect.gen(function*() {
     const { state } = ctx
-    // Not linked, or logged out by WhatsApp (credentials kept a while in case it was not meant).
-    if (!ctx.auth.isLinked() || state.loggedOutBefore) yield* start(ctx, method.kind)
+    // Not linked, or credentials WhatsApp refused (a 401 kept a while in case it was not meant, a
+    // 411): a new device, whichever session or runner they were refused in.
+    if (!ctx.auth.isLinked() || ctx.auth.refusal() !== null) yield* start(ctx, method.kind)
     else if (state.socket === null && state.slot === null) {
       // Linked but not connecting (FAILED, or waiting to reconnect): connect now.
       state.failures = 0

@@ -9,6 +9,8 @@
  * - Reads see every write already made, committed or not (a value being written is served from
  *   memory), then a bounded cache of committed values, then the database.
  * - `reset` removes everything of the number (logged out, or linking again) in the same order.
+ * - WhatsApp's refusal of the credentials (a 401, a 411) is stored beside them, so a session
+ *   opened later (another runner, a restart) knows it too; `reset` forgets it with them.
  *
  * @since 1.0.0
  */
@@ -48,6 +50,19 @@ export interface AuthBackend {
   readonly write: (numberId: number, ops: ReadonlyArray<WriteOp>) => Effect.Effect<void, unknown>
 }
 
+/**
+ * WhatsApp refused these credentials: logged out from the phone (401, one more try left until a
+ * second one) or a multi-device mismatch (411, only a new link helps).
+ *
+ * @since 1.0.0
+ */
+export interface Refusal {
+  readonly code: number
+  readonly reason: string
+  /** When (epoch ms). */
+  readonly at: number
+}
+
 /** @since 1.0.0 */
 export interface NumberAuth {
   /** What a socket is made with; `creds` is replaced by `reset`. */
@@ -64,6 +79,10 @@ export interface NumberAuth {
   readonly saveCredsNow: () => void
   /** Forgets the number's credentials and keys (stored and cached); fresh credentials in memory. */
   readonly reset: Effect.Effect<void>
+  /** WhatsApp's last refusal of these credentials, if any (forgotten by `reset` and `refuse(null)`). */
+  readonly refusal: () => Refusal | null
+  /** Stores WhatsApp's refusal of these credentials (null: they were taken after all). */
+  readonly refuse: (refusal: Refusal | null) => Effect.Effect<void>
 }
 
 /** Committed values kept per number; older ones are read again from storage. */
@@ -90,6 +109,8 @@ export const make = (backend: AuthBackend, numberId: number): Effect.Effect<Numb
     const runPromise = Runtime.runPromise(runtime)
     const runFork = Runtime.runFork(runtime)
     const stored = yield* backend.readCreds(numberId).pipe(Effect.orDie)
+    const refused = yield* backend.readKeys(numberId, AuthCodec.REFUSED, [""]).pipe(Effect.orDie)
+    let refusal: Refusal | null = refused.length === 0 ? null : JSON.parse(refused[0]!.json) as Refusal
     // Values written but not committed yet (with the write that set them), and committed ones.
     let version = 0
     const inFlight = new Map<string, { readonly version: number; readonly json: string | null }>()
@@ -218,7 +239,16 @@ export const make = (backend: AuthBackend, numberId: number): Effect.Effect<Numb
         resetting++
         resets++
         state.creds = AuthCodec.decodeCreds(null)
+        refusal = null
         return submit({ _tag: "Reset" }).pipe(Effect.ensuring(Effect.sync(() => resetting--)))
-      }).pipe(Effect.orDie)
+      }).pipe(Effect.orDie),
+      refusal: () => refusal,
+      refuse: (next) =>
+        Effect.suspend(() => {
+          if (next === refusal) return Effect.void
+          refusal = next
+          const json = next === null ? null : JSON.stringify(next)
+          return submit({ _tag: "Keys", rows: [{ kind: AuthCodec.REFUSED, id: "", json }] })
+        }).pipe(Effect.orDie)
     }
   })

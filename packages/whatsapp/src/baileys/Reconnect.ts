@@ -15,6 +15,7 @@ import type * as Runtime from "effect/Runtime"
 import type { SocketOptions } from "./BaileysSocket.js"
 import * as Browser from "./Browser.js"
 import * as DisconnectPolicy from "./DisconnectPolicy.js"
+import type * as NumberAuth from "./NumberAuth.js"
 import * as Sending from "./Sending.js"
 import { messageOf, now, report, type SessionContext, timed } from "./SessionContext.js"
 import { attach } from "./SocketEvents.js"
@@ -155,7 +156,8 @@ export const opened = (ctx: SessionContext) =>
     state.restarts = 0
     state.versionRefreshed = false
     state.replacedBefore = false
-    state.loggedOutBefore = false
+    // A 401 that was not meant: the credentials were taken after all.
+    yield* ctx.auth.refuse(null)
     const at = now(ctx)
     state.openedAt = at
     state.lastTrafficAt = at
@@ -186,7 +188,7 @@ export const closed = (ctx: SessionContext, error: unknown) =>
       linkRetries: settings.linkRetries,
       versionRefreshed: state.versionRefreshed,
       replacedBefore: state.replacedBefore,
-      loggedOutBefore: state.loggedOutBefore
+      loggedOutBefore: auth.refusal()?.code === LOGGED_OUT
     })
     // A linking connection made again needs a new pairing code: the old one was for that socket.
     if (linking !== null) state.codeRequested = false
@@ -212,19 +214,51 @@ export const closed = (ctx: SessionContext, error: unknown) =>
       case "RetryLater":
         state.replacedBefore = true
         return yield* reconnectLater(ctx, decision.reason, decision.delayMs)
-      case "LoggedOut":
-        // Kept until a second 401 confirms it: one more try after the backoff's longest wait.
-        state.loggedOutBefore = true
-        yield* report(ctx, "STOPPED", { reason: decision.reason })
-        return yield* later(ctx, settings.backoffMaxMs)
+      case "LoggedOut": {
+        // Kept until a second 401 confirms it; stored, so a session opened later knows it too.
+        const refusal = { code: LOGGED_OUT, reason: decision.reason, at: now(ctx) }
+        yield* auth.refuse(refusal)
+        return yield* loggedOut(ctx, refusal)
+      }
       case "Stopped":
         state.linking = null
         yield* auth.reset
         return yield* report(ctx, "STOPPED", { reason: decision.reason })
       case "Failed":
         state.linking = null
+        if (decision.refused === true && auth.isLinked()) {
+          yield* auth.refuse({ code: DisconnectPolicy.codeOf(error) ?? 0, reason: decision.reason, at: now(ctx) })
+        }
         return yield* report(ctx, "FAILED", { reason: decision.reason })
     }
+  })
+
+const LOGGED_OUT = 401
+
+/** STOPPED after a first 401, with one more try after the backoff's longest wait. */
+const loggedOut = (ctx: SessionContext, refusal: NumberAuth.Refusal) =>
+  Effect.gen(function*() {
+    const retryAt = Math.max(now(ctx), refusal.at + ctx.settings.backoffMaxMs)
+    yield* report(ctx, "STOPPED", { reason: refusal.reason, retryAt })
+    yield* later(ctx, retryAt - now(ctx))
+  })
+
+/**
+ * A session opened with linked credentials connects, unless WhatsApp refused them in an earlier
+ * session (on another runner, before a restart): after a 401 the one more try is made when it
+ * is due; after a 411 the number stays FAILED, and only a link (a new device) goes on.
+ *
+ * @since 1.0.0
+ */
+export const resume = (ctx: SessionContext) =>
+  Effect.gen(function*() {
+    const refusal = ctx.auth.refusal()
+    if (refusal === null) {
+      yield* report(ctx, "STARTING")
+      return yield* connect(ctx)
+    }
+    if (refusal.code === LOGGED_OUT) return yield* loggedOut(ctx, refusal)
+    yield* report(ctx, "FAILED", { reason: refusal.reason })
   })
 
 /** A `Connect` signal for the current generation after `ms`. */

@@ -83,10 +83,9 @@ export interface SessionState {
   failures: number
   /** Restarts (515) in a row without the connection opening. */
   restarts: number
-  /** What was already tried once: a version refresh after 405, a retry after 440, a 401 seen. */
+  /** What was already tried once: a version refresh after 405, a retry after 440 (a 401 seen: `NumberAuth.refusal`). */
   versionRefreshed: boolean
   replacedBefore: boolean
-  loggedOutBefore: boolean
   /** Sends waiting for WhatsApp's server ack, by message id. */
   readonly awaitingAck: Map<string, Deferred.Deferred<void, SendRejected | DriverUnavailable>>
   openedAt: number | null
@@ -131,7 +130,6 @@ export const initialState = (): SessionState => ({
   restarts: 0,
   versionRefreshed: false,
   replacedBefore: false,
-  loggedOutBefore: false,
   awaitingAck: new Map(),
   openedAt: null,
   lastTrafficAt: 0,

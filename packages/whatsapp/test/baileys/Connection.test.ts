@@ -412,6 +412,62 @@ describe("Baileys driver: reconnecting", () => {
     }).pipe(Effect.provide(h.layer))
   })
 
+  it.scoped("a 401 is stored: a session opened later (a restart, a passivation) waits for the try, made when due; a link makes a new device", () => {
+    const h = Harness.make()
+    Harness.storeLinked(h, 1)
+    return Effect.gen(function*() {
+      const first = yield* Harness.open({ id: 1, linked: true })
+      h.fake.latest().open()
+      yield* flush
+      h.fake.latest().closeWith(Closes.failure(401))
+      yield* advance(100_000)
+      yield* first.close
+
+      const { rec, close } = yield* Harness.open({ id: 1, linked: false })
+      assert.deepStrictEqual(rec.take(), ["100000 STOPPED (logged out from the phone (401))"])
+      yield* advance(199_999)
+      assert.strictEqual(h.fake.sockets.length, 1)
+      yield* advance(1)
+      assert.strictEqual(h.fake.sockets.length, 2)
+      assert.isDefined(h.fake.latest().creds.account)
+      yield* close
+
+      // Opened after the try is due (and the try not answered): made at once.
+      const late = yield* Harness.open({ id: 1, linked: false })
+      assert.deepStrictEqual(late.rec.take(), ["300000 STOPPED (logged out from the phone (401))"])
+      assert.strictEqual(h.fake.sockets.length, 3)
+      // A link meanwhile is a new device, not the refused one.
+      yield* late.session.link({ kind: "qr" })
+      yield* flush
+      assert.deepStrictEqual(late.rec.take(), ["300000 STARTING"])
+      assert.isUndefined(h.fake.latest().creds.account)
+      assert.isNull(Harness.credsOf(h, 1))
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("411 is stored: a session opened later is FAILED with the reason and opens no socket; a link makes a new device", () => {
+    const h = Harness.make()
+    Harness.storeLinked(h, 1)
+    return Effect.gen(function*() {
+      const first = yield* Harness.open({ id: 1, linked: true })
+      h.fake.latest().open()
+      yield* flush
+      h.fake.latest().closeWith(Closes.failure(411))
+      yield* flush
+      yield* first.close
+
+      const { rec, session } = yield* Harness.open({ id: 1, linked: true })
+      yield* advance(600_000)
+      assert.deepStrictEqual(rec.take(), ["0 FAILED (multi-device mismatch (411): link the number again)"])
+      assert.strictEqual(h.fake.sockets.length, 1)
+      yield* session.link({ kind: "qr" })
+      yield* flush
+      assert.deepStrictEqual(rec.take(), ["600000 STARTING"])
+      assert.strictEqual(h.fake.sockets.length, 2)
+      assert.isUndefined(h.fake.latest().creds.account)
+    }).pipe(Effect.provide(h.layer))
+  })
+
   it.scoped("440 replaced: one more try 30 s later while this runner owns the number; a second 440 is FAILED", () => {
     const h = Harness.make()
     Harness.storeLinked(h, 1)

@@ -82,7 +82,7 @@ describe("DisconnectPolicy.decide: a linked number", () => {
     ],
     ["406", from(Closes.failure(406)), { _tag: "Failed", reason: "banned by WhatsApp (406)" }],
     ["409", from(Closes.failure(409)), { _tag: "Failed", reason: "WhatsApp refused the client (409)" }],
-    ["411", from(Closes.failure(411)), { _tag: "Failed", reason: "multi-device mismatch (411): link the number again" }],
+    ["411", from(Closes.failure(411)), { _tag: "Failed", reason: "multi-device mismatch (411): link the number again", refused: true }],
     ["440 first: one more try later", from(Closes.replaced()), {
       _tag: "RetryLater",
       reason: "replaced by another connection of this device (440): trying once more in 30 s",
