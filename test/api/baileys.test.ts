@@ -547,7 +547,7 @@ describe("operator unlink and relink on the Baileys driver", () => {
       assert.strictEqual(link.status, "STARTING")
       fake.latest().qr("2@ref-new-device")
       yield* eventually(gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.qr === "2@ref-new-device")
-    }))
+    }), 60_000)
 })
 
 describe("credentials WhatsApp refused, on the Baileys driver", () => {
