@@ -286,6 +286,25 @@ describe("incoming files on the Baileys driver", () => {
     }))
 })
 
+describe("group chats on the Baileys driver", () => {
+  it.scopedLive("a group chat is named by the group's subject, never by the member who wrote", () =>
+    Effect.gen(function*() {
+      const { api, fake } = yield* workingNumber
+      const group = "120363000000000001@g.us"
+      fake.latest().groups.set(group, { id: group, subject: "Shop staff", owner: undefined, participants: [] })
+      const member = (id: string, name: string): WAMessage => ({
+        ...textFrom(group, id, `hi from ${name}`),
+        key: { remoteJid: group, participant: `${uniquePhone()}@s.whatsapp.net`, id, fromMe: false },
+        pushName: name
+      })
+      fake.latest().upsert([member("3A0G01", "Ali"), member("3A0G02", "Dana")])
+      const chats = yield* eventually(api.chats.list({ urlParams: {} }), (l) => l.chats.some((c) => c.message_count === 2))
+      assert.deepStrictEqual(chats.chats.map((c) => [c.chat_id, c.name, c.group_subject]), [
+        ["120363000000000001@g.us", "Shop staff", "Shop staff"]
+      ])
+    }))
+})
+
 describe("operator metrics", () => {
   const zombieRestarts = (text: string) => Number(/^wagate_zombie_restarts (\d+)$/m.exec(text)?.[1] ?? 0)
 

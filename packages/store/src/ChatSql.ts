@@ -15,6 +15,7 @@ export interface ChatRow {
   readonly chatId: string
   readonly peer: string
   readonly peerLid: string | null
+  /** The counterpart's name; a group chat is named by its subject instead. */
   readonly name: string | null
   readonly isGroup: boolean
   readonly groupSubject: string | null
@@ -24,7 +25,8 @@ export interface ChatRow {
 
 /**
  * What a new message changes in its chat when the chat exists: the latest message, the counts,
- * and the names the message brings.
+ * and the names the message brings. A group chat's name is the group's subject, never the name
+ * of the member who wrote (which a message of a group brings as its `name`).
  *
  * @since 1.0.0
  */
@@ -32,7 +34,8 @@ export const chatConflict = (sql: PgClient.PgClient) =>
   sql`
     ON CONFLICT (number_id, chat_id) DO UPDATE SET
       peer_lid = coalesce(EXCLUDED.peer_lid, chats.peer_lid),
-      name = coalesce(EXCLUDED.name, chats.name),
+      name = CASE WHEN chats.is_group THEN coalesce(EXCLUDED.group_subject, chats.group_subject)
+                  ELSE coalesce(EXCLUDED.name, chats.name) END,
       group_subject = coalesce(EXCLUDED.group_subject, chats.group_subject),
       last_message_id = CASE WHEN chats.last_message_at IS NULL OR chats.last_message_at <= EXCLUDED.last_message_at
                              THEN EXCLUDED.last_message_id ELSE chats.last_message_id END,
@@ -50,9 +53,9 @@ export const upsertChat = (sql: PgClient.PgClient, r: ChatRow) =>
   sql`
     INSERT INTO chats (number_id, chat_id, account_id, peer, peer_lid, name, is_group, group_subject,
                        last_message_id, last_message_at, message_count, incoming_count, outgoing_count, created_at)
-    SELECT ${r.numberId}, ${r.chatId}, ${r.accountId}, ${r.peer}, ${r.peerLid}, ${r.name}, ${r.isGroup},
-           ${r.groupSubject}, msg.id, ${r.at}::timestamptz, 1, ${r.incoming ? 1 : 0}, ${r.incoming ? 0 : 1},
-           ${r.at}::timestamptz
+    SELECT ${r.numberId}, ${r.chatId}, ${r.accountId}, ${r.peer}, ${r.peerLid},
+           ${r.isGroup ? r.groupSubject : r.name}, ${r.isGroup}, ${r.groupSubject}, msg.id, ${r.at}::timestamptz, 1,
+           ${r.incoming ? 1 : 0}, ${r.incoming ? 0 : 1}, ${r.at}::timestamptz
     FROM msg
     ${chatConflict(sql)}`
 
