@@ -24,10 +24,12 @@ export interface Content {
 /**
  * Parts of the protocol that travel as messages but are not messages of the conversation:
  * edits and deletions (protocol), poll votes, pins, "keep in chat", encrypted reactions and
- * event answers. They are not stored.
+ * event answers, and the announcement of an album (its photos and videos come as messages of
+ * their own). They are not stored.
  */
 const NOT_MESSAGES = new Set<string>([
   "protocolMessage",
+  "albumMessage",
   "senderKeyDistributionMessage",
   "pollUpdateMessage",
   "pinInChatMessage",
@@ -52,6 +54,22 @@ const file = (
 const pollText = (poll: proto.Message.IPollCreationMessage) =>
   [poll.name ?? "", ...(poll.options ?? []).map((o) => `- ${o.optionName ?? ""}`)].join("\n")
 
+/** The lines that are not empty, one under the other. */
+const lines = (...parts: ReadonlyArray<string | null | undefined>) => parts.filter((p) => !!p).join("\n")
+
+/**
+ * The content of a message out of its wrappers (disappearing, view-once, edited, album item,
+ * document with caption), and an animated (Lottie) sticker's own sticker out of its wrapper,
+ * which Baileys leaves: its file is found only there.
+ *
+ * @since 1.0.0
+ */
+export const contentOf = (message: proto.IMessage | null | undefined): proto.IMessage | undefined => {
+  const content = normalizeMessageContent(message)
+  const lottie = content?.lottieStickerMessage?.message
+  return lottie?.stickerMessage ? lottie : content
+}
+
 /**
  * The content of a message, or null when there is nothing to store: no content (a message
  * WhatsApp could not decrypt yet arrives again with content under the same id, and must not be
@@ -60,7 +78,7 @@ const pollText = (poll: proto.Message.IPollCreationMessage) =>
  * @since 1.0.0
  */
 export const classify = (message: proto.IMessage | null | undefined): Content | null => {
-  const content = normalizeMessageContent(message)
+  const content = contentOf(message)
   const kind = getContentType(content)
   if (content === undefined || kind === undefined) return null
   if (NOT_MESSAGES.has(kind)) return null
@@ -93,8 +111,12 @@ export const classify = (message: proto.IMessage | null | undefined): Content | 
     }
     case "locationMessage":
     case "liveLocationMessage": {
-      const m = content.locationMessage ?? content.liveLocationMessage!
-      const place = "name" in m ? [m.name, m.address].filter((s) => !!s).join(", ") : ""
+      const still = content.locationMessage
+      const m = still ?? content.liveLocationMessage!
+      // A live location has no place, only what its sender wrote with it.
+      const place = still
+        ? [still.name, still.address].filter((s) => !!s).join(", ")
+        : content.liveLocationMessage!.caption
       const where = `${m.degreesLatitude ?? 0},${m.degreesLongitude ?? 0}`
       return { type: "location", text: place ? `${place} (${where})` : where, ...none }
     }
@@ -118,6 +140,20 @@ export const classify = (message: proto.IMessage | null | undefined): Content | 
         content.pollCreationMessageV5)!
       return { type: "poll", text: pollText(poll), ...none }
     }
+    // A tap on a button or a list row of a business message: the customer's answer is the text
+    // of what was chosen, as WhatsApp shows it in the chat.
+    case "buttonsResponseMessage":
+      return { type: "text", text: content.buttonsResponseMessage?.selectedDisplayText ?? "", ...none }
+    case "templateButtonReplyMessage":
+      return { type: "text", text: content.templateButtonReplyMessage?.selectedDisplayText ?? "", ...none }
+    case "listResponseMessage":
+      return { type: "text", text: content.listResponseMessage?.title ?? "", ...none }
+    case "interactiveResponseMessage":
+      return { type: "text", text: content.interactiveResponseMessage?.body?.text ?? "", ...none }
+    case "eventMessage":
+      return { type: "unknown", text: lines(content.eventMessage?.name, content.eventMessage?.description), ...none }
+    case "groupInviteMessage":
+      return { type: "unknown", text: lines(content.groupInviteMessage?.groupName, content.groupInviteMessage?.caption), ...none }
     default:
       return { type: "unknown", text: "", ...none }
   }

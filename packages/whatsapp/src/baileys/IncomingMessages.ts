@@ -51,7 +51,8 @@ const timestampOf = (m: WAMessage, now: number): number => {
 
 /**
  * The message, or null when it is not one to store: status updates, channels and broadcasts,
- * protocol messages, and messages without content (not decrypted yet).
+ * WhatsApp's own service account, protocol messages, and messages without content (not
+ * decrypted yet).
  *
  * @since 1.0.0
  */
@@ -69,7 +70,10 @@ export const toIncoming = Effect.fnUntraced(function*(m: WAMessage, ctx: Context
     type: content.type,
     text: content.text,
     timestamp: timestampOf(m, ctx.now),
-    media: content.file === null ? null : { ...content.file, download: ctx.download(m) }
+    // The file is found in the content out of its wrappers (an animated sticker's only there).
+    media: content.file === null
+      ? null
+      : { ...content.file, download: ctx.download({ ...m, message: IncomingContent.contentOf(m.message) }) }
   }
   if (Jids.isGroup(remote)) {
     const author = fromMe ? null : yield* person(key.participant, key.participantAlt, ctx.lids)

@@ -28,10 +28,16 @@ export const isLid = (jid: string | null | undefined): jid is string => serverOf
 /** @since 1.0.0 */
 export const isGroup = (jid: string | null | undefined): jid is string => serverOf(jid) === "g.us"
 
-/** Status updates, broadcast lists and channels: not conversations of the number. @since 1.0.0 */
+/**
+ * Status updates, broadcast lists, channels and WhatsApp's own service account (`0@s.whatsapp.net`,
+ * its announcements): not conversations of the number.
+ *
+ * @since 1.0.0
+ */
 export const isIgnored = (jid: string | null | undefined): boolean => {
   const server = serverOf(jid)
-  return server === null || server === "broadcast" || server === "newsletter" || server === "call"
+  return server === null || server === "broadcast" || server === "newsletter" || server === "call" ||
+    (server === "s.whatsapp.net" && userOf(jid!) === "0")
 }
 
 /** Where a message to `phone` goes. @since 1.0.0 */

@@ -64,7 +64,7 @@ describe("Baileys driver: incoming messages", () => {
     }).pipe(Effect.provide(h.layer))
   })
 
-  it.scoped("every kind maps to its type; protocol messages, status updates and channels are not messages", () => {
+  it.scoped("every kind maps to its type; protocol messages, status updates, channels and WhatsApp's service account are not messages", () => {
     const h = Harness.make()
     Harness.storeLinked(h, 1)
     return Effect.gen(function*() {
@@ -83,7 +83,9 @@ describe("Baileys driver: incoming messages", () => {
         msg("U", {}, { eventMessage: { name: "Party" } }),
         msg("X", {}, { protocolMessage: { type: 0 } }),
         msg("ST", { remoteJid: "status@broadcast", participant: `${PEER}@s.whatsapp.net` }, { conversation: "story" }),
-        msg("NL", { remoteJid: "120363111111111111@newsletter" }, { conversation: "news" })
+        msg("NL", { remoteJid: "120363111111111111@newsletter" }, { conversation: "news" }),
+        // WhatsApp's own service account and its announcements.
+        msg("PSA", { remoteJid: "0@s.whatsapp.net" }, { conversation: "WhatsApp news" })
       ])
       yield* flush
       const got = incoming(rec.events)
@@ -98,7 +100,7 @@ describe("Baileys driver: incoming messages", () => {
         "C:contact:Dana",
         "R:reaction:❤️",
         "Q:poll:Q?\n- Y",
-        "U:unknown:"
+        "U:unknown:Party"
       ])
       assert.deepStrictEqual(got[0]!.media, { mimeType: "image/jpeg", filename: null, size: 1000, download: "<effect>" })
       assert.deepStrictEqual(got[4]!.media, { mimeType: "application/pdf", filename: "a.pdf", size: null, download: "<effect>" })
@@ -120,6 +122,26 @@ describe("Baileys driver: incoming messages", () => {
       h.fake.setDownload({ _tag: "fail", error: new Error("media expired") })
       const failed = yield* Effect.flip(readAll(media!.download))
       assert.deepStrictEqual([failed._tag, failed.reason], ["DriverUnavailable", "media download failed: media expired"])
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("an animated (Lottie) sticker is a sticker, its file downloaded from the sticker inside it", () => {
+    const h = Harness.make()
+    Harness.storeLinked(h, 1)
+    return Effect.gen(function*() {
+      const { rec } = yield* working(h)
+      h.fake.latest().upsert([
+        msg("LOT", {}, { lottieStickerMessage: { message: { stickerMessage: { mimetype: "application/was", isLottie: true } } } })
+      ])
+      yield* flush
+      const [got] = incoming(rec.events)
+      assert.deepStrictEqual([got!.type, got!.media], [
+        "sticker",
+        { mimeType: "application/was", filename: null, size: null, download: "<effect>" }
+      ])
+      const event = rec.events.find((e) => e._tag === "Incoming")!
+      const media = event._tag === "Incoming" ? event.message.media! : null
+      assert.deepStrictEqual([...(yield* readAll(media!.download))], [1, 2, 3])
     }).pipe(Effect.provide(h.layer))
   })
 

@@ -68,6 +68,11 @@ describe("IncomingContent.classify", () => {
       text: "1,2",
       file: null
     }],
+    ["live location with a caption", { liveLocationMessage: { degreesLatitude: 1, degreesLongitude: 2, caption: "here" } }, {
+      type: "location",
+      text: "here (1,2)",
+      file: null
+    }],
     ["contact", { contactMessage: { displayName: "Aigerim", vcard: "BEGIN:VCARD" } }, {
       type: "contact",
       text: "Aigerim",
@@ -95,7 +100,45 @@ describe("IncomingContent.classify", () => {
       text: "",
       file: { mimeType: "image/jpeg", filename: null, size: null }
     }],
-    ["something new", { eventMessage: { name: "Party" } }, { type: "unknown", text: "", file: null }],
+    ["album item", { associatedChildMessage: { message: { imageMessage: { mimetype: "image/jpeg", caption: "a1" } } } }, {
+      type: "image",
+      text: "a1",
+      file: { mimeType: "image/jpeg", filename: null, size: null }
+    }],
+    ["album announcement (its items come as messages of their own)", { albumMessage: { expectedImageCount: 2 } }, null],
+    ["animated (Lottie) sticker", {
+      lottieStickerMessage: { message: { stickerMessage: { mimetype: "application/was", isLottie: true, fileLength: 7 } } }
+    }, { type: "sticker", text: "", file: { mimeType: "application/was", filename: null, size: 7 } }],
+    ["Lottie wrapper without a sticker", { lottieStickerMessage: { message: { conversation: "?" } } }, {
+      type: "unknown",
+      text: "",
+      file: null
+    }],
+    ["button reply", { buttonsResponseMessage: { selectedButtonId: "b1", selectedDisplayText: "Yes please" } }, {
+      type: "text",
+      text: "Yes please",
+      file: null
+    }],
+    ["list reply", { listResponseMessage: { title: "Option 2", singleSelectReply: { selectedRowId: "r2" } } }, {
+      type: "text",
+      text: "Option 2",
+      file: null
+    }],
+    ["template button reply", { templateButtonReplyMessage: { selectedId: "t", selectedDisplayText: "Confirm" } }, {
+      type: "text",
+      text: "Confirm",
+      file: null
+    }],
+    ["interactive reply", {
+      interactiveResponseMessage: { body: { text: "Book" }, nativeFlowResponseMessage: { name: "x", paramsJson: "{}" } }
+    }, { type: "text", text: "Book", file: null }],
+    ["event", { eventMessage: { name: "Party", description: "at 7" } }, { type: "unknown", text: "Party\nat 7", file: null }],
+    ["group invitation", { groupInviteMessage: { groupName: "Club", caption: "join us", inviteCode: "x" } }, {
+      type: "unknown",
+      text: "Club\njoin us",
+      file: null
+    }],
+    ["something new", { stickerPackMessage: { name: "pack" } }, { type: "unknown", text: "", file: null }],
     ["protocol (deletion, edit)", { protocolMessage: { type: 0 } }, null],
     ["poll vote", { pollUpdateMessage: {} }, null],
     ["sender key only", { senderKeyDistributionMessage: { groupId: "g" } }, null],

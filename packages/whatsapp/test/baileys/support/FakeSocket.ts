@@ -11,6 +11,8 @@ import {
   type AuthenticationCreds,
   type BaileysEventMap,
   type BinaryNode,
+  extractMessageContent,
+  getContentType,
   type GroupMetadata,
   type MiscMessageGenerationOptions,
   proto,
@@ -259,6 +261,8 @@ export class FakeSocket implements BaileysSocket {
   }
 }
 
+const MEDIA_KINDS = new Set(["imageMessage", "videoMessage", "ptvMessage", "audioMessage", "documentMessage", "stickerMessage"])
+
 /** A factory of fake sockets; `sockets` holds every one made, in order. */
 export const make = () => {
   const sockets: Array<FakeSocket> = []
@@ -290,6 +294,12 @@ export const make = () => {
       },
       download: (_socket, message) => {
         downloads.push(message.key.id ?? "")
+        // Baileys' downloadMediaMessage finds the file in the content out of its usual wrappers
+        // only, and refuses anything else the way it does.
+        const kind = getContentType(extractMessageContent(message.message))
+        if (kind === undefined || !MEDIA_KINDS.has(kind)) {
+          return Promise.reject(new Boom(`"${kind}" message is not a media message`))
+        }
         return settle(downloadOutcome).then((bytes) => Readable.from([Buffer.from(bytes)]))
       },
       latestVersion: (signal) => {
