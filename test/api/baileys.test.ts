@@ -5,13 +5,15 @@
  * operator API, credentials in PostgreSQL, `session.status` events, a message WhatsApp replays
  * after a reconnect stored once, server error 463 closing new chats (only while WhatsApp's
  * reach-out time lock is active) in the number's limits and shown on its connection, incoming
- * files in the blob store, a first message to a phone without WhatsApp failed as on the simulator.
+ * files in the blob store, view-once messages kept as placeholders, messages not decrypted
+ * counted, group chats named by their subject, a first message to a phone without WhatsApp failed
+ * as on the simulator.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as BaileysDriver from "@wagate/whatsapp/BaileysDriver"
 import * as PgAuthStore from "@wagate/whatsapp/baileys/PgAuthStore"
-import type { WAMessage } from "@whiskeysockets/baileys"
+import { proto, type WAMessage } from "@whiskeysockets/baileys"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -283,6 +285,44 @@ describe("incoming files on the Baileys driver", () => {
       // The hanging download is still just pending, and the downloads asked were one per file.
       assert.strictEqual((yield* byWaId("3A0100"))!.media_pending, true)
       assert.deepStrictEqual(fake.downloads, ["3A0100", "3A0102", "3A0103"])
+    }))
+})
+
+describe("incoming messages without content of their own, on the Baileys driver", () => {
+  const undecryptable = (text: string) => Number(/^wagate_undecryptable_messages (\d+)$/m.exec(text)?.[1] ?? 0)
+
+  it.scopedLive("a view-once message is kept as a placeholder and announced; one not decrypted is counted, not stored; an album's announcement is neither", () =>
+    Effect.gen(function*() {
+      const { acme, api, fake, gateway } = yield* workingNumber
+      const before = undecryptable(yield* gateway.ops.ops.metrics())
+      const peer = uniquePhone()
+      const viewOnce = fileFrom(peer, "3A0V01", undefined)
+      fake.latest().upsert([
+        // Baileys 7.0.0-rc14 for `<unavailable type="view_once"/>`: the key marked, no content, no stub.
+        { ...viewOnce, key: { ...viewOnce.key, isViewOnce: true } },
+        // Not decrypted (a CIPHERTEXT stub): WhatsApp delivers it again with its content when it can.
+        {
+          ...fileFrom(peer, "3A0V02", undefined),
+          messageStubType: proto.WebMessageInfo.StubType.CIPHERTEXT,
+          messageStubParameters: ["Bad MAC"]
+        },
+        // An album: its announcement, then its photo as a message of its own.
+        fileFrom(peer, "3A0V03", { albumMessage: { expectedImageCount: 1 } }),
+        fileFrom(peer, "3A0V04", { associatedChildMessage: { message: { imageMessage: { mimetype: "image/jpeg", caption: "one" } } } })
+      ])
+      const page = yield* eventually(api.messages.list({ urlParams: { chat: peer } }), (p) => p.messages.length === 2)
+      assert.deepStrictEqual(
+        page.messages.map((m) => [m.wa_message_id, m.type, m.text]).sort(),
+        [["3A0V01", "unknown", "View-once message: it can be opened only on the phone"], ["3A0V04", "image", "one"]]
+      )
+      const announced = yield* query<{ id: string; type: string; text: string }>(gateway.database, (sql) =>
+        sql`SELECT payload->'data'->>'id' AS id, payload->'data'->>'type' AS type, payload->'data'->>'text' AS text
+            FROM webhook_outbox WHERE event = 'message' AND account_id = ${acme.accountId} ORDER BY id`)
+      assert.deepStrictEqual(announced.map((e) => [e.id, e.type, e.text]), [
+        ["3A0V01", "unknown", "View-once message: it can be opened only on the phone"],
+        ["3A0V04", "image", "one"]
+      ])
+      assert.strictEqual(undecryptable(yield* gateway.ops.ops.metrics()), before + 1)
     }))
 })
 

@@ -5,13 +5,34 @@
  *
  * @since 1.0.0
  */
-import type { WAMessage } from "@whiskeysockets/baileys"
+import { proto, type WAMessage } from "@whiskeysockets/baileys"
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
 import { DriverUnavailable } from "../WhatsAppDriver.js"
 import * as Acks from "./Acks.js"
 import * as IncomingMessages from "./IncomingMessages.js"
 import { messageOf, now, type SessionContext, timed } from "./SessionContext.js"
 import type { SocketSignal } from "./SocketEvents.js"
+
+/**
+ * Messages this device could not decrypt (Baileys' `CIPHERTEXT` stubs), each attempt: not stored,
+ * as most arrive again with their content under the same id; those that never do are seen here.
+ *
+ * @since 1.0.0
+ */
+export const undecryptable = Metric.counter("wagate_undecryptable_messages", {
+  description: "Incoming messages this device could not decrypt (each attempt; most arrive again decrypted)",
+  incremental: true
+})
+
+const notDecrypted = (ctx: SessionContext, m: WAMessage) =>
+  Effect.zipRight(
+    Metric.increment(undecryptable),
+    Effect.logDebug(
+      `number ${ctx.number.id}: message ${m.key.id} from ${m.key.remoteJid} could not be decrypted ` +
+        `(${m.messageStubParameters?.[0] ?? "no reason given"}); not stored until it arrives decrypted`
+    )
+  )
 
 /** New messages: each one to store becomes an `Incoming` event, in order. @since 1.0.0 */
 export const upsert = (ctx: SessionContext, messages: ReadonlyArray<WAMessage>) =>
@@ -44,6 +65,7 @@ export const upsert = (ctx: SessionContext, messages: ReadonlyArray<WAMessage>) 
         now: now(ctx)
       })
       if (incoming !== null) yield* ctx.onEvent({ _tag: "Incoming", message: incoming })
+      else if (m.messageStubType === proto.WebMessageInfo.StubType.CIPHERTEXT) yield* notDecrypted(ctx, m)
     }), { discard: true })
 
 /**

@@ -58,6 +58,18 @@ const pollText = (poll: proto.Message.IPollCreationMessage) =>
 const lines = (...parts: ReadonlyArray<string | null | undefined>) => parts.filter((p) => !!p).join("\n")
 
 /**
+ * What a linked device is given of a view-once message: only that there was one (WhatsApp shows
+ * it on the phone alone), stored as an `unknown` message with this text.
+ *
+ * @since 1.0.0
+ */
+export const viewOnceUnavailable: Content = {
+  type: "unknown",
+  text: "View-once message: it can be opened only on the phone",
+  file: null
+}
+
+/**
  * The content of a message out of its wrappers (disappearing, view-once, edited, album item,
  * document with caption), and an animated (Lottie) sticker's own sticker out of its wrapper,
  * which Baileys leaves: its file is found only there.

@@ -6,7 +6,7 @@
  *
  * @since 1.0.0
  */
-import type { GroupMetadata, WAMessage } from "@whiskeysockets/baileys"
+import { type GroupMetadata, proto, type WAMessage } from "@whiskeysockets/baileys"
 import * as Effect from "effect/Effect"
 import type { IncomingMessage, IncomingMedia } from "../WhatsAppDriver.js"
 import type { GroupSubjects } from "./GroupSubjects.js"
@@ -50,9 +50,20 @@ const timestampOf = (m: WAMessage, now: number): number => {
 }
 
 /**
+ * What a message without content is: a view-once message a linked device is never given (Baileys
+ * marks its key `isViewOnce`, with no stub), which is stored as a placeholder since nothing more
+ * will come; anything else has nothing to store, as a message WhatsApp could not decrypt
+ * (`CIPHERTEXT` stub) arrives again with its content under the same id when it can be.
+ */
+const withoutContent = (m: WAMessage): IncomingContent.Content | null =>
+  !m.message && m.key.isViewOnce === true && m.messageStubType !== proto.WebMessageInfo.StubType.CIPHERTEXT
+    ? IncomingContent.viewOnceUnavailable
+    : null
+
+/**
  * The message, or null when it is not one to store: status updates, channels and broadcasts,
  * WhatsApp's own service account, protocol messages, and messages without content (not
- * decrypted yet).
+ * decrypted), except view-once messages.
  *
  * @since 1.0.0
  */
@@ -60,7 +71,7 @@ export const toIncoming = Effect.fnUntraced(function*(m: WAMessage, ctx: Context
   const key = m.key
   const remote = key.remoteJid
   if (typeof key.id !== "string" || key.id === "" || typeof remote !== "string" || Jids.isIgnored(remote)) return null
-  const content = IncomingContent.classify(m.message)
+  const content = IncomingContent.classify(m.message) ?? withoutContent(m)
   if (content === null) return null
   const fromMe = key.fromMe === true
   const base = {

@@ -145,6 +145,23 @@ describe("Baileys driver: incoming messages", () => {
     }).pipe(Effect.provide(h.layer))
   })
 
+  it.scoped("a view-once message (a linked device is never given its content) is kept as a placeholder", () => {
+    const h = Harness.make()
+    Harness.storeLinked(h, 1)
+    return Effect.gen(function*() {
+      const { rec } = yield* working(h)
+      // Baileys 7.0.0-rc14 for `<unavailable type="view_once"/>`: the key marked, no content, no stub.
+      h.fake.latest().upsert([msg("VO1", { isViewOnce: true }, undefined)])
+      yield* flush
+      assert.deepStrictEqual(incoming(rec.events), [{
+        ...base,
+        waMessageId: "VO1",
+        type: "unknown",
+        text: "View-once message: it can be opened only on the phone"
+      }])
+    }).pipe(Effect.provide(h.layer))
+  })
+
   it.scoped("written on the phone: fromMe, to the counterpart, without a name", () => {
     const h = Harness.make()
     Harness.storeLinked(h, 1)
