@@ -40,8 +40,14 @@ const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&
 /** JSON inside a <script> element: nothing in it may close the element. */
 const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, "\\u003c")
 
+/** Words only the shell above uses: the script is not sent them (every byte counts on a phone). */
+const shellOnly = (key: string) =>
+  key.startsWith("title.") || (key.startsWith("nav.") && key !== "nav.limits") ||
+  ["brand", "welcome", "lang.switch", "noscript", "loading"].includes(key)
+
 /** The words of a language as a script (cached like the other assets): it sets `WAGATE_T`. */
-export const dictionaryScript = (lang: Lang) => `window.WAGATE_T=${scriptJson(dictionary(lang))};\n`
+export const dictionaryScript = (lang: Lang) =>
+  `window.WAGATE_T=${scriptJson(Object.fromEntries(Object.entries(dictionary(lang)).filter(([key]) => !shellOnly(key))))};\n`
 
 export const render = (
   def: PageDef,
