@@ -54,7 +54,10 @@
   } }, t("keys.copy"));
 
   // --- the API ------------------------------------------------------------------------------
-  const api = async (method, path, body) => {
+  // The server speaks English; other pages say its errors by code.
+  const explain = (error) => (lang === "en" || !error.code ? error.message
+    : T["err." + page + "." + error.code] || T["err." + error.code] || error.message);
+  const api = async (method, path, body, retried) => {
     const response = await fetch("/cabinet/api" + path, {
       method,
       credentials: "same-origin",
@@ -65,6 +68,15 @@
     if (response.status === 401 && data && data.code === "not_signed_in" && document.body.dataset.signedIn === "true") {
       location.assign("/cabinet/login?next=" + encodeURIComponent(location.pathname + location.search));
       throw new Error(data.error);
+    }
+    if (response.status === 403 && data && data.code === "csrf_rejected" && me) {
+      // Another tab made a new session: same account, so take its token.
+      const now = retried ? null : await api("GET", "/me");
+      if (now && now.account_id === me.account_id) {
+        csrf = now.csrf;
+        return api(method, path, body, true);
+      }
+      throw Object.assign(new Error(t("err.csrf_rejected")), { code: "session_changed" });
     }
     if (!response.ok) throw Object.assign(new Error((data && data.error) || response.statusText), { code: data && data.code });
     return data;
@@ -80,12 +92,12 @@
       const message = await action(new FormData(form));
       if (message) status.replaceChildren(message instanceof Node ? message : note("ok", message));
     } catch (error) {
-      status.replaceChildren(note("err", error.message));
+      status.replaceChildren(note("err", explain(error)));
     } finally {
       if (button) button.disabled = false;
     }
   });
-  const fail = (error) => show(note("err", t("error.generic", { error: error.message })));
+  const fail = (error) => show(note("err", error.code === "session_changed" ? error.message : t("error.generic", { error: explain(error) })));
   const signedIn = (next) => (data) => {
     csrf = data.csrf;
     location.assign(next || query.get("next") || "/cabinet/numbers");
@@ -113,21 +125,21 @@
       field(t("f.passwordNew"), { name: "password", type: "password", autocomplete: "new-password", minlength: 10, required: true }),
       h("button", { type: "submit" }, t("b.signup")));
     submit(form, async (f) =>
-      (await api("POST", "/signup", { email: f.get("email"), company: f.get("company"), password: f.get("password") })).message);
+      (await api("POST", "/signup", { email: f.get("email"), company: f.get("company"), password: f.get("password") }), t("m.signedUp")));
     show(h("p", { lang: "kk" }, t("welcome.kk")), form, h("p", {}, h("a", { href: "/cabinet/login" }, t("l.toLogin"))));
   };
   pages.confirm = async () => {
     try {
       signedIn("/cabinet/balance")(await api("POST", "/confirm", { token: query.get("token") || "" }));
     } catch (error) {
-      show(note("err", error.message), h("p", {}, h("a", { href: "/cabinet/login" }, t("l.toLogin"))));
+      show(note("err", explain(error)), h("p", {}, h("a", { href: "/cabinet/login" }, t("l.toLogin"))));
     }
   };
   pages.reset = () => {
     const form = h("form", { class: "card" },
       field(t("f.email"), { name: "email", type: "email", autocomplete: "email", required: true }),
       h("button", { type: "submit" }, t("b.reset")));
-    submit(form, async (f) => (await api("POST", "/reset", { email: f.get("email") })).message);
+    submit(form, async (f) => (await api("POST", "/reset", { email: f.get("email") }), t("m.resetSent")));
     show(form, h("p", {}, h("a", { href: "/cabinet/login" }, t("l.toLogin"))));
   };
   pages.resetNew = () => {
@@ -158,9 +170,11 @@
         return form;
       })()
       : note("warn", t("bal.noPayments"));
+    const charged = b.daily_charge > 0;
     show(
-      figures([[t("bal.balance"), money(b.balance) + " ₸"], [t("bal.daily"), money(b.daily_charge) + " ₸"],
-        [t("bal.days"), String(b.days_left)], [t("bal.paidUntil"), when(data.paid_until)]]),
+      figures([[t("bal.balance"), money(b.balance) + " ₸"], [t("bal.daily"), money(b.daily_charge) + " ₸"]].concat(charged
+        ? [[t("bal.days"), String(b.days_left)], [t("bal.paidUntil"), when(data.paid_until)]] : [])),
+      charged ? null : h("p", {}, t("bal.noCharge")),
       h("p", { class: "muted" }, t("bal.perNumber", { kzt: money(data.number_day) })),
       topUp,
       h("h2", {}, t("bal.ledger")),
@@ -169,7 +183,12 @@
     );
   };
 
-  const statusText = (n) => t("st." + n.status) + (n.reason && n.status !== "WORKING" ? " — " + n.reason : "");
+  const reasons = [[/^logged out/, "why.loggedOut"], [/^qr refs ran out/, "why.qrExpired"], [/^pairing code expired/, "why.codeExpired"]];
+  const reasonText = (reason) => {
+    const known = reasons.find(([pattern]) => pattern.test(reason));
+    return known ? t(known[1]) : reason;
+  };
+  const statusText = (n) => t("st." + n.status) + (n.reason && n.status !== "WORKING" ? " — " + reasonText(n.reason) : "");
 
   let numbersStream = null;
   pages.numbers = async () => {
@@ -209,7 +228,7 @@
         location.assign("/cabinet/link?number=" + added.number.id + "&method=" + f.get("method"));
       } catch (error) {
         if (error.code !== "insufficient_balance") throw error;
-        return h("div", { class: "msg err", role: "alert" }, error.message, " ", h("a", { href: "/cabinet/balance" }, t("num.topupFirst")));
+        return h("div", { class: "msg err", role: "alert" }, explain(error), " ", h("a", { href: "/cabinet/balance" }, t("num.topupFirst")));
       }
     });
     show(list, form);
@@ -232,13 +251,14 @@
           h("button", { type: "button", class: "secondary", onclick: () => start("qr") }, t("link.useQr")));
       } else if (link.status === "FAILED" || link.status === "STOPPED" || link.status === "none") {
         view.replaceChildren(
-          link.reason ? note("err", t("link.failed", { reason: link.reason })) : null,
+          !link.reason ? null : reasons[0][0].test(link.reason) ? note("warn", t("link.loggedOut"))
+            : note("err", t("link.failed", { reason: reasonText(link.reason) })),
           h("button", { type: "button", onclick: () => start("qr") }, t("num.methodQr")),
           h("button", { type: "button", class: "secondary", onclick: () => start("code") }, t("num.methodCode")));
       }
     };
     const start = async (method) => {
-      try { draw(await api("POST", "/numbers/" + id + "/link", { method })); } catch (error) { view.replaceChildren(note("err", error.message)); }
+      try { draw(await api("POST", "/numbers/" + id + "/link", { method })); } catch (error) { view.replaceChildren(note("err", explain(error))); }
     };
     show(status, view, h("p", { class: "muted" }, t("link.live")));
     const current = await api("GET", "/numbers/" + id + "/link");
@@ -367,11 +387,13 @@
     const more = h("button", { type: "button", class: "secondary", hidden: true }, t("hist.older"));
     const rows = [];
     const phones = Object.fromEntries(numbers.map((n) => [n.id, n.phone]));
+    const peerOf = (m) => (m.is_group ? m.group_subject || t("hist.group")
+      : [m.name, m.peer ? "+" + m.peer : null].filter(Boolean).join(" · ") || m.chat_id);
     const load = async (before) => {
       const data = await api("GET", "/messages?" + new URLSearchParams(Object.assign(chosen ? { number: chosen } : {}, before ? { before } : {})));
       for (const m of data.messages) {
         rows.push([when(m.created_at || m.timestamp), phones[m.from] || m.from, t("dir." + m.direction),
-          m.direction === "in" ? m.chat_id || "" : m.to || m.chat_id || "", m.text || "", m.status]);
+          peerOf(m), m.text || "", T["ms." + m.status] || m.status]);
       }
       list.replaceChildren(rows.length === 0 ? h("p", {}, t("hist.none"))
         : table([t("col.time"), t("col.phone"), t("col.dir"), t("col.peer"), t("col.text"), t("col.status")], rows));

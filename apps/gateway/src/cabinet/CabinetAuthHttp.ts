@@ -14,11 +14,10 @@ import { GatewayApi } from "../http/GatewayApi.js"
 import { startSession, throttle } from "./CabinetAuth.js"
 import { CabinetLinks } from "./CabinetLinks.js"
 
-const SIGNED_UP = "Check your mailbox: we have sent a link to confirm the address. " +
-  "Проверьте почту: мы отправили ссылку для подтверждения адреса."
-const RESET_SENT = "If this email has an account, a link to set a new password is on its way (valid 1 hour). " +
-  "Если у этого адреса есть кабинет, ссылка для нового пароля уже в пути (действует 1 час)."
-const BAD_LINK = "This link is not valid: it was used already or has expired. Ссылка недействительна: уже использована или устарела."
+// In English, as every API answer; the pages say these in their own language (by the error's code).
+const SIGNED_UP = "Check your mailbox: we have sent a link to confirm the address."
+const RESET_SENT = "If this email has an account, a link to set a new password is on its way (valid 1 hour)."
+const BAD_LINK = "This link is not valid: it was used already or has expired."
 
 export const CabinetAuthHttp = HttpApiBuilder.group(GatewayApi, "cabinetAuth", (handlers) =>
   Effect.gen(function*() {
@@ -80,7 +79,7 @@ export const CabinetAuthHttp = HttpApiBuilder.group(GatewayApi, "cabinetAuth", (
             // Only the password's owner gets this far: telling them reveals nothing.
             yield* sendConfirmation(found.value.accountId, found.value.email)
             return yield* new InvalidParam({
-              error: "Confirm your email first: we have sent the link again. Сначала подтвердите адрес: мы отправили ссылку ещё раз."
+              error: "Confirm your email first: we have sent the link again."
             })
           }
           return yield* startSession(found.value.accountId, { email: found.value.email })
