@@ -225,6 +225,42 @@ describe("attacks", () => {
       }
     }))
 
+  it.scopedLive("a refused password or link token is never echoed: the answer says the rule", () =>
+    Effect.gen(function*() {
+      const { box, url } = yield* setup
+      const owner = yield* signedUp(url, box, "rules@shop.kz")
+      const stranger = browserClient(url)
+      yield* stranger.open("/cabinet/signup")
+      const long = "p".repeat(201)
+      const answers = {
+        signupShort: yield* stranger.post("/signup", { email: "new@shop.kz", company: "New", password: "short" }),
+        signupLong: yield* stranger.post("/signup", { email: "new@shop.kz", company: "New", password: long }),
+        signupNotText: yield* stranger.post("/signup", { email: "new@shop.kz", company: "New", password: 12345678901 }),
+        loginLong: yield* stranger.post("/login", { email: "rules@shop.kz", password: long }),
+        resetShort: yield* stranger.post("/reset/confirm", { token: "a-token-of-some-length", password: "short" }),
+        resetToken: yield* stranger.post("/reset/confirm", { token: "tok", password: "a long enough password" }),
+        confirmToken: yield* stranger.post("/confirm", { token: "t".repeat(300) }),
+        changeCurrent: yield* owner.post("/password", { current: long, password: "a new long password" }),
+        changeShort: yield* owner.post("/password", { current: "correct horse battery", password: "short" })
+      }
+      for (const [what, answer] of Object.entries(answers)) {
+        assert.strictEqual(code(answer), "400 invalid_param", what)
+        for (const secret of ["short", "ppppp", "12345678901", "tok\"", "ttttt", "correct horse"]) {
+          assert.notInclude(answer.body.error, secret, what)
+        }
+      }
+      assert.strictEqual(answers.signupShort.body.error, "password: at least 10 characters")
+      assert.strictEqual(answers.signupLong.body.error, "password: at most 200 characters")
+      assert.strictEqual(answers.loginLong.body.error, "password: at most 200 characters")
+      assert.strictEqual(answers.changeShort.body.error, "password: at least 10 characters")
+      assert.strictEqual(answers.resetToken.body.error, "token: not a valid link")
+      // The other refusals of the cabinet's forms say their rule in the page's terms too.
+      assert.strictEqual((yield* owner.post("/balance/top-up", { amount: 20_000_000 })).body.error,
+        "amount: a whole number of KZT from 100 to 10000000")
+      assert.strictEqual((yield* owner.put("/webhook", { url: `https://shop.kz/${"x".repeat(2048)}` })).body.error,
+        "url: at most 2048 characters")
+    }))
+
   it.scopedLive("one customer cannot see or change another's numbers, keys, exports or webhook events by any id", () =>
     Effect.gen(function*() {
       const { box, url, gateway } = yield* setup

@@ -48,9 +48,24 @@ export class CabinetCsrf extends HttpApiMiddleware.Tag<CabinetCsrf>()("CabinetCs
   failure: E.wire(E.CsrfRejected)
 }) {}
 
+/**
+ * A refusal that says the rule only: the value refused is a password or a token, never to be
+ * echoed back (a schema's own message quotes it).
+ */
+const secretText = (rule: string) => Schema.String.annotations({ message: () => rule })
+const atMost = (n: number) => ({ message: () => `at most ${n} characters` })
+
 /** Passwords: 10 to 200 characters; long passphrases welcome. */
-export const Password = Schema.String.pipe(Schema.minLength(10), Schema.maxLength(200))
-const Token = Schema.String.pipe(Schema.minLength(10), Schema.maxLength(200))
+export const Password = secretText("text of 10 to 200 characters").pipe(
+  Schema.minLength(10, { message: () => "at least 10 characters" }),
+  Schema.maxLength(200, atMost(200))
+)
+/** A password typed to sign in or to confirm a change: checked, never described back. */
+const GivenPassword = secretText("text of at most 200 characters").pipe(Schema.maxLength(200, atMost(200)))
+const Token = secretText("not a valid link").pipe(
+  Schema.minLength(10, { message: () => "not a valid link" }),
+  Schema.maxLength(200, { message: () => "not a valid link" })
+)
 
 export const Accepted = Schema.Struct({ message: Schema.String })
 export const SignedIn = Schema.Struct({ account_id: Schema.Int, email: Schema.String, csrf: Schema.String })
@@ -73,7 +88,7 @@ export class CabinetAuthGroup extends HttpApiGroup.make("cabinetAuth")
   )
   .add(
     HttpApiEndpoint.post("logIn", "/login")
-      .setPayload(Schema.Struct({ email: Schema.String.pipe(Schema.maxLength(254)), password: Schema.String.pipe(Schema.maxLength(200)) }))
+      .setPayload(Schema.Struct({ email: Schema.String.pipe(Schema.maxLength(254)), password: GivenPassword }))
       .addSuccess(SignedIn)
       .addError(E.wire(E.InvalidJson))
       .addError(E.wire(E.InvalidParam))
@@ -127,7 +142,7 @@ export class CabinetGroup extends HttpApiGroup.make("cabinet")
   .add(HttpApiEndpoint.post("logOut", "/logout").addSuccess(Accepted))
   .add(
     HttpApiEndpoint.post("changePassword", "/password")
-      .setPayload(Schema.Struct({ current: Schema.String.pipe(Schema.maxLength(200)), password: Password }))
+      .setPayload(Schema.Struct({ current: GivenPassword, password: Password }))
       .addSuccess(Accepted)
       .addError(E.wire(E.InvalidParam))
       .addError(E.wire(E.InvalidCredentials))
@@ -142,7 +157,9 @@ export class CabinetGroup extends HttpApiGroup.make("cabinet")
   )
   .add(
     HttpApiEndpoint.post("topUp", "/balance/top-up")
-      .setPayload(Schema.Struct({ amount: Schema.Number.pipe(Schema.int(), Schema.between(100, 10_000_000)) }))
+      .setPayload(Schema.Struct({ amount: Schema.Number.pipe(Schema.int(), Schema.between(100, 10_000_000)).annotations({
+        message: () => ({ message: "a whole number of KZT from 100 to 10000000", override: true })
+      }) }))
       .addSuccess(Schema.Struct({ payment_id: Schema.String, credited: Schema.Boolean, balance: Balance }))
       .addError(E.wire(E.InvalidParam))
       .addError(E.wire(E.NotImplemented))
@@ -214,7 +231,7 @@ export class CabinetGroup extends HttpApiGroup.make("cabinet")
   )
   .add(
     HttpApiEndpoint.put("setWebhook", "/webhook")
-      .setPayload(Schema.Struct({ url: Schema.String.pipe(Schema.maxLength(2048)), enabled: Schema.optional(Schema.Boolean) }))
+      .setPayload(Schema.Struct({ url: Schema.String.pipe(Schema.maxLength(2048, atMost(2048))), enabled: Schema.optional(Schema.Boolean) }))
       .addSuccess(Webhook)
       .addError(E.wire(E.InvalidParam))
       .addError(E.wire(E.Capacity))
