@@ -36,8 +36,9 @@
     return [h("label", { for: id }, label),
       h("select", { id, name }, options.map(([v, text]) => h("option", { value: v, selected: String(v) === String(value) }, text)))];
   };
-  const table = (head, rows) =>
-    h("div", { class: "scroll" }, h("table", {}, h("thead", {}, h("tr", {}, head.map((x) => h("th", { scope: "col" }, x)))),
+  // Focusable, so that the keyboard scrolls a table too wide for the screen.
+  const table = (head, rows, label) =>
+    h("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": label || t("title." + page) }, h("table", {}, h("thead", {}, h("tr", {}, head.map((x) => h("th", { scope: "col" }, x)))),
       h("tbody", {}, rows.map((r) => h("tr", {}, r.map((c) => h("td", {}, c)))))));
   const when = (iso) => (iso ? new Date(iso).toLocaleString(lang === "ru" ? "ru-RU" : "en-GB", { dateStyle: "medium", timeStyle: "short" }) : "—");
   const money = (n) => Number(n).toLocaleString(lang === "ru" ? "ru-RU" : "en-GB", { maximumFractionDigits: 2 });
@@ -48,10 +49,18 @@
     return (i === 0 ? n : n.toFixed(1)) + " " + units[i];
   };
   const figures = (pairs) => h("dl", { class: "figures" }, pairs.map(([k, v]) => h("div", {}, h("dt", {}, k), h("dd", {}, v))));
-  const copyButton = (text) => h("button", { type: "button", class: "secondary", onclick: (e) => {
-    navigator.clipboard && navigator.clipboard.writeText(text);
-    e.target.textContent = t("keys.copied");
+  // No clipboard (not a secure context) or refused: the text is selected to copy by hand.
+  const copyButton = (source) => h("button", { type: "button", class: "secondary", onclick: async (e) => {
+    const b = e.currentTarget;
+    try { await navigator.clipboard.writeText(source.textContent); b.textContent = t("keys.copied"); } catch {
+      getSelection().selectAllChildren(source);
+      b.textContent = t("keys.copyFailed");
+    }
   } }, t("keys.copy"));
+  const focusOn = (el) => {
+    if (!el.matches("a,button,input,[tabindex]")) el.tabIndex = -1;
+    el.focus();
+  };
 
   // --- the API ------------------------------------------------------------------------------
   // The server speaks English; other pages say its errors by code.
@@ -96,6 +105,8 @@
     } finally {
       if (button) button.disabled = false;
     }
+    // Disabled, the button lost the focus to the page: back it goes.
+    if (button && button.isConnected && document.activeElement === document.body) button.focus();
   });
   const fail = (error) => show(note("err", error.code === "session_changed" ? error.message : t("error.generic", { error: explain(error) })));
   const signedIn = (next) => (data) => {
@@ -112,7 +123,7 @@
   pages.login = () => {
     const form = h("form", { class: "card" },
       field(t("f.email"), { name: "email", type: "email", autocomplete: "username", required: true }),
-      field(t("f.password"), { name: "password", type: "password", autocomplete: "current-password", required: true }),
+      field(t("f.password"), { name: "password", type: "password", autocomplete: "current-password", maxlength: 200, required: true }),
       h("button", { type: "submit" }, t("b.login")));
     submit(form, async (f) => signedIn(safeNext())(await api("POST", "/login", { email: f.get("email"), password: f.get("password") })));
     show(h("p", { lang: "kk" }, t("welcome.kk")), form,
@@ -122,7 +133,7 @@
     const form = h("form", { class: "card" },
       field(t("f.email"), { name: "email", type: "email", autocomplete: "email", required: true }),
       field(t("f.company"), { name: "company", autocomplete: "organization", required: true }),
-      field(t("f.passwordNew"), { name: "password", type: "password", autocomplete: "new-password", minlength: 10, required: true }),
+      field(t("f.passwordNew"), { name: "password", type: "password", autocomplete: "new-password", minlength: 10, maxlength: 200, required: true }),
       h("button", { type: "submit" }, t("b.signup")));
     submit(form, async (f) =>
       (await api("POST", "/signup", { email: f.get("email"), company: f.get("company"), password: f.get("password") }), t("m.signedUp")));
@@ -144,7 +155,7 @@
   };
   pages.resetNew = () => {
     const form = h("form", { class: "card" },
-      field(t("f.passwordNew"), { name: "password", type: "password", autocomplete: "new-password", minlength: 10, required: true }),
+      field(t("f.passwordNew"), { name: "password", type: "password", autocomplete: "new-password", minlength: 10, maxlength: 200, required: true }),
       h("button", { type: "submit" }, t("b.save")));
     submit(form, async (f) => signedIn("/cabinet/numbers")(await api("POST", "/reset/confirm", { token: query.get("token") || "", password: f.get("password") })));
     show(form);
@@ -159,7 +170,7 @@
     const topUp = me.payments
       ? (() => {
         const form = h("form", { class: "card" }, h("h2", {}, t("bal.topup")),
-          field(t("bal.amount"), { name: "amount", type: "number", min: 100, step: 1, value: 9900, required: true }),
+          field(t("bal.amount"), { name: "amount", type: "number", min: 100, max: 10000000, step: 1, value: 9900, required: true }),
           h("button", { type: "submit" }, t("bal.topup")));
         submit(form, async (f) => {
           const amount = Number(f.get("amount"));
@@ -235,15 +246,26 @@
   };
 
   pages.link = async () => {
-    const id = Number(query.get("number"));
+    const id = query.get("number") || "";
+    const notFound = () => show(note("err", t("link.notFound")), h("p", {}, h("a", { href: "/cabinet/numbers" }, t("link.toNumbers"))));
+    if (!/^[1-9][0-9]{0,15}$/.test(id)) return notFound();
     const status = h("p", { class: "msg warn", role: "status" });
     const view = h("div");
-    const draw = (link) => {
+    // The focus, if in the view, goes to what replaced it.
+    const redraw = (fill) => {
+      const focused = view.contains(document.activeElement);
+      fill();
+      const target = view.querySelector(".code, img.qr, .msg, button");
+      if (focused && target && !view.contains(document.activeElement)) focusOn(target);
+    };
+    const draw = (link) => redraw(() => {
       status.textContent = t("st." + link.status);
       status.className = "msg " + (link.status === "WORKING" ? "ok" : link.status === "FAILED" || link.status === "STOPPED" ? "err" : "warn");
       if (link.status === "WORKING") {
         view.replaceChildren(note("ok", t("link.done")), h("p", {}, h("a", { href: "/cabinet/keys" }, t("link.toKeys"))));
       } else if (link.qr_image) {
+        const qr = view.querySelector("img.qr");
+        if (qr) return void qr.setAttribute("src", link.qr_image);
         view.replaceChildren(h("p", {}, t("link.qrHelp")), h("img", { class: "qr", src: link.qr_image, alt: t("link.qrAlt"), width: 280, height: 280 }),
           h("button", { type: "button", class: "secondary", onclick: () => start("code") }, t("link.useCode")));
       } else if (link.pairing_code) {
@@ -256,12 +278,18 @@
           h("button", { type: "button", onclick: () => start("qr") }, t("num.methodQr")),
           h("button", { type: "button", class: "secondary", onclick: () => start("code") }, t("num.methodCode")));
       }
-    };
+    });
     const start = async (method) => {
-      try { draw(await api("POST", "/numbers/" + id + "/link", { method })); } catch (error) { view.replaceChildren(note("err", explain(error))); }
+      try { draw(await api("POST", "/numbers/" + id + "/link", { method })); } catch (error) { redraw(() => view.replaceChildren(note("err", explain(error)))); }
     };
+    let current;
+    try {
+      current = await api("GET", "/numbers/" + id + "/link");
+    } catch (error) {
+      if (error.code === "number_not_found") return notFound();
+      throw error;
+    }
     show(status, view, h("p", { class: "muted" }, t("link.live")));
-    const current = await api("GET", "/numbers/" + id + "/link");
     draw(current);
     const events = new EventSource("/cabinet/api/numbers/" + id + "/events");
     events.addEventListener("link", (e) => draw(JSON.parse(e.data)));
@@ -272,8 +300,11 @@
   pages.keys = async () => {
     const [data, numbers] = await Promise.all([api("GET", "/keys"), api("GET", "/numbers")]);
     // Shown above the page once it is drawn again; nowhere else and never again.
-    const shown = (issued) => app.prepend(h("section", { class: "warn", role: "status" },
-      h("p", {}, h("strong", {}, t("keys.shownOnce"))), h("code", { class: "secret", id: "new-key" }, issued.key), copyButton(issued.key)));
+    const shown = (issued) => {
+      const key = h("code", { class: "secret", id: "new-key" }, issued.key);
+      app.prepend(h("section", { class: "warn", role: "status" }, h("p", {}, h("strong", {}, t("keys.shownOnce"))), key, copyButton(key)));
+      focusOn(key);
+    };
     const scope = (k) => (k.number_id === null ? t("keys.scopeAccount") : t("keys.scopeNumber", { phone: k.number_phone }));
     const form = h("form", { class: "card" }, h("h2", {}, t("keys.issue")),
       select(t("keys.scope"), "scope", [["", t("keys.scopeAccount")]].concat(numbers.numbers.map((n) => [n.id, t("keys.scopeNumber", { phone: n.phone })])), ""),
@@ -296,17 +327,24 @@
   pages.webhook = async () => {
     const data = await api("GET", "/webhook");
     const w = data.webhook;
-    const showSecret = (hook) => hook.secret && app.prepend(h("section", { role: "status" },
-      h("p", {}, h("strong", {}, t("wh.secret"))), h("code", { class: "secret", id: "webhook-secret" }, hook.secret), copyButton(hook.secret),
-      hook.previous_secret_expires_at ? h("p", {}, t("wh.grace", { time: when(hook.previous_secret_expires_at) })) : null));
+    const showSecret = (hook) => {
+      if (!hook.secret) return;
+      const secret = h("code", { class: "secret", id: "webhook-secret" }, hook.secret);
+      app.prepend(h("section", { role: "status" }, h("p", {}, h("strong", {}, t("wh.secret"))), secret, copyButton(secret),
+        hook.previous_secret_expires_at ? h("p", {}, t("wh.grace", { time: when(hook.previous_secret_expires_at) })) : null));
+      focusOn(secret);
+    };
     const form = h("form", { class: "card" },
-      field(t("wh.url"), { name: "url", type: "url", value: w ? w.url : "", placeholder: "https://shop.kz/wagate", required: true }),
+      field(t("wh.url"), { name: "url", type: "url", maxlength: 2048, value: w ? w.url : "", placeholder: "https://shop.kz/wagate", required: true }),
       check(t("wh.enabled"), { name: "enabled", checked: w ? w.enabled : true }),
       h("button", { type: "submit" }, t("b.save")));
     submit(form, async (f) => {
       const hook = await api("PUT", "/webhook", { url: f.get("url"), enabled: f.get("enabled") === "on" });
       await render();
-      showSecret(hook);
+      if (hook.secret) return showSecret(hook);
+      const saved = note("ok", t(hook.enabled ? "sto.saved" : "wh.savedOff"));
+      app.prepend(saved);
+      focusOn(saved);
     });
     const actions = w ? h("p", {},
       h("button", { type: "button", class: "secondary", onclick: async () => {
@@ -314,9 +352,14 @@
         try { const hook = await api("POST", "/webhook/rotate-secret"); await render(); showSecret(hook); } catch (error) { fail(error); }
       } }, t("wh.rotate")),
       h("button", { type: "button", class: "secondary", onclick: async (e) => {
+        // Disabled until drawn again: a double click sends one event.
+        const button = e.currentTarget;
+        button.disabled = true;
         try {
           await api("POST", "/webhook/test");
-          e.target.after(note("ok", t("wh.testQueued")));
+          const queued = note("ok", t("wh.testQueued"));
+          button.after(queued);
+          focusOn(queued);
           setTimeout(render, 1500);
         } catch (error) { fail(error); }
       } }, t("wh.test"))) : null;
@@ -409,21 +452,23 @@
     const numbers = (await api("GET", "/numbers")).numbers;
     const phones = Object.fromEntries(numbers.map((n) => [n.id, n.phone]));
     const p = s.policy;
+    // The operator's ceiling may be any bytes: shown as it is, sent only if changed.
+    const ceiling = s.ceiling_bytes == null ? "" : String(Number((s.ceiling_bytes / 2 ** 30).toPrecision(6)));
     const form = h("form", { class: "card" }, h("h2", {}, t("sto.policy")),
       check(t("sto.skipGroups"), { name: "skip_groups", checked: p.skip_groups }),
       check(t("sto.skipUnknown"), { name: "skip_unknown", checked: p.skip_unknown }),
       field(t("sto.retention"), { name: "retention_days", type: "number", min: 1, max: 3650, value: s.retention_days == null ? "" : s.retention_days }),
-      field(t("sto.ceiling"), { name: "ceiling_gb", type: "number", min: 1, value: s.ceiling_bytes == null ? "" : Math.round(s.ceiling_bytes / 2 ** 30) }),
+      field(t("sto.ceiling"), { name: "ceiling_gb", type: "number", step: "any", value: ceiling }),
       h("button", { type: "submit" }, t("b.save")));
     submit(form, async (f) => {
       const days = f.get("retention_days");
-      const gb = f.get("ceiling_gb");
-      await api("PUT", "/storage/policy", {
+      const gb = String(f.get("ceiling_gb"));
+      if (gb && !(Number(gb) > 0 && Number(gb) <= 1000000)) throw new Error(t("sto.ceilingRule"));
+      await api("PUT", "/storage/policy", Object.assign({
         skip_groups: f.get("skip_groups") === "on",
         skip_unknown: f.get("skip_unknown") === "on",
-        retention_days: days ? Number(days) : null,
-        ceiling_bytes: gb ? Number(gb) * 2 ** 30 : null
-      });
+        retention_days: days ? Number(days) : null
+      }, gb === ceiling ? {} : { ceiling_bytes: gb ? Math.round(Number(gb) * 2 ** 30) : null }));
       return t("sto.saved");
     });
     show(
@@ -431,9 +476,9 @@
       note(s.state === "ok" ? "ok" : s.state === "over_allowance" ? "warn" : "err", t("sto.state." + s.state)),
       s.packs.length ? h("p", {}, t("sto.packs", { charge: money(s.monthly_charge), daily: money(s.daily_charge) })) : null,
       h("h2", {}, t("sto.byNumber")),
-      table([t("col.phone"), t("col.size"), t("col.count")], s.by_number.map((r) => [phones[r.number_id] || "#" + r.number_id, bytes(r.bytes), String(r.files)])),
+      table([t("col.phone"), t("col.size"), t("col.count")], s.by_number.map((r) => [phones[r.number_id] || "#" + r.number_id, bytes(r.bytes), String(r.files)]), t("sto.byNumber")),
       h("h2", {}, t("sto.byKind")),
-      table([t("col.kind"), t("col.size"), t("col.count")], s.by_kind.map((r) => [r.kind, bytes(r.bytes), String(r.files)])),
+      table([t("col.kind"), t("col.size"), t("col.count")], s.by_kind.map((r) => [r.kind, bytes(r.bytes), String(r.files)]), t("sto.byKind")),
       form);
   };
 
@@ -463,8 +508,8 @@
 
   pages.account = async () => {
     const form = h("form", { class: "card" }, h("h2", {}, t("acc.password")),
-      field(t("f.passwordCurrent"), { name: "current", type: "password", autocomplete: "current-password", required: true }),
-      field(t("f.passwordNew"), { name: "password", type: "password", autocomplete: "new-password", minlength: 10, required: true }),
+      field(t("f.passwordCurrent"), { name: "current", type: "password", autocomplete: "current-password", maxlength: 200, required: true }),
+      field(t("f.passwordNew"), { name: "password", type: "password", autocomplete: "new-password", minlength: 10, maxlength: 200, required: true }),
       h("button", { type: "submit" }, t("b.save")));
     submit(form, async (f) => {
       const data = await api("POST", "/password", { current: f.get("current"), password: f.get("password") });
