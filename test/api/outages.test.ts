@@ -11,7 +11,10 @@ import * as Database from "@wagate/store/Database"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import { randomBytes } from "node:crypto"
+import { seedFile } from "../support/Archives.js"
 import * as FileServer from "../support/FileServer.js"
 import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
@@ -154,4 +157,63 @@ describe("the S3 store stalling", () => {
       assert.deepStrictEqual([file.body.messages[0].id, file.body.messages[0].media.size], [sent.body.id, FileServer.PDF.length])
       assert.deepStrictEqual(yield* incoming("once it answers"), [false, null, FileServer.PNG.length])
     }), { timeout: 90_000 })
+
+  it.scopedLive("an archive export whose file cannot be read from the store ends failed, leaves nothing, and the gateway stays up; tried again, it is done", () =>
+    Effect.gen(function*() {
+      const store = yield* MediaStores.s3
+      const proxy = yield* TcpProxy.start({ host: "127.0.0.1", port: Number(new URL(store.endpoint).port) })
+      const gateway = yield* startGateway(yield* freshDatabase, {
+        blobs: () => BlobStore.layerS3({ ...MediaStores.s3Options(`http://127.0.0.1:${proxy.port}`), idleTimeoutMs: 1_000 }),
+        settings: { exportJanitorIntervalMs: 500 }
+      })
+      const acme = yield* provision(gateway.ops)
+      for (const name of ["a.pdf", "b.pdf"]) {
+        yield* seedFile(gateway.database, gateway.blobs, {
+          accountId: acme.accountId, numberId: acme.numbers[0]!.id, peer: "77770000001", filename: name, bytes: randomBytes(200_000)
+        })
+      }
+      const storage = () => Effect.map(call(gateway, "GET", "/api/v1/storage", acme.accountKey), (a) => a.body)
+      const before = yield* storage()
+
+      // Every read of a stored file stalls (its answer never comes): the archive's upload goes on.
+      yield* proxy.freezeOnSend("GET /wagate-media-test/media/")
+      const created = yield* call(gateway, "POST", "/api/v1/exports", acme.accountKey, {})
+      assert.strictEqual(created.status, 202)
+      // Before, the stream of the file failed with nobody listening, and the process died of it.
+      const failed = yield* eventually(
+        call(gateway, "GET", `/api/v1/exports/${created.body.id}`, acme.accountKey),
+        (a) => a.body.status === "failed" || a.body.status === "done",
+        30_000
+      )
+      assert.strictEqual(failed.body.status, "failed", JSON.stringify(failed.body))
+      assert.match(failed.body.error, /^The archive could not be written: writing media\//)
+      assert.isNull(failed.body.url)
+      assert.isTrue(Option.isNone(yield* gateway.blobs.head(`exports/${acme.accountId}/${created.body.id}.zip`)))
+      assert.deepStrictEqual(yield* storage(), before)
+
+      // An export whose runner died while it ran is handed over again by the janitor: meeting the
+      // same unreadable file, it ends failed too, and is not started over again and again (`failed` is final).
+      const [left] = yield* sql(gateway.database, (sql) => sql<{ id: string }>`
+        INSERT INTO exports (account_id, status, created_at, started_at, progress)
+        VALUES (${acme.accountId}, 'running', now(), now(), 20) RETURNING id`)
+      const handedOver = yield* eventually(
+        call(gateway, "GET", `/api/v1/exports/${left.id}`, acme.accountKey),
+        (a) => a.body.status !== "running",
+        30_000
+      )
+      assert.strictEqual(handedOver.body.status, "failed")
+      assert.match(handedOver.body.error, /^The archive could not be written: writing media\//)
+
+      yield* proxy.freezeOnSend(undefined)
+      yield* proxy.thaw
+      const again = yield* call(gateway, "POST", "/api/v1/exports", acme.accountKey, {})
+      assert.strictEqual(again.status, 202)
+      const done = yield* eventually(
+        call(gateway, "GET", `/api/v1/exports/${again.body.id}`, acme.accountKey),
+        (a) => a.body.status === "failed" || a.body.status === "done",
+        30_000
+      )
+      assert.deepStrictEqual([done.body.status, done.body.files, done.body.missing_files], ["done", 2, 0], JSON.stringify(done.body))
+    }), { timeout: 90_000 })
 })
+

@@ -71,6 +71,7 @@ const append = (archive: ZipArchive, entry: Entry) =>
       const cleanup = () => {
         archive.off("entry", onEntry)
         archive.off("error", onError)
+        readable.off("error", onError)
       }
       // Entries go in one at a time, so the next entry written is this one.
       const onEntry = () => {
@@ -83,6 +84,12 @@ const append = (archive: ZipArchive, entry: Entry) =>
       }
       archive.on("entry", onEntry)
       archive.on("error", onError)
+      // archiver does not listen to its sources: an entry that cannot be read (a file the store
+      // stops serving) would be an unhandled 'error', which ends the process, and would leave the
+      // archive waiting for the rest of the entry. Its error fails the archive instead, and one
+      // that comes after this entry was given up goes nowhere.
+      readable.on("error", () => {})
+      readable.on("error", onError)
       archive.append(readable, { name: entry.name, store: entry.store })
       return Effect.sync(() => {
         cleanup()
