@@ -8,6 +8,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { BlobStore } from "@wagate/media/BlobStore"
 import * as Database from "@wagate/store/Database"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -215,5 +216,32 @@ describe("the S3 store stalling", () => {
       )
       assert.deepStrictEqual([done.body.status, done.body.files, done.body.missing_files], ["done", 2, 0], JSON.stringify(done.body))
     }), { timeout: 90_000 })
+
+  it.scopedLive("GET /media/{id} answers 503 storage_unavailable once the store's idle limit passes, not three times over", () =>
+    Effect.gen(function*() {
+      const store = yield* MediaStores.s3
+      const proxy = yield* TcpProxy.start({ host: "127.0.0.1", port: Number(new URL(store.endpoint).port) })
+      const gateway = yield* startGateway(yield* freshDatabase, {
+        blobs: () => BlobStore.layerS3({ ...MediaStores.s3Options(`http://127.0.0.1:${proxy.port}`), idleTimeoutMs: 2_000 })
+      })
+      const acme = yield* provision(gateway.ops)
+      const file = yield* seedFile(gateway.database, gateway.blobs, {
+        accountId: acme.accountId, numberId: acme.numbers[0]!.id, peer: "77770000001", filename: "a.pdf", bytes: randomBytes(10)
+      })
+      const link = Effect.promise(async () => {
+        const response = await fetch(`${gateway.url}/api/v1/media/${file.messageId}`, {
+          redirect: "manual",
+          headers: { authorization: `Bearer ${acme.accountKey}` }
+        })
+        return [response.status, response.status === 302 ? null : (await response.json()).code]
+      })
+      assert.deepStrictEqual(yield* link, [302, null])
+
+      yield* proxy.freeze
+      const [elapsed, answer] = yield* Effect.timed(link)
+      assert.deepStrictEqual(answer, [503, "storage_unavailable"])
+      // One attempt: about the 2 s limit. The SDK's default of three attempts took over 6 s.
+      assert.isBelow(Duration.toMillis(elapsed), 4_000)
+    }), { timeout: 60_000 })
 })
 

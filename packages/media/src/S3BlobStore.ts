@@ -107,9 +107,13 @@ export const make = (options: Options): Effect.Effect<BlobStoreService, never, S
         ),
         (c) => Effect.sync(() => c.destroy())
       )
-    const s3 = yield* client(options.endpoint)
-    // Health asks "reachable now?": one attempt, no retries stretching past the timeout.
-    const probe = yield* client(options.endpoint, { maxAttempts: 1 })
+    // One attempt per request: a download, a send or a health check waits on it, and the SDK's
+    // default (3 attempts with backoff) held each of them three idle limits, about 99 s, while
+    // the store stalled. Callers that can try again later (the purge, the janitor) do.
+    const s3 = yield* client(options.endpoint, { maxAttempts: 1 })
+    // Multipart parts are held in memory and can go again, and a part lost should not fail a
+    // whole archive: those keep the SDK's retries.
+    const uploads = yield* client(options.endpoint)
     // Presigning is local arithmetic; its client only names the host clients will call.
     const presigner = options.publicEndpoint === undefined ? s3 : yield* client(options.publicEndpoint)
 
@@ -139,7 +143,7 @@ export const make = (options: Options): Effect.Effect<BlobStoreService, never, S
       // A body of known length goes up as one streamed PutObject: no part is ever buffered.
       const single = length !== undefined && length <= MAX_SINGLE_PUT
       const upload = single ? undefined : new Upload({
-        client: s3,
+        client: uploads,
         params: { Bucket, Key: key, Body: readable, ContentType: putOptions.contentType },
         partSize: PART_SIZE,
         queueSize: QUEUE_SIZE,
@@ -286,7 +290,7 @@ export const make = (options: Options): Effect.Effect<BlobStoreService, never, S
 
     const healthTimeout = options.healthTimeout ?? "2 seconds"
     const health = Effect.timed(
-      call("health", (abortSignal) => probe.send(new HeadBucketCommand({ Bucket }), { abortSignal })).pipe(
+      call("health", (abortSignal) => s3.send(new HeadBucketCommand({ Bucket }), { abortSignal })).pipe(
         Effect.timeoutFail({
           duration: healthTimeout,
           onTimeout: () =>
