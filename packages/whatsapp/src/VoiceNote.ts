@@ -73,6 +73,9 @@ export class TranscodeFailed extends Error {
  */
 export const toOpus = (input: Readable, path: string = ffmpegPath()): Readable => {
   const output = new PassThrough()
+  // Its reader sees the error (the stream keeps it); one that comes before Baileys reads, or
+  // after it gave up, must not be an unhandled 'error', which ends the process.
+  output.on("error", () => {})
   const child = spawn(path, ARGS as Array<string>, { stdio: ["pipe", "pipe", "pipe"] })
   let stderr = ""
   let failed = false

@@ -34,6 +34,17 @@ describe("voice notes: Opus in OGG", () => {
     assert.match((error as Error).message, /^the voice note could not be converted to Opus: .*pipe:0/)
   }, 30_000)
 
+  it("a file that fails before its reader starts (a store that stops serving it) fails the reader, and nothing else", async () => {
+    const file = new Readable({ read() {} })
+    const output = VoiceNote.toOpus(file)
+    file.destroy(new Error("Blob store get failed: aborted"))
+    // Before, the encoder's output failed with nobody listening, which ended the process.
+    for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve))
+    const error = await readAll(output).then(() => null, (e: unknown) => e)
+    assert.instanceOf(error, VoiceNote.TranscodeFailed)
+    assert.match((error as Error).message, /the file could not be read: Blob store get failed: aborted$/)
+  })
+
   it("no encoder at all is said as such", async () => {
     const error = await readAll(VoiceNote.toOpus(Readable.from([wav()]), "/nonexistent/ffmpeg")).then(() => null, (e: unknown) => e)
     assert.match((error as Error).message, /cannot run ffmpeg \(\/nonexistent\/ffmpeg\): spawn \/nonexistent\/ffmpeg ENOENT/)
