@@ -5,6 +5,7 @@
  * network partition, a stalled server); the S3 store stalling the same way. (Redis stalling:
  * `auth.test.ts`.)
  */
+import { ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3"
 import { assert, describe, it } from "@effect/vitest"
 import { BlobStore } from "@wagate/media/BlobStore"
 import * as Database from "@wagate/store/Database"
@@ -233,7 +234,7 @@ describe("the S3 store stalling", () => {
           redirect: "manual",
           headers: { authorization: `Bearer ${acme.accountKey}` }
         })
-        return [response.status, response.status === 302 ? null : (await response.json()).code]
+        return [response.status, response.status === 302 ? null : ((await response.json()) as { code: string }).code]
       })
       assert.deepStrictEqual(yield* link, [302, null])
 
@@ -242,6 +243,74 @@ describe("the S3 store stalling", () => {
       assert.deepStrictEqual(answer, [503, "storage_unavailable"])
       // One attempt: about the 2 s limit. The SDK's default of three attempts took over 6 s.
       assert.isBelow(Duration.toMillis(elapsed), 4_000)
+    }), { timeout: 60_000 })
+
+  it.scopedLive("an attachment whose upload times out, as the store takes it whole and stalls before answering, is not left in the bucket", () =>
+    Effect.gen(function*() {
+      const store = yield* MediaStores.s3
+      const proxy = yield* TcpProxy.start({ host: "127.0.0.1", port: Number(new URL(store.endpoint).port) })
+      const files = yield* FileServer.start
+      const gateway = yield* startGateway(yield* freshDatabase, {
+        settings: { entityTimeoutMs: 10_000 },
+        blobs: () => BlobStore.layerS3({ ...MediaStores.s3Options(`http://127.0.0.1:${proxy.port}`), idleTimeoutMs: 1_500 })
+      })
+      const acme = yield* provision(gateway.ops)
+      const s3 = new S3Client({
+        endpoint: store.endpoint,
+        region: "us-east-1",
+        forcePathStyle: true,
+        credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" }
+      })
+      yield* Effect.addFinalizer(() => Effect.sync(() => s3.destroy()))
+      const stored = Effect.map(
+        Effect.promise(() => s3.send(new ListObjectsV2Command({ Bucket: MediaStores.s3Options(store.endpoint).bucket, Prefix: `media/${acme.accountId}/` }))),
+        (listed) => (listed.Contents ?? []).map((o) => o.Key)
+      )
+
+      yield* proxy.holdAnswersOnSend("PUT /wagate-media-test/media/")
+      const sent = yield* call(gateway, "POST", "/api/v1/messages/send", acme.numberKeys[0]!, {
+        to: uniquePhone(),
+        document: { url: files.url("/report.pdf") }
+      })
+      assert.deepStrictEqual([sent.status, sent.body.code], [503, "storage_unavailable"])
+      // The store wrote the file it had taken; before, it stayed there, counted and removed by nothing.
+      const left = yield* eventually(stored, (keys) => keys.length === 0, 10_000)
+      assert.deepStrictEqual(left, [])
+      const [record] = yield* sql(gateway.database, (sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM blob_leftovers`)
+      assert.strictEqual(record.n, 1)
+    }), { timeout: 60_000 })
+
+  it.scopedLive("an attachment's upload that lands after its send gave up, while the store refuses to delete it, is removed by the media upkeep an hour later", () =>
+    Effect.gen(function*() {
+      const store = yield* MediaStores.s3
+      const proxy = yield* TcpProxy.start({ host: "127.0.0.1", port: Number(new URL(store.endpoint).port) })
+      const files = yield* FileServer.start
+      const time = ManualClock.make(Date.parse("2026-11-23T07:00:00.000Z"))
+      const gateway = yield* startGateway(yield* freshDatabase, {
+        domainClock: time.clock,
+        settings: { entityTimeoutMs: 10_000, mediaUpkeepIntervalMs: 100 },
+        blobs: () => BlobStore.layerS3({ ...MediaStores.s3Options(`http://127.0.0.1:${proxy.port}`), idleTimeoutMs: 1_500 })
+      })
+      const acme = yield* provision(gateway.ops)
+      const leftovers = sql(gateway.database, (sql) => sql<{ key: string }>`SELECT blob_key AS key FROM blob_leftovers`)
+
+      yield* proxy.holdAnswersOnSend("PUT /wagate-media-test/media/")
+      yield* proxy.dropOnSend("DELETE /wagate-media-test/media/")
+      const sent = yield* call(gateway, "POST", "/api/v1/messages/send", acme.numberKeys[0]!, {
+        to: uniquePhone(),
+        document: { url: files.url("/report.pdf") }
+      })
+      assert.deepStrictEqual([sent.status, sent.body.code], [503, "storage_unavailable"])
+      const [left] = yield* leftovers
+      assert.match(left!.key, new RegExp(`^media/${acme.accountId}/${acme.numbers[0]!.id}/sent-`))
+      // The delete tried at once fails; the file the store wrote stays until the upkeep's turn.
+      assert.isTrue(Option.isSome(yield* gateway.blobs.head(left!.key)))
+
+      yield* proxy.dropOnSend(undefined)
+      yield* proxy.holdAnswersOnSend(undefined)
+      time.adjust("61 minutes")
+      yield* eventually(gateway.blobs.head(left!.key), Option.isNone, 10_000)
+      yield* eventually(leftovers, (rows) => rows.length === 0, 10_000)
     }), { timeout: 60_000 })
 })
 

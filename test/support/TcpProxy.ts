@@ -3,7 +3,10 @@
  * (`freeze`: connections stay open, nothing goes through either way, new ones are accepted and
  * left waiting, as behind a network partition or a stalled server), bring back (`thaw`) or cut
  * (`cut`: every connection reset, as when the server restarts). `freezeOnSend` freezes each
- * connection as its client sends a given text, as a server that stalls on one command.
+ * connection as its client sends a given text, as a server that stalls on one command;
+ * `holdAnswersOnSend` lets such a request through whole but holds the server's answer, as a
+ * server that stalls after it has taken the request; `dropOnSend` resets a connection as its
+ * client sends a given text, before the server gets it.
  */
 import * as Effect from "effect/Effect"
 import { connect, createServer, type Socket } from "node:net"
@@ -17,6 +20,10 @@ export interface TcpProxy {
   readonly freezeOnSend: (text: string | undefined) => Effect.Effect<void>
   /** How many connections `freezeOnSend` has frozen. */
   readonly frozenOnSend: () => number
+  /** From now on, holds a connection's answers once its client sends `text` (none: stop doing so). */
+  readonly holdAnswersOnSend: (text: string | undefined) => Effect.Effect<void>
+  /** From now on, resets a connection whose client sends `text`, which the server never gets (none: stop). */
+  readonly dropOnSend: (text: string | undefined) => Effect.Effect<void>
 }
 
 export const start = (target: { readonly host: string; readonly port: number }) =>
@@ -25,6 +32,8 @@ export const start = (target: { readonly host: string; readonly port: number }) 
       let frozen = false
       let freezeText: string | undefined
       let frozenOnSend = 0
+      let holdText: string | undefined
+      let dropText: string | undefined
       const pairs = new Set<readonly [Socket, Socket]>()
       const server = createServer((client) => {
         const upstream = connect(target.port, target.host)
@@ -36,6 +45,12 @@ export const start = (target: { readonly host: string; readonly port: number }) 
           upstream.destroy()
         }
         client.on("data", (chunk: Buffer) => {
+          if (dropText !== undefined && chunk.includes(dropText)) {
+            pairs.delete(pair)
+            client.resetAndDestroy()
+            upstream.destroy()
+            return
+          }
           upstream.write(chunk)
           // The server gets the command; its answer waits, unread, until a thaw.
           if (freezeText !== undefined && chunk.includes(freezeText)) {
@@ -43,6 +58,7 @@ export const start = (target: { readonly host: string; readonly port: number }) 
             client.pause()
             upstream.pause()
           }
+          if (holdText !== undefined && chunk.includes(holdText)) upstream.pause()
         })
         upstream.on("data", (chunk) => client.write(chunk))
         client.on("error", drop).on("close", drop)
@@ -70,7 +86,15 @@ export const start = (target: { readonly host: string; readonly port: number }) 
               Effect.sync(() => {
                 freezeText = text
               }),
-            frozenOnSend: () => frozenOnSend
+            frozenOnSend: () => frozenOnSend,
+            holdAnswersOnSend: (text) =>
+              Effect.sync(() => {
+                holdText = text
+              }),
+            dropOnSend: (text) =>
+              Effect.sync(() => {
+                dropText = text
+              })
           },
           close: () => {
             for (const [a, b] of pairs) (a.destroy(), b.destroy())

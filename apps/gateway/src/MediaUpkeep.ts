@@ -1,7 +1,8 @@
 /**
  * The background upkeep of kept files, on every process that hosts entities: deleted files'
  * backups are purged once due (30 days after the deletion), and files older than an account's
- * `retention_days` are deleted through the same path as POST /media/delete. Everything due is
+ * `retention_days` are deleted through the same path as POST /media/delete; blobs left by failed
+ * uploads (no file row counts them) are removed. Everything due is
  * in the database, so the work resumes after a restart; several runners share it (claims skip
  * rows another holds).
  */
@@ -42,6 +43,21 @@ export const sweep = Effect.gen(function*() {
         Effect.catchAll((error) => Effect.as(Effect.logWarning("purging a deleted file failed", error), [file.id]))
       ), { concurrency: 8 })
     yield* files.releasePurge(failed.flat(), new Date(now.getTime() + PURGE_RETRY_MS))
+    if (due.length < PURGE_BATCH) break
+  }
+
+  // Blobs no file row counts (an attachment's upload that timed out and landed later).
+  while (true) {
+    const due = yield* files.claimLeftovers(now, PURGE_BATCH)
+    yield* Effect.forEach(due, (key) =>
+      blobs.delete(key).pipe(
+        Effect.catchAll((error) =>
+          Effect.zipRight(
+            Effect.logWarning("removing a blob left by a failed upload failed", error),
+            files.leaveBehind(key, new Date(now.getTime() + PURGE_RETRY_MS))
+          )
+        )
+      ), { concurrency: 8, discard: true })
     if (due.length < PURGE_BATCH) return
   }
 }).pipe(Effect.withSpan("MediaUpkeep.sweep"))

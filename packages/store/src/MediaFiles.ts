@@ -47,6 +47,7 @@ const FileRowColumns = Schema.Struct({
 })
 const DeletedRow = Schema.Struct({ n: Int8, bytes: Int8 })
 const PurgeRow = Schema.Struct({ id: Int8, blob_key: Schema.String })
+const LeftoverRow = Schema.Struct({ blob_key: Schema.String })
 
 /** What an account chose to keep; every field optional in the store, defaults below. @since 1.0.0 */
 export interface Policy {
@@ -416,6 +417,32 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
       yield* sql`UPDATE media_files SET purge_after = ${retryAt}, purged_at = NULL WHERE id = ANY(${ids}::bigint[])`
     }, Effect.orDie)
 
+    /**
+     * Records a blob that may be in the store with no file row (an upload that failed as it may
+     * still have landed), for the upkeep to delete from `removeAfter` on.
+     */
+    const leaveBehind = Effect.fn("MediaFiles.leaveBehind")(function*(blobKey: string, removeAfter: Date) {
+      yield* sql`
+        INSERT INTO blob_leftovers (blob_key, remove_after) VALUES (${blobKey}, ${removeAfter})
+        ON CONFLICT (blob_key) DO UPDATE SET remove_after = EXCLUDED.remove_after`
+    }, Effect.orDie)
+
+    /**
+     * Claims up to `limit` leftover blobs due for deletion, forgetting them: the caller deletes
+     * them and records again (`leaveBehind`) the ones it could not.
+     */
+    const claimLeftovers = Effect.fn("MediaFiles.claimLeftovers")(function*(now: Date, limit: number) {
+      const rows = yield* decoded(
+        LeftoverRow,
+        sql`
+          DELETE FROM blob_leftovers
+          WHERE blob_key IN (SELECT blob_key FROM blob_leftovers WHERE remove_after <= ${now} ORDER BY remove_after
+                             LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+          RETURNING blob_key`
+      )
+      return rows.map((r) => r.blob_key)
+    }, Effect.orDie)
+
     return {
       usage,
       snapshot,
@@ -434,7 +461,9 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
       deleteOne,
       deleteMatching,
       claimPurge,
-      releasePurge
+      releasePurge,
+      leaveBehind,
+      claimLeftovers
     } as const
   })
 }) {}

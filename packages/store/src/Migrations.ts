@@ -30,6 +30,7 @@ import runnerWaiting from "./migrations/0015_runner_waiting.js"
 import unkeptMediaSize from "./migrations/0016_unkept_media_size.js"
 import runnerIdle from "./migrations/0017_runner_idle.js"
 import linkMethod from "./migrations/0018_link_method.js"
+import blobLeftovers from "./migrations/0019_blob_leftovers.js"
 
 /** @since 1.0.0 */
 export const loader = Migrator.fromRecord({
@@ -50,7 +51,8 @@ export const loader = Migrator.fromRecord({
   "0015_runner_waiting": runnerWaiting,
   "0016_unkept_media_size": unkeptMediaSize,
   "0017_runner_idle": runnerIdle,
-  "0018_link_method": linkMethod
+  "0018_link_method": linkMethod,
+  "0019_blob_leftovers": blobLeftovers
 })
 
 const table = "wagate_migrations"
