@@ -83,6 +83,24 @@ describe("accounts and sessions", () => {
       assert.strictEqual((yield* again2.post("/login", { email: "owner@shop.kz", password: "third password here" })).status, 200)
     }), { timeout: 60_000 })
 
+  it.scopedLive("no answer of the cabinet API is stored by a cache: the account's data and the CSRF token", () =>
+    Effect.gen(function*() {
+      const { box, url } = yield* setup
+      const owner = yield* signedUp(url, box, "nocache@shop.kz")
+      const stranger = browserClient(url)
+      yield* stranger.open("/cabinet/login")
+      const answers = {
+        me: yield* owner.get("/me"),
+        numbers: yield* owner.get("/numbers"),
+        refused: yield* stranger.get("/me"),
+        logIn: yield* stranger.post("/login", { email: "nocache@shop.kz", password: "correct horse battery" })
+      }
+      assert.deepStrictEqual(
+        Object.fromEntries(Object.entries(answers).map(([k, r]) => [k, `${r.status} ${r.headers.get("cache-control")}`])),
+        { me: "200 no-store", numbers: "200 no-store", refused: "401 no-store", logIn: "200 no-store" }
+      )
+    }))
+
   it.scopedLive("the operator issues a reset link for an account it made; without SMTP the link goes to the log", () =>
     Effect.gen(function*() {
       const { url, gateway } = yield* setup

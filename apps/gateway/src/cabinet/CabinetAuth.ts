@@ -9,7 +9,10 @@
  * - Every state change carries `X-CSRF-Token`: the session's token once signed in (the page gets
  *   it from GET /cabinet/api/me), before that the `wagate_csrf` cookie's (double submit; each
  *   cabinet page carries the value). A request whose Origin is another site is refused as well.
+ * - No answer of the cabinet API is kept by a cache (`Cache-Control: no-store`): they carry the
+ *   account's data and the CSRF token.
  */
+import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { CabinetCsrf, CabinetSession } from "@wagate/cabinet/CabinetApi"
@@ -76,9 +79,15 @@ const sameOrigin = (request: HttpServerRequest.HttpServerRequest) => {
 
 const isSafe = (method: string) => method === "GET" || method === "HEAD" || method === "OPTIONS"
 
+/** Marks the answer to the request, whatever it is (errors included), as not to be stored. */
+const noStore = HttpApp.appendPreResponseHandler((_request, response) =>
+  Effect.succeed(HttpServerResponse.setHeader(response, "cache-control", "no-store"))
+)
+
 export const CabinetCsrfLive = Layer.succeed(
   CabinetCsrf,
   Effect.gen(function*() {
+    yield* noStore
     const request = yield* HttpServerRequest.HttpServerRequest
     if (isSafe(request.method)) return
     const header = request.headers["x-csrf-token"] ?? ""
@@ -92,6 +101,7 @@ export const CabinetSessionLive = Layer.effect(
   Effect.gen(function*() {
     const users = yield* CabinetUsers
     return Effect.gen(function*() {
+      yield* noStore
       const request = yield* HttpServerRequest.HttpServerRequest
       const id = request.cookies[SESSION_COOKIE]
       if (id === undefined || id.length < 40 || id.length > 60) return yield* new NotSignedIn()
