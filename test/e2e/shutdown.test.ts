@@ -1,12 +1,16 @@
 /**
  * SIGTERM stops the process within its bound even when stopping is stuck, and the port it held
- * is free for a replacement at once.
+ * is free for a replacement at once; an open cabinet event stream does not hold the stop.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
 import { spawn } from "node:child_process"
 import { createServer } from "node:net"
 import { join } from "node:path"
+import { browserClient } from "../support/Cabinet.js"
+import { eventually } from "../support/Fixtures.js"
 import { freePortAsync as freePort } from "../support/Ports.js"
+import { BOUND_MS, setup, startGateway, terminate } from "./support/GatewayProcess.js"
 
 const root = join(import.meta.dirname, "../..")
 
@@ -46,4 +50,24 @@ describe("shutdown", () => {
       if (child.exitCode === null) child.kill("SIGKILL")
     }
   }, 90_000)
+
+  it.scopedLive("an open cabinet event stream ends as the stop begins: the stop finishes in time with status 0", () =>
+    Effect.gen(function*() {
+      const { env, url, ops } = yield* setup
+      const gateway = yield* startGateway(env)
+      const account = yield* ops.ops.createAccount({ payload: { email: "open-tab@shop.kz", company: "Open tab" } })
+      const { url: link } = yield* ops.ops.cabinetResetLink({ path: { id: account.id } })
+      const tab = browserClient(url)
+      yield* tab.open("/cabinet/reset/new")
+      const token = new URL(link).searchParams.get("token")!
+      assert.strictEqual((yield* tab.post("/reset/confirm", { token, password: "owner's own password" })).status, 200)
+      const stream = yield* tab.events("/numbers/events")
+      yield* eventually(Effect.sync(() => stream.text), (t) => t.includes("event: numbers"))
+
+      const { code, took } = yield* terminate(gateway)
+      assert.strictEqual(code, 0, gateway.output())
+      // SHUTDOWN_TIMEOUT_MS is BOUND_MS: a stop held until then exits with status 1.
+      assert.isBelow(took, BOUND_MS, gateway.output())
+      assert.notInclude(gateway.output(), "still stopping")
+    }), { timeout: 300_000 })
 })

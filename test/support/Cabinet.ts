@@ -73,6 +73,15 @@ export interface Response {
   readonly headers: Headers
 }
 
+/** An open event stream: what it has sent so far, and whether it has ended. */
+export interface EventStream {
+  readonly status: number
+  readonly headers: Headers
+  readonly text: string
+  readonly ended: boolean
+  readonly close: () => void
+}
+
 /** A browser without a page: a cookie jar, the CSRF token, and JSON calls to the cabinet API. */
 export const browserClient = (base: string) => {
   const cookies = new Map<string, string>()
@@ -127,6 +136,30 @@ export const browserClient = (base: string) => {
         return r
       }),
     get: (path: string) => call("GET", `/cabinet/api${path}`),
+    /** Opens an event stream of the cabinet API as EventSource would; closed with the scope. */
+    events: (path: string) =>
+      Effect.acquireRelease(
+        Effect.promise(async (): Promise<EventStream> => {
+          const abort = new AbortController()
+          const response = await fetch(`${base}/cabinet/api${path}`, {
+            headers: { cookie: cookieHeader(), accept: "text/event-stream" },
+            signal: abort.signal
+          })
+          const stream = { status: response.status, headers: response.headers, text: "", ended: false, close: () => abort.abort() }
+          const reader = response.body!.getReader()
+          const decoder = new TextDecoder()
+          void (async () => {
+            try {
+              for (let r = await reader.read(); !r.done; r = await reader.read()) stream.text += decoder.decode(r.value, { stream: true })
+            } catch {
+              // aborted by the test, or the connection broke: ended either way
+            }
+            stream.ended = true
+          })()
+          return stream
+        }),
+        (stream) => Effect.sync(stream.close)
+      ),
     post: (path: string, body?: unknown, headers?: Record<string, string>) => call("POST", `/cabinet/api${path}`, body ?? {}, headers),
     put: (path: string, body: unknown) => call("PUT", `/cabinet/api${path}`, body)
   }

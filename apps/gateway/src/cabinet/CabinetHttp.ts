@@ -37,8 +37,10 @@ import { Messages } from "@wagate/store/Messages"
 import * as Outbox from "@wagate/store/Outbox"
 import { WebhookLog } from "@wagate/webhooks/WebhookLog"
 import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import { KeyAuth } from "../auth/KeyAuth.js"
 import { Settings } from "../Config.js"
 import { bounded, firstLink } from "../http/EntityCalls.js"
@@ -76,6 +78,19 @@ export const CabinetHttp = HttpApiBuilder.group(GatewayApi, "cabinet", (handlers
     const context = yield* Effect.context<Accounting | PaymentProviders | Accounts>()
     const entityTimeout = `${entityTimeoutMs} millis` as const
     const paymentsOn = providers.has(TestPayments.NAME) && Option.isSome(paymentsTestSecret)
+
+    // The HTTP server stops only once every answer has ended: an open stream would hold the stop.
+    const stopping = yield* Deferred.make<void>()
+    yield* Effect.addFinalizer(() => Deferred.succeed(stopping, undefined))
+    /**
+     * Server-sent events that end as the server begins to stop. The connection closes with them,
+     * so the browser's EventSource reconnects on a new one: to the next process.
+     */
+    const live = <E>(events: Stream.Stream<Uint8Array, E>) =>
+      HttpServerResponse.stream(Stream.interruptWhen(events, Deferred.await(stopping)), {
+        contentType: "text/event-stream",
+        headers: { "cache-control": "no-store", "x-accel-buffering": "no", connection: "close" }
+      })
 
     const user = CurrentCabinetUser
     const balance = (accountId: AccountId) =>
@@ -165,10 +180,7 @@ export const CabinetHttp = HttpApiBuilder.group(GatewayApi, "cabinet", (handlers
       .handle("numbers", () => Effect.flatMap(user, (u) => numberList(u.accountId)))
       .handle("numbersEvents", () =>
         Effect.map(user, (u) =>
-          HttpServerResponse.stream(
-            LinkView.changes(numberList(u.accountId), (a, b) => JSON.stringify(a) === JSON.stringify(b), "numbers", "2 seconds"),
-            { contentType: "text/event-stream", headers: { "cache-control": "no-store", "x-accel-buffering": "no" } }
-          )))
+          live(LinkView.changes(numberList(u.accountId), (a, b) => JSON.stringify(a) === JSON.stringify(b), "numbers", "2 seconds"))))
       .handle("addNumber", ({ payload }) =>
         Effect.gen(function*() {
           const u = yield* user
@@ -219,10 +231,7 @@ export const CabinetHttp = HttpApiBuilder.group(GatewayApi, "cabinet", (handlers
         Effect.gen(function*() {
           const u = yield* user
           yield* owned(u.accountId, path.id)
-          return HttpServerResponse.stream(links.events(path.id), {
-            contentType: "text/event-stream",
-            headers: { "cache-control": "no-store", "x-accel-buffering": "no" }
-          })
+          return live(links.events(path.id))
         }))
       .handle("keys", () => Effect.map(Effect.flatMap(user, (u) => users.keys(u.accountId)), (keys) => ({ keys })))
       .handle("issueKey", ({ payload }) =>
