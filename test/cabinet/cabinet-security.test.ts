@@ -7,7 +7,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { browserClient, cabinetSettings, mailbox, signedUp } from "../support/Cabinet.js"
+import { browserClient, cabinetSettings, type EventStream, mailbox, signedUp } from "../support/Cabinet.js"
 import { eventually, uniquePhone } from "../support/Fixtures.js"
 import { freshDatabase, startGateway } from "../support/TestGateway.js"
 
@@ -82,6 +82,56 @@ describe("accounts and sessions", () => {
       yield* again2.open("/cabinet/login")
       assert.strictEqual((yield* again2.post("/login", { email: "owner@shop.kz", password: "third password here" })).status, 200)
     }), { timeout: 60_000 })
+
+  it.scopedLive("an open event stream ends with its session: log-out, a password change elsewhere, a reset", () =>
+    Effect.gen(function*() {
+      const { box, url } = yield* setup
+      const owner = yield* signedUp(url, box, "live@shop.kz")
+      yield* owner.post("/balance/top-up", { amount: 9900 })
+      const added = yield* owner.post("/numbers", { phone: uniquePhone(), method: "qr" })
+      assert.strictEqual(added.status, 201)
+      const numberId = added.body.number.id
+      const sent = (...streams: ReadonlyArray<EventStream>) => Effect.sync(() => streams.map((s) => s.text).join(""))
+      const ended = (...streams: ReadonlyArray<EventStream>) =>
+        eventually(Effect.sync(() => streams.map((s) => s.ended)), (e) => e.every((x) => x), 15_000)
+
+      const list = yield* owner.events("/numbers/events")
+      const link = yield* owner.events(`/numbers/${numberId}/events`)
+      assert.deepStrictEqual([list.status, link.status], [200, 200])
+      yield* eventually(sent(list, link), (t) => t.includes("event: numbers") && t.includes("event: link"))
+      assert.strictEqual((yield* owner.post("/logout")).status, 200)
+      yield* ended(list, link)
+
+      const logIn = Effect.gen(function*() {
+        const client = browserClient(url)
+        yield* client.open("/cabinet/login")
+        assert.strictEqual((yield* client.post("/login", { email: "live@shop.kz", password: "correct horse battery" })).status, 200)
+        return client
+      })
+      // A password change on the laptop ends the phone's streams.
+      const laptop = yield* logIn
+      const phone = yield* logIn
+      const onPhone = yield* phone.events("/numbers/events")
+      const onLaptop = yield* laptop.events("/numbers/events")
+      yield* eventually(sent(onPhone), (t) => t.includes("event: numbers"))
+      assert.strictEqual((yield* laptop.post("/password", { current: "correct horse battery", password: "a new long password" })).status, 200)
+      yield* ended(onPhone)
+      // The laptop's session goes on under a new id, with a new stream.
+      const again = yield* laptop.events(`/numbers/${numberId}/events`)
+      yield* eventually(sent(again), (t) => t.includes("event: link"))
+      yield* ended(onLaptop)
+
+      // A reset by mail ends every session, and so every stream.
+      const forgot = browserClient(url)
+      yield* forgot.open("/cabinet/reset")
+      const before = box.mails.length
+      yield* forgot.post("/reset", { email: "live@shop.kz" })
+      yield* eventually(Effect.sync(() => box.mails.length), (n) => n > before)
+      const token = new URL(yield* box.link("live@shop.kz", "/cabinet/reset/new")).searchParams.get("token")!
+      assert.isFalse(again.ended)
+      assert.strictEqual((yield* forgot.post("/reset/confirm", { token, password: "third password here" })).status, 200)
+      yield* ended(again)
+    }), { timeout: 90_000 })
 
   it.scopedLive("no answer of the cabinet API is stored by a cache: the account's data and the CSRF token", () =>
     Effect.gen(function*() {

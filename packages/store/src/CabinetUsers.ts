@@ -183,6 +183,14 @@ export class CabinetUsers extends Effect.Service<CabinetUsers>()("@wagate/store/
       }))
     }, Effect.orDie)
 
+    /** Whether the session is still live, without counting this look as a use. */
+    const sessionLive = Effect.fn("CabinetUsers.sessionLive")(function*(idHash: Buffer, now: Date, idleMs: number) {
+      const rows = yield* sql`
+        SELECT 1 FROM cabinet_sessions
+        WHERE id_hash = ${idHash} AND expires_at > ${now} AND last_seen_at > ${new Date(now.getTime() - idleMs)}`
+      return rows.length > 0
+    }, Effect.orDie)
+
     const endSession = Effect.fn("CabinetUsers.endSession")(function*(idHash: Buffer) {
       yield* sql`DELETE FROM cabinet_sessions WHERE id_hash = ${idHash}`
     }, Effect.orDie)
@@ -256,6 +264,7 @@ export class CabinetUsers extends Effect.Service<CabinetUsers>()("@wagate/store/
       verify,
       createSession,
       session,
+      sessionLive,
       endSession,
       endOtherSessions,
       createToken,

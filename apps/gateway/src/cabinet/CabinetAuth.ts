@@ -5,7 +5,8 @@
  *   `Secure` when the gateway is reached over HTTPS); only its SHA-256 is stored. A session is
  *   made only when a password (or a one-time link) has just been checked, always with a fresh id,
  *   so an id planted before signing in never becomes a session (no fixation). It ends after 7
- *   days unused or 30 days in all, at log-out, and for every other session at a password change.
+ *   days unused or 30 days in all, at log-out, and for every other session at a password change
+ *   or reset. An open event stream of a session ends with it (looked at every 2 s).
  * - Every state change carries `X-CSRF-Token`: the session's token once signed in (the page gets
  *   it from GET /cabinet/api/me), before that the `wagate_csrf` cookie's (double submit; each
  *   cabinet page carries the value). A request whose Origin is another site is refused as well.
@@ -23,6 +24,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import { Settings } from "../Config.js"
 import { RequestCounter } from "../infra/RequestCounter.js"
@@ -116,6 +118,17 @@ export const CabinetSessionLive = Layer.effect(
     })
   })
 )
+
+/**
+ * Completes once the session has ended (log-out, a password change or reset, 7 days unused, 30
+ * days in all), looked at every 2 seconds: what an open event stream of the session waits for.
+ */
+export const sessionEnded = (sessionHash: Buffer) =>
+  Effect.gen(function*() {
+    const users = yield* CabinetUsers
+    const live = Effect.flatMap(Clock.currentTimeMillis, (now) => users.sessionLive(sessionHash, new Date(now), SESSION_IDLE_MS))
+    yield* Effect.repeat(live, { schedule: Schedule.spaced("2 seconds"), while: (yes) => yes })
+  })
 
 /**
  * Starts a new session for the account, ending the one the request came with (if any), and

@@ -50,7 +50,7 @@ import { makeLimits } from "../http/handlers/LimitsHttp.js"
 import { retainedSince } from "../http/handlers/Retention.js"
 import { makeWebhookCalls } from "../http/handlers/WebhooksHttp.js"
 import { normalizePhone, phoneRefusal } from "../http/Params.js"
-import { endedSession, startSession } from "./CabinetAuth.js"
+import { endedSession, sessionEnded, startSession } from "./CabinetAuth.js"
 import * as LinkView from "./LinkView.js"
 
 /** The cabinet acts for the whole account, as an account key would (key id 0: no key). */
@@ -83,14 +83,17 @@ export const CabinetHttp = HttpApiBuilder.group(GatewayApi, "cabinet", (handlers
     const stopping = yield* Deferred.make<void>()
     yield* Effect.addFinalizer(() => Deferred.succeed(stopping, undefined))
     /**
-     * Server-sent events that end as the server begins to stop. The connection closes with them,
-     * so the browser's EventSource reconnects on a new one: to the next process.
+     * Server-sent events for the session: they end with the session (log-out, a password change
+     * or reset, expiry) or as the server begins to stop. The connection closes with them, so the
+     * browser's EventSource reconnects on a new one: to the next process, or to a 401 that stops it.
      */
-    const live = <E>(events: Stream.Stream<Uint8Array, E>) =>
-      HttpServerResponse.stream(Stream.interruptWhen(events, Deferred.await(stopping)), {
+    const live = <E>(sessionHash: Buffer, events: Stream.Stream<Uint8Array, E>) => {
+      const ended = Effect.provideService(sessionEnded(sessionHash), CabinetUsers, users)
+      return HttpServerResponse.stream(Stream.interruptWhen(events, Effect.race(Deferred.await(stopping), ended)), {
         contentType: "text/event-stream",
         headers: { "cache-control": "no-store", "x-accel-buffering": "no", connection: "close" }
       })
+    }
 
     const user = CurrentCabinetUser
     const balance = (accountId: AccountId) =>
@@ -180,7 +183,10 @@ export const CabinetHttp = HttpApiBuilder.group(GatewayApi, "cabinet", (handlers
       .handle("numbers", () => Effect.flatMap(user, (u) => numberList(u.accountId)))
       .handle("numbersEvents", () =>
         Effect.map(user, (u) =>
-          live(LinkView.changes(numberList(u.accountId), (a, b) => JSON.stringify(a) === JSON.stringify(b), "numbers", "2 seconds"))))
+          live(
+            u.sessionHash,
+            LinkView.changes(numberList(u.accountId), (a, b) => JSON.stringify(a) === JSON.stringify(b), "numbers", "2 seconds")
+          )))
       .handle("addNumber", ({ payload }) =>
         Effect.gen(function*() {
           const u = yield* user
@@ -231,7 +237,7 @@ export const CabinetHttp = HttpApiBuilder.group(GatewayApi, "cabinet", (handlers
         Effect.gen(function*() {
           const u = yield* user
           yield* owned(u.accountId, path.id)
-          return live(links.events(path.id))
+          return live(u.sessionHash, links.events(path.id))
         }))
       .handle("keys", () => Effect.map(Effect.flatMap(user, (u) => users.keys(u.accountId)), (keys) => ({ keys })))
       .handle("issueKey", ({ payload }) =>
