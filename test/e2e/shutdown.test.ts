@@ -10,7 +10,7 @@ import { join } from "node:path"
 import { browserClient } from "../support/Cabinet.js"
 import { eventually } from "../support/Fixtures.js"
 import { freePortAsync as freePort } from "../support/Ports.js"
-import { BOUND_MS, setup, startGateway, terminate } from "./support/GatewayProcess.js"
+import { setup, startGateway, terminate } from "./support/GatewayProcess.js"
 
 const root = join(import.meta.dirname, "../..")
 
@@ -54,7 +54,9 @@ describe("shutdown", () => {
   it.scopedLive("an open cabinet event stream ends as the stop begins: the stop finishes in time with status 0", () =>
     Effect.gen(function*() {
       const { env, url, ops } = yield* setup
-      const gateway = yield* startGateway(env)
+      // Generous, for a loaded machine; a stop held by the stream lasts until then and exits with status 1.
+      const boundMs = 15_000
+      const gateway = yield* startGateway({ ...env, SHUTDOWN_TIMEOUT_MS: String(boundMs) })
       const account = yield* ops.ops.createAccount({ payload: { email: "open-tab@shop.kz", company: "Open tab" } })
       const { url: link } = yield* ops.ops.cabinetResetLink({ path: { id: account.id } })
       const tab = browserClient(url)
@@ -65,9 +67,8 @@ describe("shutdown", () => {
       yield* eventually(Effect.sync(() => stream.text), (t) => t.includes("event: numbers"))
 
       const { code, took } = yield* terminate(gateway)
-      assert.strictEqual(code, 0, gateway.output())
-      // SHUTDOWN_TIMEOUT_MS is BOUND_MS: a stop held until then exits with status 1.
-      assert.isBelow(took, BOUND_MS, gateway.output())
+      assert.strictEqual(code, 0, `${took} ms: ${gateway.output()}`)
+      assert.isBelow(took, boundMs, gateway.output())
       assert.notInclude(gateway.output(), "still stopping")
     }), { timeout: 300_000 })
 })
