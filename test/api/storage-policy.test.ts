@@ -178,6 +178,36 @@ describe("storage upkeep and policy", () => {
       assert.strictEqual((yield* api.messages.get({ path: { id: first.id } })).media?.deleted, true)
     }))
 
+  it.scopedLive("files arriving together on S3 never take the account past its ceiling", () =>
+    Effect.gen(function*() {
+      const store = yield* MediaStores.s3
+      const gateway = yield* startGateway(yield* freshDatabase, { blobs: store.layer })
+      const acme = yield* provision(gateway.ops, { numbers: 2 })
+      const api = yield* gateway.client(acme.accountKey)
+      const first = yield* receive(gateway, acme.accountKey, acme.numbers[0]!.phone, { size: 1000 })
+      assert.strictEqual(first.media_skipped, false)
+      yield* gateway.ops.opsStorage.setPolicy({ path: { id: acme.accountId }, payload: { ceiling_bytes: 1000 + 100_000 } })
+
+      // Six images of 77,930 bytes at once, from six people, to both numbers: only one fits.
+      const arrived = yield* Effect.forEach(
+        [0, 1, 2, 3, 4, 5],
+        (i) => receive(gateway, acme.accountKey, acme.numbers[i % 2]!.phone, { size: 77_930 }),
+        { concurrency: "unbounded" }
+      )
+      const kept = arrived.filter((m) => !m.media_skipped)
+      assert.strictEqual(kept.length, 1)
+      for (const m of arrived.filter((m) => m.media_skipped)) {
+        assert.deepStrictEqual([m.media?.size, m.media_skip_reason], [null, "the account's storage ceiling of 101000 bytes is reached"])
+      }
+      const storage = yield* api.storage.get()
+      assert.deepStrictEqual([storage.used_bytes, storage.files], [1000 + 77_930, 2])
+      // The files not kept are not left in the bucket either.
+      for (const m of arrived) {
+        const head = yield* gateway.blobs.head(`media/${acme.accountId}/${m.from}/${m.id}`)
+        assert.strictEqual(Option.isSome(head), !m.media_skipped, `message ${m.id}`)
+      }
+    }), { timeout: 60_000 })
+
   it.scopedLive("above the included 5 GB: packs and charges in GET /storage and /balance; unpaid storage keeps no new file", () =>
     Effect.gen(function*() {
       const database = yield* freshDatabase

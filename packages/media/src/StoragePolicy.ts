@@ -36,6 +36,13 @@ const MB = 1024 * 1024
 const sizeText = (bytes: number) => bytes < MB ? `${bytes} bytes` : `${Math.round((bytes / MB) * 10) / 10} MB`
 
 /**
+ * Why a file that would take the account past its ceiling is not kept.
+ *
+ * @since 1.0.0
+ */
+export const ceilingReason = (ceilingBytes: number): string => `the account's storage ceiling of ${sizeText(ceilingBytes)} is reached`
+
+/**
  * Why the file is not kept (the message's `media_skip_reason`), or null when it is.
  *
  * @since 1.0.0
@@ -54,7 +61,7 @@ export const skipReason = (policy: Policy, facts: Facts): string | null => {
     }
   }
   if (policy.ceiling_bytes !== null && facts.usedBytes + facts.size > policy.ceiling_bytes) {
-    return `the account's storage ceiling of ${sizeText(policy.ceiling_bytes)} is reached`
+    return ceilingReason(policy.ceiling_bytes)
   }
   if (facts.direction === "in" && facts.unpaid) {
     return "storage above the included 5 GB is not paid for: the balance does not cover the storage charge"

@@ -185,8 +185,10 @@ export const download = (r: {
         blobKey: key,
         at: new Date(yield* DomainClock.now)
       })
-      // Settled meanwhile (it cannot be today, but a stray blob would count nowhere): remove it.
-      if (!stored) yield* Effect.ignore(blobs.delete(key))
+      // Files arriving at once passed the ceiling together, or the message was settled meanwhile
+      // (it cannot be today, but a stray blob would count nowhere): the blob goes.
+      if (stored._tag !== "Counted") yield* Effect.ignore(blobs.delete(key))
+      if (stored._tag === "OverCeiling") yield* skip(StoragePolicy.ceilingReason(stored.ceilingBytes))
     })
     yield* store.pipe(
       Effect.onInterrupt(() =>

@@ -38,21 +38,7 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const skip = (reason: string) =>
         Effect.flatMap(DomainClock.now, (now) => files.skip(r.messageId, reason, new Date(now)))
-      const policy = yield* files.policy(r.accountId)
-      const reason = StoragePolicy.skipReason(policy, {
-        size: r.size,
-        direction: "out",
-        isGroup: false,
-        knownSender: true,
-        chatBytesToday: 0,
-        usedBytes: yield* files.usedBytes(r.accountId),
-        unpaid: false
-      })
-      if (reason !== null) {
-        yield* Effect.ignore(blobs.delete(r.blobKey))
-        return yield* skip(reason)
-      }
-      yield* files.add({
+      const counted = yield* files.add({
         messageId: r.messageId,
         accountId: r.accountId,
         numberId: r.numberId,
@@ -64,5 +50,10 @@ export const make = Effect.gen(function*() {
         blobKey: r.blobKey,
         at: r.at
       })
+      // The account's ceiling is the one storage rule for sent files: checked as the file is counted.
+      if (counted._tag === "OverCeiling") {
+        yield* Effect.ignore(blobs.delete(r.blobKey))
+        yield* skip(StoragePolicy.ceilingReason(counted.ceilingBytes))
+      }
     }).pipe(Effect.catchAllCause((cause) => Effect.logError("keeping a sent file failed", cause)))
 })

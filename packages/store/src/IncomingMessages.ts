@@ -11,7 +11,9 @@ import * as Schema from "effect/Schema"
 import * as Batched from "./Batched.js"
 import { queueEvents, upsertChat } from "./ChatSql.js"
 import { Int8, NullOrInt8 } from "./Columns.js"
+import { counting, CountingRow } from "./MediaFiles.js"
 import * as Outbox from "./Outbox.js"
+import { decoded } from "./Rows.js"
 
 /** The new message's id; null when its network id was stored before. */
 const decodeStored = Schema.decodeUnknown(Schema.Array(Schema.Struct({ id: NullOrInt8 })))
@@ -105,7 +107,9 @@ export const make = Effect.gen(function*() {
   /**
    * The file of an incoming message is in the blob store under `blobKey`: the message shows its
    * size and is no longer pending, and the file counts in the account's storage (`media_files`),
-   * together. A message already settled (stored or skipped) is left as it is.
+   * together, unless it would take the account past its ceiling (checked in the same statement,
+   * under the account's lock: see `MediaFiles.add`). A message already settled (stored or
+   * skipped) is left as it is.
    */
   const storeIncomingMedia = Effect.fn("Conversations.storeIncomingMedia")(function*(f: {
     readonly messageId: number
@@ -115,10 +119,12 @@ export const make = Effect.gen(function*() {
     readonly blobKey: string
     readonly at: Date
   }) {
-    const rows = yield* sql`
-      WITH msg AS (
+    const [row] = yield* decoded(
+      CountingRow,
+      sql`
+      WITH over AS (SELECT media_ceiling_passed(${f.accountId}, ${f.media.size}) AS ceiling), msg AS (
         UPDATE messages SET media = ${sql.json(f.media)}, media_pending = false, updated_at = ${f.at}
-        WHERE id = ${f.messageId} AND media_pending
+        WHERE id = ${f.messageId} AND media_pending AND (SELECT ceiling FROM over) IS NULL
         RETURNING id, chat_id, created_at
       ), file AS (
         INSERT INTO media_files (message_id, account_id, number_id, chat_id, kind, mime_type, filename, size, blob_key,
@@ -128,8 +134,9 @@ export const make = Effect.gen(function*() {
         FROM msg
         ON CONFLICT (message_id) DO NOTHING
       )
-      SELECT id FROM msg`
-    return rows.length > 0
+      SELECT (SELECT id FROM msg) AS id, (SELECT ceiling FROM over) AS ceiling`
+    )
+    return counting(row)
   }, Effect.orDie)
 
   /** The columns of a pending incoming file that will not be stored, and why. */

@@ -35,7 +35,6 @@ const KeepFactsRow = Schema.Struct({
   chat_bytes: Int8,
   used: Int8
 })
-const IdRow = Schema.Struct({ id: Int8 })
 const FileRowColumns = Schema.Struct({
   message_id: Int8,
   number_id: Int8,
@@ -130,6 +129,27 @@ export interface NewFile {
   /** The message's time. */
   readonly at: Date
 }
+
+/**
+ * What counting a file came to: counted; not counted, as its message has one already (or, for
+ * an incoming file, was settled meanwhile); or not counted, as it would take the account past
+ * its storage ceiling of `ceilingBytes`. @since 1.0.0
+ */
+export type Counting =
+  | { readonly _tag: "Counted" }
+  | { readonly _tag: "Settled" }
+  | { readonly _tag: "OverCeiling"; readonly ceilingBytes: number }
+
+/** The row the counting statements answer: the new file's or message's id, the ceiling passed. */
+export const CountingRow = Schema.Struct({ id: NullOrInt8, ceiling: NullOrInt8 })
+
+/** @since 1.0.0 */
+export const counting = (row: typeof CountingRow.Type | undefined): Counting =>
+  row?.ceiling != null
+    ? { _tag: "OverCeiling", ceilingBytes: row.ceiling }
+    : row?.id != null
+    ? { _tag: "Counted" }
+    : { _tag: "Settled" }
 
 /** Files deleted per statement of a bulk deletion: bounded memory, short row locks. @since 1.0.0 */
 export const DELETE_BATCH = 1000
@@ -288,19 +308,27 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
       }
     }, Effect.orDie)
 
-    /** Counts a stored file (the usage moves with the insert). False when the message has one already. */
+    /**
+     * Counts a stored file (the usage moves with the insert), unless its message has one already
+     * or it would take the account past its ceiling: checked and counted in one statement, under
+     * the account's lock (migration 0019), so files counted at once never pass it together.
+     */
     const add = Effect.fn("MediaFiles.add")(function*(f: NewFile) {
-      const rows = yield* decoded(
-        IdRow,
+      const [row] = yield* decoded(
+        CountingRow,
         sql`
-        INSERT INTO media_files (message_id, account_id, number_id, chat_id, kind, mime_type, filename, size, blob_key,
-                                 created_at)
-        VALUES (${f.messageId}, ${f.accountId}, ${f.numberId}, ${f.chatId}, ${f.kind}, ${f.mimeType}, ${f.filename},
-                ${f.size}, ${f.blobKey}, ${f.at})
-        ON CONFLICT (message_id) DO NOTHING
-        RETURNING id`
+        WITH over AS (SELECT media_ceiling_passed(${f.accountId}, ${f.size}) AS ceiling), file AS (
+          INSERT INTO media_files (message_id, account_id, number_id, chat_id, kind, mime_type, filename, size, blob_key,
+                                   created_at)
+          SELECT ${f.messageId}, ${f.accountId}, ${f.numberId}, ${f.chatId}, ${f.kind}, ${f.mimeType}, ${f.filename},
+                 ${f.size}, ${f.blobKey}, ${f.at}::timestamptz
+          FROM over WHERE over.ceiling IS NULL
+          ON CONFLICT (message_id) DO NOTHING
+          RETURNING id
+        )
+        SELECT (SELECT id FROM file) AS id, (SELECT ceiling FROM over) AS ceiling`
       )
-      return rows.length > 0
+      return counting(row)
     }, Effect.orDie)
 
     /** The message's file will not be kept, and why (its `size` null: no file); the message itself stays. */

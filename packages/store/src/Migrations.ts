@@ -31,6 +31,7 @@ import unkeptMediaSize from "./migrations/0016_unkept_media_size.js"
 import runnerIdle from "./migrations/0017_runner_idle.js"
 import linkMethod from "./migrations/0018_link_method.js"
 import blobLeftovers from "./migrations/0019_blob_leftovers.js"
+import mediaCeiling from "./migrations/0020_media_ceiling.js"
 
 /** @since 1.0.0 */
 export const loader = Migrator.fromRecord({
@@ -52,7 +53,8 @@ export const loader = Migrator.fromRecord({
   "0016_unkept_media_size": unkeptMediaSize,
   "0017_runner_idle": runnerIdle,
   "0018_link_method": linkMethod,
-  "0019_blob_leftovers": blobLeftovers
+  "0019_blob_leftovers": blobLeftovers,
+  "0020_media_ceiling": mediaCeiling
 })
 
 const table = "wagate_migrations"

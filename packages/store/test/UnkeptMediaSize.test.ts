@@ -75,19 +75,13 @@ describe("migration 0016", () => {
       }
       const taken = (m: { readonly waMessageId: string }) =>
         conversations.applyAck({ numberId: number.id, waMessageId: m.waMessageId, ack: "sent", at })
+      // Counted as the store counted a file then (before 0019 there was no ceiling check in it).
       const keep = (m: { readonly id: number }) =>
-        files.add({
-          messageId: m.id,
-          accountId: account.id,
-          numberId: number.id,
-          chatId: "77770000000@c.us",
-          kind: "photo",
-          mimeType: "image/png",
-          filename: null,
-          size: SIZE,
-          blobKey: `media/${account.id}/${number.id}/sent-${m.id}`,
-          at
-        })
+        sql`
+          INSERT INTO media_files (message_id, account_id, number_id, chat_id, kind, mime_type, filename, size, blob_key,
+                                   created_at)
+          VALUES (${m.id}, ${account.id}, ${number.id}, '77770000000@c.us', 'photo', 'image/png', NULL, ${SIZE},
+                  ${`media/${account.id}/${number.id}/sent-${m.id}`}, ${at})`.pipe(Effect.orDie)
       const rejected = (m: { readonly id: number; readonly waMessageId: string }) =>
         conversations.markRejected({
           accountId: account.id,
