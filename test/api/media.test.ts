@@ -31,7 +31,7 @@ const receive = (
   key: string,
   to: string,
   media: { mimeType: string; filename?: string; bytes: Uint8Array },
-  type: "image" | "document" | "video" = "image"
+  type: "image" | "document" | "video" | "voice" = "image"
 ) =>
   Effect.gen(function*() {
     const api = yield* gateway.client(key)
@@ -121,6 +121,38 @@ for (const kind of ["filesystem", "s3"] as const) {
         assert.strictEqual(part.status, 206)
         assert.isTrue(part.body.equals(Buffer.from(photo.slice(100, 200))))
         assert.strictEqual(part.headers.get("content-range"), "bytes 100-199/3000")
+      }))
+
+    it.scopedLive("a file of a type that can run script (SVG) is only a download, under a neutral type; made names carry the extension", () =>
+      Effect.gen(function*() {
+        const { gateway } = yield* suite(makeStore)
+        const acme = yield* provision(gateway.ops)
+        const number = acme.numbers[0]!
+        const served = (id: number) =>
+          Effect.flatMap(request(`${gateway.url}/api/v1/media/${id}`, { key: acme.accountKey }), (link) =>
+            Effect.map(request(link.headers.get("location")!), (file) => ({ location: link.headers.get("location")!, file })))
+
+        const svg = Buffer.from("<svg xmlns=\"http://www.w3.org/2000/svg\"><script>alert(document.domain)</script></svg>")
+        const image = yield* receive(gateway, acme.accountKey, number.phone, { mimeType: "image/svg+xml", bytes: svg })
+        const { file, location } = yield* served(image.id)
+        assert.isTrue(file.body.equals(svg))
+        assert.deepStrictEqual(
+          [file.headers.get("content-type"), file.headers.get("content-disposition")],
+          ["application/octet-stream", `attachment; filename="photo-${image.id}.svg"`]
+        )
+        if (kind === "s3") {
+          const url = new URL(location)
+          assert.strictEqual(url.searchParams.get("response-content-type"), "application/octet-stream")
+          assert.strictEqual(url.searchParams.get("response-content-disposition"), `attachment; filename="photo-${image.id}.svg"`)
+        }
+
+        // A voice note's type has parameters: it still plays inline, and its name ends in .ogg.
+        const voice = yield* receive(gateway, acme.accountKey, number.phone, { mimeType: "audio/ogg; codecs=opus", bytes: bytes(400, 5) }, "voice")
+        const note = (yield* served(voice.id)).file
+        assert.deepStrictEqual(
+          [note.headers.get("content-type"), note.headers.get("content-disposition")],
+          ["audio/ogg; codecs=opus", `inline; filename="voice-${voice.id}.ogg"`]
+        )
       }))
 
     it.scopedLive("only the file's account, and of number keys only its number's, sees it; wrong and deleted ids are not_found", () =>
