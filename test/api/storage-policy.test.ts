@@ -298,6 +298,35 @@ describe("storage upkeep and policy", () => {
       assert.strictEqual((yield* api.storage.get()).used_bytes, FileServer.PNG.length)
     }))
 
+  it.scopedLive("attachments sent at once from two numbers never take the account past its ceiling", () =>
+    Effect.gen(function*() {
+      const files = yield* FileServer.start
+      const clock = ManualClock.make(Date.now())
+      const gateway = yield* startGateway(yield* freshDatabase, { domainClock: clock.clock })
+      const acme = yield* provision(gateway.ops, { numbers: 2 })
+      const api = yield* gateway.client(acme.accountKey)
+      yield* gateway.ops.opsStorage.setPolicy({
+        path: { id: acme.accountId },
+        payload: { ceiling_bytes: Math.floor(FileServer.PNG.length * 1.5) }
+      })
+      clock.adjust("5 seconds")
+      const send = (from: string) =>
+        Effect.gen(function*() {
+          const response = yield* gateway.http.execute(HttpClientRequest.post("/api/v1/messages/send").pipe(
+            HttpClientRequest.setHeaders({ authorization: `Bearer ${acme.accountKey}` }),
+            HttpClientRequest.bodyUnsafeJson({ from, to: uniquePhone(), image: { url: files.url("/image.png") } })
+          ))
+          assert.strictEqual(response.status, 200)
+          const { id } = (yield* response.json) as { id: number }
+          return yield* eventually(api.messages.get({ path: { id } }), (m) => m.media?.size != null || m.media_skipped)
+        }).pipe(Effect.orDie)
+      const sent = yield* Effect.all(acme.numbers.map((n) => send(n.phone)), { concurrency: "unbounded" })
+      assert.deepStrictEqual(sent.map((m) => m.media_skipped).sort(), [false, true])
+      assert.match(String(sent.find((m) => m.media_skipped)!.media_skip_reason), /ceiling/)
+      const storage = yield* api.storage.get()
+      assert.deepStrictEqual([storage.used_bytes, storage.files], [FileServer.PNG.length, 1])
+    }))
+
   it.scopedLive("a send a restart cut off, or one left pending with its file kept, fails after the restart without its file", () =>
     Effect.gen(function*() {
       const files = yield* FileServer.start
