@@ -1,7 +1,8 @@
 /**
  * Whether a file is kept, under the account's storage policy and its storage state: pure rules,
  * applied to incoming files before the download (with the announced size) and again with the
- * size actually downloaded, and to sent attachments for the account-wide limits only.
+ * size actually downloaded. The ceiling is checked once more, for incoming and sent files alike,
+ * by the store as it counts the file (`MediaFiles.add`), with {@link ceilingReason} as the reason.
  *
  * @since 1.0.0
  */
@@ -40,7 +41,8 @@ const sizeText = (bytes: number) => bytes < MB ? `${bytes} bytes` : `${Math.roun
  *
  * @since 1.0.0
  */
-export const ceilingReason = (ceilingBytes: number): string => `the account's storage ceiling of ${sizeText(ceilingBytes)} is reached`
+export const ceilingReason = (ceilingBytes: number): string =>
+  `the account's storage ceiling of ${sizeText(ceilingBytes)} is reached`
 
 /**
  * Why the file is not kept (the message's `media_skip_reason`), or null when it is.
