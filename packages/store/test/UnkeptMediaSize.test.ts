@@ -75,7 +75,7 @@ describe("migration 0016", () => {
       }
       const taken = (m: { readonly waMessageId: string }) =>
         conversations.applyAck({ numberId: number.id, waMessageId: m.waMessageId, ack: "sent", at })
-      // Counted as the store counted a file then (before 0019 there was no ceiling check in it).
+      // Counted as the store counted a file then (before 0020 there was no ceiling check in it).
       const keep = (m: { readonly id: number }) =>
         sql`
           INSERT INTO media_files (message_id, account_id, number_id, chat_id, kind, mime_type, filename, size, blob_key,
