@@ -1,7 +1,8 @@
 /**
  * Serves the cabinet's pages under /cabinet and its assets (the script and styles read once from
  * apps/cabinet at start, the words of each language made from its dictionary; each linked with
- * its content hash and cached for a year). `/` and `/cabinet` lead to the
+ * its content hash, cached for a year, and sent gzipped, compressed once at start, to a browser
+ * that accepts it). `/` and `/cabinet` lead to the
  * balance page; a page not signed in sends the browser to the login page by itself.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
@@ -12,6 +13,7 @@ import { BASE, dictionaryScript, PAGES, render } from "@wagate/cabinet/Pages"
 import * as Effect from "effect/Effect"
 import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
+import { gzipSync } from "node:zlib"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import type { GatewaySettings } from "../Config.js"
@@ -20,7 +22,7 @@ import { CSRF_COOKIE, httpsOf, secret, withCsrfCookie } from "./CabinetAuth.js"
 
 const assetsDir = join(dirname(createRequire(import.meta.url).resolve("@wagate/cabinet/package.json")), "assets")
 const hashOf = (body: Uint8Array | string) => createHash("sha256").update(body).digest("hex").slice(0, 12)
-const asset = (body: Buffer, contentType: string) => ({ body, contentType, hash: hashOf(body) })
+const asset = (body: Buffer, contentType: string) => ({ body, gzipped: gzipSync(body, { level: 9 }), contentType, hash: hashOf(body) })
 const JS = "text/javascript; charset=utf-8"
 const ASSETS: Record<string, ReturnType<typeof asset>> = {
   "cabinet.css": asset(readFileSync(join(assetsDir, "cabinet.css")), "text/css; charset=utf-8"),
@@ -67,6 +69,13 @@ const page = (def: (typeof PAGES)[number], settings: GatewaySettings) =>
     return response
   })
 
+/** `Accept-Encoding` names gzip (or `*`) without refusing it by `q=0`. */
+const acceptsGzip = (header: string | undefined) =>
+  header !== undefined && header.split(",").some((part) => {
+    const [coding, ...params] = part.split(";").map((p) => p.trim().toLowerCase())
+    return (coding === "gzip" || coding === "*") && !params.some((p) => /^q=0(\.0*)?$/.test(p))
+  })
+
 const toCabinet = Effect.succeed(HttpServerResponse.redirect(`${BASE}/balance`, { status: 302 }))
 
 export const CabinetPages = HttpApiBuilder.Router.use((router) =>
@@ -80,12 +89,18 @@ export const CabinetPages = HttpApiBuilder.Router.use((router) =>
     yield* router.get(BASE, toCabinet)
     for (const [name, file] of Object.entries(ASSETS)) {
       const path: `/${string}` = `${BASE}/assets/${name}`
-      yield* router.get(path, Effect.succeed(
-        HttpServerResponse.uint8Array(file.body, {
+      yield* router.get(path, Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+        const gzip = acceptsGzip(request.headers["accept-encoding"])
+        return HttpServerResponse.uint8Array(gzip ? file.gzipped : file.body, {
           contentType: file.contentType,
-          headers: { "cache-control": "public, max-age=31536000, immutable", "x-content-type-options": "nosniff" }
+          headers: {
+            "cache-control": "public, max-age=31536000, immutable",
+            "x-content-type-options": "nosniff",
+            vary: "accept-encoding",
+            ...(gzip ? { "content-encoding": "gzip" } : {})
+          }
         })
-      ))
+      }))
     }
   })
 )
