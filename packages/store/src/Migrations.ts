@@ -12,6 +12,7 @@ import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import initial from "./migrations/0001_initial.js"
 import numberState from "./migrations/0002_number_state.js"
 import webhookDelivery from "./migrations/0003_webhook_delivery.js"
@@ -32,6 +33,7 @@ import runnerIdle from "./migrations/0017_runner_idle.js"
 import linkMethod from "./migrations/0018_link_method.js"
 import blobLeftovers from "./migrations/0019_blob_leftovers.js"
 import mediaCeiling from "./migrations/0020_media_ceiling.js"
+import { decoded } from "./Rows.js"
 
 /** @since 1.0.0 */
 export const loader = Migrator.fromRecord({
@@ -58,10 +60,15 @@ export const loader = Migrator.fromRecord({
 })
 
 const table = "wagate_migrations"
+const Newest = Schema.Struct({ migration_id: Schema.Number, name: Schema.String })
 
 type Named = readonly [id: number, name: string]
 
 const label = ([id, name]: Named) => `${String(id).padStart(4, "0")}_${name}`
+
+/** A few by name; a new database's whole list as its first and last. */
+const ranNames = (ran: ReadonlyArray<Named>) =>
+  ran.length <= 3 ? ran.map(label).join(", ") : `${ran.length} migrations, ${label(ran[0]!)} to ${label(ran.at(-1)!)}`
 
 /**
  * The database holds a migration newer than any this version has: a newer release migrated it.
@@ -90,15 +97,17 @@ export const run = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   // Read after the migrator's transaction, which waited for the table lock of any process
   // migrating at the same time: a newer release that migrates while this one starts is seen here.
-  const [newest] = yield* sql<{ migration_id: number; name: string }>`
-    SELECT migration_id, name FROM ${sql(table)} ORDER BY migration_id DESC LIMIT 1`.withoutTransform
+  const [newest] = yield* decoded(
+    Newest,
+    sql`SELECT migration_id, name FROM ${sql(table)} ORDER BY migration_id DESC LIMIT 1`
+  )
   const [knownId, knownName] = (yield* loader).at(-1)!
   const known: Named = [knownId, knownName]
   if (newest !== undefined && newest.migration_id > knownId) {
     return yield* new DatabaseNewer({ newest: [newest.migration_id, newest.name], known })
   }
   yield* ran.length > 0
-    ? Effect.logInfo(`database migrated to ${label(known)}: ran ${ran.map(label).join(", ")} in ${Math.round(Duration.toMillis(took))} ms`)
+    ? Effect.logInfo(`database migrated to ${label(known)}: ran ${ranNames(ran)} in ${Math.round(Duration.toMillis(took))} ms`)
     : Effect.logInfo(`database schema current at ${label(known)}: no migration to run`)
   return ran
 })
