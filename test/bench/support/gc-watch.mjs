@@ -21,13 +21,15 @@ let startedAt = -1
  * `test/bench/gc-summary.ts` reads.
  */
 const sinceV8 = () => Math.round(performance.now() - performance.nodeTiming.v8Start)
-const observer = new PerformanceObserver((list) => {
+/** @param {ReadonlyArray<import("node:perf_hooks").PerformanceEntry>} entries */
+const record = (entries) => {
   if (startedAt < 0) return
-  for (const entry of list.getEntries()) {
+  for (const entry of entries) {
     if (entry.detail?.kind !== constants.NODE_PERFORMANCE_GC_MAJOR) continue
     full.push({ atMs: Math.round(entry.startTime - startedAt), pauseMs: Number(entry.duration.toFixed(1)) })
   }
-})
+}
+const observer = new PerformanceObserver((list) => record(list.getEntries()))
 observer.observe({ entryTypes: ["gc"] })
 
 process.on("SIGUSR2", () => {
@@ -37,19 +39,25 @@ process.on("SIGUSR2", () => {
     process.stderr.write(`gc-watch: the measured window starts at ${sinceV8()} ms\n`)
     return
   }
+  const windowMs = performance.now() - startedAt
   delay.disable()
   process.stderr.write(`gc-watch: the measured window ends at ${sinceV8()} ms\n`)
-  const ms = (ns) => Math.round(ns / 1e6)
-  const report = {
-    windowMs: Math.round(performance.now() - startedAt),
-    fullCollections: full,
-    loopDelayMaxMs: ms(delay.max),
-    loopDelayP99Ms: ms(delay.percentile(99))
-  }
-  // Whole or not at all for the benchmark, which reads the file as soon as it is there.
-  if (file) {
-    writeFileSync(`${file}.part`, JSON.stringify(report))
-    renameSync(`${file}.part`, file)
-  }
-  observer.disconnect()
+  // The entry of a collection just before this signal is made on the event loop's next turn,
+  // and reaches the observer after that: the report waits for it.
+  setImmediate(() => {
+    record(observer.takeRecords())
+    observer.disconnect()
+    const ms = (ns) => Math.round(ns / 1e6)
+    const report = {
+      windowMs: Math.round(windowMs),
+      fullCollections: full.filter((c) => c.atMs <= windowMs),
+      loopDelayMaxMs: ms(delay.max),
+      loopDelayP99Ms: ms(delay.percentile(99))
+    }
+    // Whole or not at all for the benchmark, which reads the file as soon as it is there.
+    if (file) {
+      writeFileSync(`${file}.part`, JSON.stringify(report))
+      renameSync(`${file}.part`, file)
+    }
+  })
 })
