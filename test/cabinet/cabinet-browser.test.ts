@@ -13,10 +13,10 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as SimulatorDriver from "@wagate/whatsapp/sim/SimulatorDriver"
-import { existsSync, readFileSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
-import { type Browser, chromium, type Page } from "playwright-core"
-import { cabinetSettings, type Mailbox, mailbox } from "../support/Cabinet.js"
+import type { Browser, Page } from "playwright-core"
+import { cabinetSettings, hasChromium, launchChromium, type Mailbox, mailbox } from "../support/Cabinet.js"
 import { uniquePhone } from "../support/Fixtures.js"
 import { freshDatabase, type RunningGateway, startGateway } from "../support/TestGateway.js"
 import * as WebhookReceiver from "../support/WebhookReceiver.js"
@@ -25,7 +25,6 @@ import * as WebhookReceiver from "../support/WebhookReceiver.js"
 declare const document: any
 declare const window: any
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
 
 interface World {
@@ -73,7 +72,7 @@ const api = (method: string, path: string, key: string, body?: unknown) =>
     body: body === undefined ? undefined : JSON.stringify(body)
   }).then(async (r) => ({ status: r.status, body: await r.json() as any }))
 
-describe.skipIf(!existsSync(CHROMIUM))("the cabinet in a browser", () => {
+describe.skipIf(!hasChromium)("the cabinet in a browser", () => {
   beforeAll(async () => {
     world = await run(Scope.extend(
       Effect.gen(function*() {
@@ -86,10 +85,7 @@ describe.skipIf(!existsSync(CHROMIUM))("the cabinet in a browser", () => {
       }).pipe(Effect.orDie),
       scope
     ))
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-extensions"]
-    })
+    browser = await launchChromium()
     const context = await browser.newContext({ locale: "en-GB" })
     page = await context.newPage()
     page.on("dialog", (dialog) => dialog.accept())

@@ -12,15 +12,13 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as SimulatorDriver from "@wagate/whatsapp/sim/SimulatorDriver"
-import { existsSync } from "node:fs"
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
-import { cabinetSettings, type Mailbox, mailbox } from "../support/Cabinet.js"
+import type { Browser, BrowserContext, Page } from "playwright-core"
+import { cabinetSettings, hasChromium, launchChromium, type Mailbox, mailbox } from "../support/Cabinet.js"
 import { uniquePhone } from "../support/Fixtures.js"
 import { freshDatabase, type RunningGateway, startGateway } from "../support/TestGateway.js"
 
 declare const document: any
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
 
 const scope = Effect.runSync(Scope.make())
 let gateway: RunningGateway
@@ -42,7 +40,7 @@ const open = async (on: Page, path: string) => {
 }
 const appText = (on: Page) => on.locator("#app").textContent().then((text) => text ?? "")
 
-describe.skipIf(!existsSync(CHROMIUM))("the cabinet in the customer's words", () => {
+describe.skipIf(!hasChromium)("the cabinet in the customer's words", () => {
   beforeAll(async () => {
     ;({ gateway, box } = await run(Scope.extend(
       Effect.gen(function*() {
@@ -54,10 +52,7 @@ describe.skipIf(!existsSync(CHROMIUM))("the cabinet in the customer's words", ()
       }).pipe(Effect.orDie),
       scope
     )))
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-extensions"]
-    })
+    browser = await launchChromium()
     ru = await browser.newContext({ locale: "ru-RU", extraHTTPHeaders: { "accept-language": "ru" } })
     page = await ru.newPage()
     page.on("dialog", (dialog) => dialog.accept())

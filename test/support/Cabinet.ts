@@ -1,12 +1,24 @@
 /**
  * What the cabinet tests share: a real SMTP server on loopback that keeps the mail the gateway
- * sends (the cabinet's SMTP_URL points at it), and a browser-like HTTP client that keeps cookies
- * and sends the page's CSRF token, for the tests that speak HTTP without a browser.
+ * sends (the cabinet's SMTP_URL points at it), a browser-like HTTP client that keeps cookies
+ * and sends the page's CSRF token, for the tests that speak HTTP without a browser, and the
+ * headless Chromium the browser tests drive.
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import { existsSync } from "node:fs"
+import { chromium } from "playwright-core"
 import { SMTPServer } from "smtp-server"
+
+/** Debian's Chromium (`CHROMIUM_PATH` names another); `.ci/run` installs it. */
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
+export const hasChromium = existsSync(CHROMIUM)
+export const launchChromium = () =>
+  chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-extensions"]
+  })
 
 export interface Mail {
   readonly to: string
