@@ -40,11 +40,13 @@ process.on("SIGUSR2", () => {
     return
   }
   const windowMs = performance.now() - startedAt
-  delay.disable()
   process.stderr.write(`gc-watch: the measured window ends at ${sinceV8()} ms\n`)
-  // The entry of a collection just before this signal is made on the event loop's next turn,
-  // and reaches the observer after that: the report waits for it.
-  setImmediate(() => {
+  // What happened just before this signal is not in yet: the delay of a hold is recorded by a
+  // timer that fires after it, and a collection's entry is made on a later turn of the loop and
+  // given to the observer after that. The report waits for both (the delay then covers up to
+  // 30 ms past the window, of an idle loop).
+  setTimeout(() => {
+    delay.disable()
     record(observer.takeRecords())
     observer.disconnect()
     const ms = (ns) => Math.round(ns / 1e6)
@@ -59,5 +61,5 @@ process.on("SIGUSR2", () => {
       writeFileSync(`${file}.part`, JSON.stringify(report))
       renameSync(`${file}.part`, file)
     }
-  })
+  }, 30)
 })
