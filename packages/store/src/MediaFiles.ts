@@ -311,7 +311,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
     /**
      * Counts a stored file (the usage moves with the insert), unless its message has one already
      * or it would take the account past its ceiling: checked and counted in one statement, under
-     * the account's lock (migration 0019), so files counted at once never pass it together.
+     * the account's lock (migration 0020), so files counted at once never pass it together.
      */
     const add = Effect.fn("MediaFiles.add")(function*(f: NewFile) {
       const [row] = yield* decoded(
