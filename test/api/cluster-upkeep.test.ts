@@ -1,7 +1,7 @@
 /**
  * The cluster's processed messages do not pile up: a process that hosts entities deletes those
  * older than a week (with their replies) when it starts and every hour after; messages still to
- * be processed, and recent ones, stay.
+ * be processed, and recent ones, stay. Runners killed over an hour ago leave the operator's view.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as MachineId from "@effect/cluster/MachineId"
@@ -9,7 +9,7 @@ import * as Snowflake from "@effect/cluster/Snowflake"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
-import { RETENTION_MS } from "../../apps/gateway/src/ClusterUpkeep.js"
+import { GONE_RUNNER_SECONDS, RETENTION_MS } from "../../apps/gateway/src/ClusterUpkeep.js"
 import { eventually } from "../support/Fixtures.js"
 import { type DatabaseContext, freshDatabase, sql, startGateway } from "../support/TestGateway.js"
 
@@ -53,5 +53,30 @@ describe("cluster upkeep", () => {
       const kept = yield* eventually(messages, (rows) => rows.length === 2)
       assert.deepStrictEqual(kept.map((r) => r.id), [oldPending, recent])
       assert.deepStrictEqual((yield* replies).map((r) => r.id), [recent])
+    }), { timeout: 60_000 })
+
+  it.scopedLive("forgets runners without a heartbeat for an hour; keeps those that died more recently", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const firstScope = yield* Scope.make()
+      yield* startGateway(database).pipe(Scope.extend(firstScope))
+      yield* Scope.close(firstScope, Exit.void)
+      // Two runners killed (no graceful stop, so their rows stay, marked unhealthy): one an hour
+      // and a minute ago, one ten minutes ago.
+      const killed = (address: string, seconds: number) =>
+        sql(database, (sql) =>
+          sql`INSERT INTO cluster_runners (address, runner, healthy, last_heartbeat)
+              VALUES (${address}, '{}', false, NOW() - make_interval(secs => ${seconds}))`)
+      yield* killed("10.0.0.7:34431", GONE_RUNNER_SECONDS + 60)
+      yield* killed("10.0.0.8:34431", 600)
+
+      const gateway = yield* startGateway(database)
+      const view = yield* eventually(
+        gateway.ops.ops.cluster(),
+        (view) => !view.runners.some((r) => r.address === "10.0.0.7:34431"),
+        30_000
+      )
+      const dead = view.runners.filter((r) => !r.healthy).map((r) => r.address)
+      assert.deepStrictEqual(dead, ["10.0.0.8:34431"])
     }), { timeout: 60_000 })
 })
