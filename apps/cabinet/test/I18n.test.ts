@@ -1,6 +1,13 @@
 /** The cabinet's language choice and its two dictionaries. */
 import { assert, describe, it } from "@effect/vitest"
+import * as ApiError from "@wagate/domain/ApiError"
 import { dictionary, negotiate } from "../src/I18n.js"
+import { dictionaryScript } from "../src/Pages.js"
+
+/** Every error code the gateway answers with: each error class of the domain carries its code. */
+const codes = Object.values(ApiError).flatMap((value) =>
+  typeof value === "function" && "code" in value && typeof value.code === "string" ? [value.code] : []
+)
 
 describe("I18n", () => {
   it("takes the switch first, then Accept-Language by quality; Kazakh reads Russian; English otherwise", () => {
@@ -27,5 +34,13 @@ describe("I18n", () => {
       // Placeholders match, so a value filled in by the script appears in either language.
       assert.deepStrictEqual(en[key].match(/\{\w+\}/g)?.sort() ?? [], ru[key].match(/\{\w+\}/g)?.sort() ?? [], key)
     }
+  })
+
+  it("the Russian page says every error code in Russian: its words script has a text for each", () => {
+    assert.isAtLeast(codes.length, 40)
+    // The script the Russian pages load, as they load it.
+    const words: Record<string, string> = JSON.parse(dictionaryScript("ru").replace(/^window\.WAGATE_T=|;\n$/g, ""))
+    const missing = codes.filter((code) => !/[а-яё]/i.test(words[`err.${code}`] ?? ""))
+    assert.deepStrictEqual(missing, [], "error codes without a Russian text (err.<code> in I18n.ts)")
   })
 })
