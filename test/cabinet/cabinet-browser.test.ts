@@ -290,11 +290,26 @@ describe.skipIf(!hasChromium)("the cabinet in a browser", () => {
       await page.getByText("No such number in your account.").waitFor()
       await page.getByRole("link", { name: "Back to Numbers" }).waitFor()
     }
-    // The test event's button waits for the answer; saving with events off says what it means.
+    // The test event's button waits for the answer; the keyboard waits on the result, and is back
+    // on the button once the page is drawn again (the delivery in its log), the result beside it.
     await open("/webhook")
-    await page.getByRole("button", { name: "Send a test event" }).click()
-    assert.isTrue(await page.getByRole("button", { name: "Send a test event" }).isDisabled())
+    const testButton = page.getByRole("button", { name: "Send a test event" })
+    await testButton.focus()
+    await page.keyboard.press("Enter")
+    assert.isTrue(await testButton.isDisabled())
     await page.getByText("The test event is on its way.").waitFor()
+    assert.strictEqual(await page.evaluate(() => document.activeElement.textContent), "The test event is on its way.")
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll("button")].some((b: any) => b.textContent === "Send a test event" && !b.disabled)
+    )
+    assert.strictEqual(await page.evaluate(() => document.activeElement.textContent), "Send a test event")
+    await page.getByText("The test event is on its way.").waitFor()
+    // A resent delivery: its result takes the button's place, and the keyboard's.
+    await page.getByRole("button", { name: /^Resend/ }).first().focus()
+    await page.keyboard.press("Enter")
+    await page.getByText("Queued again.").waitFor()
+    assert.strictEqual(await page.evaluate(() => document.activeElement.textContent), "Queued again.")
+    // Saving with events off says what it means.
     await open("/webhook")
     await page.getByLabel("Send events").uncheck()
     await page.getByRole("button", { name: "Save" }).click()

@@ -351,16 +351,24 @@
         if (!confirm(t("wh.rotateConfirm"))) return;
         try { const hook = await api("POST", "/webhook/rotate-secret"); await render(); showSecret(hook); } catch (error) { fail(error); }
       } }, t("wh.rotate")),
-      h("button", { type: "button", class: "secondary", onclick: async (e) => {
-        // Disabled until drawn again: a double click sends one event.
+      h("button", { type: "button", class: "secondary", id: "wh-test", onclick: async (e) => {
+        // Disabled until drawn again: a double click sends one event. The keyboard waits on the
+        // result, then is back on the button drawn again, the result beside it.
         const button = e.currentTarget;
+        const said = () => note("ok", t("wh.testQueued"));
         button.disabled = true;
         try {
           await api("POST", "/webhook/test");
-          const queued = note("ok", t("wh.testQueued"));
+          const queued = said();
           button.after(queued);
           focusOn(queued);
-          setTimeout(render, 1500);
+          setTimeout(async () => {
+            const kept = document.activeElement === queued;
+            await render();
+            const again = document.getElementById("wh-test");
+            if (again) again.after(said());
+            if (again && kept) again.focus();
+          }, 1500);
         } catch (error) { fail(error); }
       } }, t("wh.test"))) : null;
     show(
@@ -374,7 +382,14 @@
         data.deliveries.map((d) => [when(d.created_at), d.event + " #" + d.event_id,
           t("dl." + d.status) + (d.response_code ? " · HTTP " + d.response_code : "") + (d.error ? " · " + d.error : "") + " · " + d.attempts + "×",
           d.status === "notice" ? "" : h("button", { type: "button", class: "secondary", "aria-label": t("wh.resend") + " #" + d.event_id, onclick: async (e) => {
-            try { await api("POST", "/webhook/resend", { event_id: d.event_id }); e.target.replaceWith(t("wh.resent")); } catch (error) { fail(error); }
+            const button = e.currentTarget;
+            try {
+              await api("POST", "/webhook/resend", { event_id: d.event_id });
+              // The result takes the button's place, and the keyboard's.
+              const resent = note("ok", t("wh.resent"));
+              button.replaceWith(resent);
+              focusOn(resent);
+            } catch (error) { fail(error); }
           } }, t("wh.resend"))])));
   };
 
