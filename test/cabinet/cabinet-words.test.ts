@@ -4,7 +4,8 @@
  * refusals, link failures and message statuses in Russian and an English page has no Russian in
  * it; Messages names people and groups rather than WhatsApp's ids; a number logged out from the
  * phone or whose QR codes ran out says so plainly; a tab left open keeps working after the
- * password was changed in another; the header's links are big enough for a finger.
+ * password was changed in another; the header's links are big enough for a finger; a tab whose
+ * session ended elsewhere goes to the log-in page, which says why.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -31,6 +32,7 @@ const run = <A>(effect: Effect.Effect<A, unknown, never>) => Effect.runPromise(e
 
 const EMAIL = "dana@shop.kz"
 const PASSWORD = "shubat and irimshik 2026"
+const CHANGED_PASSWORD = "another long password 2026"
 const phone = uniquePhone()
 
 /** Opens a cabinet page and waits until its script has filled it. */
@@ -163,7 +165,7 @@ describe.skipIf(!hasChromium)("the cabinet in the customer's words", () => {
     const other = await ru.newPage()
     await open(other, "/account")
     await other.getByLabel("Текущий пароль").fill(PASSWORD)
-    await other.getByLabel("Новый пароль").fill("another long password 2026")
+    await other.getByLabel("Новый пароль").fill(CHANGED_PASSWORD)
     await other.getByRole("button", { name: "Сохранить" }).click()
     await other.getByText("Пароль изменён").waitFor()
     await other.close()
@@ -185,5 +187,46 @@ describe.skipIf(!hasChromium)("the cabinet in the customer's words", () => {
     assert.isAtLeast(boxes.length, 10)
     for (const b of boxes) assert.isAtLeast(b.height, 44, `${b.text}: ${b.height} px high`)
     for (const b of boxes.filter((b: any) => b.text === "EN" || b.text === "RU")) assert.isAtLeast(b.width, 44, `${b.text}: ${b.width} px wide`)
+    await page.setViewportSize({ width: 1280, height: 800 })
+  })
+
+  it("sends a tab whose session ended to the log-in page, saying why: at its next call, and when its live stream is refused", async () => {
+    const ENDED = "Сеанс завершён (выход, смена пароля или истёк срок): войдите снова."
+    const signOutElsewhere = async () => {
+      const other = await ru.newPage()
+      await open(other, "/account")
+      await other.getByRole("button", { name: "Выйти" }).click()
+      await other.waitForURL(/\/cabinet\/login$/)
+      await other.close()
+    }
+    const signInAgain = async () => {
+      await page.getByLabel("Эл. почта").fill(EMAIL)
+      await page.getByLabel("Пароль").fill(CHANGED_PASSWORD)
+      await page.getByRole("button", { name: "Войти" }).click()
+    }
+    // A page that calls the API: refused at its next call.
+    await open(page, "/keys")
+    await signOutElsewhere()
+    await page.getByRole("button", { name: "Выпустить ключ" }).click()
+    await page.waitForURL(/\/cabinet\/login\?/)
+    await page.getByRole("status").getByText(ENDED).waitFor()
+    await signInAgain()
+    await page.waitForURL(/\/cabinet\/keys$/)
+    // Pages that only listen: their stream ends with the session, and its reconnect is answered 401.
+    for (const path of ["/numbers", `/link?number=${numberId}`]) {
+      await open(page, path)
+      await signOutElsewhere()
+      await page.waitForURL(/\/cabinet\/login\?/, { timeout: 30_000 })
+      await page.getByRole("status").getByText(ENDED).waitFor()
+      assert.strictEqual(new URL(page.url()).searchParams.get("next"), `/cabinet${path}`)
+      await signInAgain()
+      await page.waitForURL((url) => `${url.pathname}${url.search}` === `/cabinet${path}`)
+    }
+    // A visitor never signed in is only asked to sign in.
+    await signOutElsewhere()
+    await open(page, "/balance")
+    await page.waitForURL(/\/cabinet\/login\?next=/)
+    await page.getByRole("button", { name: "Войти" }).waitFor()
+    assert.strictEqual(await page.getByText(ENDED).count(), 0)
   })
 }, 180_000)

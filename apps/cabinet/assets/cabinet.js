@@ -66,6 +66,10 @@
   // The server speaks English; other pages say its errors by code.
   const explain = (error) => (lang === "en" || !error.code ? error.message
     : T["err." + page + "." + error.code] || T["err." + error.code] || error.message);
+  // The session ended (signed out or the password changed elsewhere, expired): to the log-in page,
+  // which says so if this page had the session.
+  const signIn = () => location.assign("/cabinet/login?" + new URLSearchParams(Object.assign(me ? { ended: 1 } : {},
+    { next: location.pathname + location.search })));
   const api = async (method, path, body, retried) => {
     const response = await fetch("/cabinet/api" + path, {
       method,
@@ -75,7 +79,7 @@
     });
     const data = await response.json().catch(() => null);
     if (response.status === 401 && data && data.code === "not_signed_in" && document.body.dataset.signedIn === "true") {
-      location.assign("/cabinet/login?next=" + encodeURIComponent(location.pathname + location.search));
+      signIn();
       throw new Error(data.error);
     }
     if (response.status === 403 && data && data.code === "csrf_rejected" && me) {
@@ -109,6 +113,13 @@
     if (button && button.isConnected && document.activeElement === document.body) button.focus();
   });
   const fail = (error) => show(note("err", error.code === "session_changed" ? error.message : t("error.generic", { error: explain(error) })));
+  // EventSource gives up on any answer but 200: the session is asked whether it ended (a 401).
+  const follow = (path, name, draw) => {
+    const events = new EventSource("/cabinet/api" + path);
+    events.addEventListener(name, (e) => draw(JSON.parse(e.data)));
+    events.onerror = () => events.readyState === EventSource.CLOSED && api("GET", "/me").catch(() => null);
+    return events;
+  };
   const signedIn = (next) => (data) => {
     csrf = data.csrf;
     location.assign(next || query.get("next") || "/cabinet/numbers");
@@ -126,7 +137,7 @@
       field(t("f.password"), { name: "password", type: "password", autocomplete: "current-password", maxlength: 200, required: true }),
       h("button", { type: "submit" }, t("b.login")));
     submit(form, async (f) => signedIn(safeNext())(await api("POST", "/login", { email: f.get("email"), password: f.get("password") })));
-    show(h("p", { lang: "kk" }, t("welcome.kk")), form,
+    show(query.has("ended") ? note("warn", t("m.sessionEnded")) : null, h("p", { lang: "kk" }, t("welcome.kk")), form,
       h("p", {}, h("a", { href: "/cabinet/signup" }, t("l.toSignup"))), h("p", {}, h("a", { href: "/cabinet/reset" }, t("l.toReset"))));
   };
   pages.signup = () => {
@@ -225,8 +236,7 @@
     draw(data);
     // Status changes (a failure's reason, a pause) arrive by themselves.
     if (numbersStream) numbersStream.close();
-    numbersStream = new EventSource("/cabinet/api/numbers/events");
-    numbersStream.addEventListener("numbers", (e) => draw(JSON.parse(e.data)));
+    numbersStream = follow("/numbers/events", "numbers", draw);
     const form = h("form", { class: "card" }, h("h2", {}, t("num.add")),
       field(t("num.phone"), { name: "phone", inputmode: "numeric", autocomplete: "tel", placeholder: "77011234567", required: true }),
       h("fieldset", {}, h("legend", {}, t("num.method")),
@@ -291,8 +301,7 @@
     }
     show(status, view, h("p", { class: "muted" }, t("link.live")));
     draw(current);
-    const events = new EventSource("/cabinet/api/numbers/" + id + "/events");
-    events.addEventListener("link", (e) => draw(JSON.parse(e.data)));
+    follow("/numbers/" + id + "/events", "link", draw);
     const method = query.get("method");
     if (current.status !== "WORKING" && !current.qr && !current.pairing_code && method) start(method);
   };

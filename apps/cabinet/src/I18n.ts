@@ -53,6 +53,7 @@ const words = {
   "l.toReset": ["Forgot your password?", "Забыли пароль?"],
   "m.signedUp": ["Check your mailbox: we have sent a link to confirm the address.", "Проверьте почту: мы отправили ссылку для подтверждения."],
   "m.resetSent": ["If this email has an account, a link to set a new password is on its way.", "Если у адреса есть кабинет, ссылка для нового пароля в пути."],
+  "m.sessionEnded": ["Your session has ended (signed out, the password changed or it expired): sign in again.", "Сеанс завершён (выход, смена пароля или истёк срок): войдите снова."],
   "m.passwordChanged": ["Password changed. Other devices are signed out.", "Пароль изменён. На других устройствах выполнен выход."],
   "bal.balance": ["Balance", "Баланс"],
   "bal.daily": ["Charged per day", "Списывается в день"],
