@@ -12,7 +12,10 @@ import * as Database from "@wagate/store/Database"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
+import * as HashSet from "effect/HashSet"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { randomBytes } from "node:crypto"
@@ -22,12 +25,12 @@ import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
 import * as MediaStores from "../support/MediaStores.js"
 import * as TcpProxy from "../support/TcpProxy.js"
-import { freshDatabase, OPERATOR_TOKEN, sql, startGateway } from "../support/TestGateway.js"
+import { freshDatabase, type GatewayOptions, OPERATOR_TOKEN, sql, startGateway } from "../support/TestGateway.js"
 import * as WebhookReceiver from "../support/WebhookReceiver.js"
-import { call } from "../support/Webhooks.js"
+import { call, emit, outbox } from "../support/Webhooks.js"
 
 /** A gateway whose every statement goes through the proxy (the cluster's included). */
-const behindProxy = Effect.gen(function*() {
+const behindProxy = (options: Pick<GatewayOptions, "domainClock"> = {}) => Effect.gen(function*() {
   const direct = yield* freshDatabase
   const [{ name }] = yield* sql(direct, (sql) => sql<{ name: string }>`SELECT current_database() AS name`)
   const proxy = yield* TcpProxy.start({ host: "127.0.0.1", port: 5432 })
@@ -35,7 +38,7 @@ const behindProxy = Effect.gen(function*() {
     url: Redacted.make(`postgres://postgres@127.0.0.1:${proxy.port}/${name}`),
     maxConnections: 4
   }))
-  const gateway = yield* startGateway(database, { settings: { webhookAllowPrivateUrls: true } })
+  const gateway = yield* startGateway(database, { ...options, settings: { webhookAllowPrivateUrls: true } })
   return { proxy, gateway, direct }
 })
 
@@ -43,7 +46,7 @@ describe("PostgreSQL going away", () => {
   it.scopedLive("every connection reset: requests answer 200 or 503 capacity, never 500 or a hang; then sends, incoming messages and webhooks go on", () =>
     Effect.gen(function*() {
       const receiver = yield* WebhookReceiver.start
-      const { gateway, proxy } = yield* behindProxy
+      const { gateway, proxy } = yield* behindProxy()
       const acme = yield* provision(gateway.ops)
       const number = acme.numbers[0]!
       const set = yield* call(gateway, "PUT", "/api/v1/webhook", acme.accountKey, { url: receiver.url("/acme"), events: ["message"] })
@@ -78,7 +81,7 @@ describe("PostgreSQL going away", () => {
 
   it.scopedLive("a database that stops answering for a while: requests wait for it, then complete; a keyed send is sent once", () =>
     Effect.gen(function*() {
-      const { direct, gateway, proxy } = yield* behindProxy
+      const { direct, gateway, proxy } = yield* behindProxy()
       const acme = yield* provision(gateway.ops)
       const to = uniquePhone()
       const send = call(gateway, "POST", "/api/v1/messages/send", acme.numberKeys[0]!, { to, text: "through the stall" }, {
@@ -102,6 +105,56 @@ describe("PostgreSQL going away", () => {
       assert.deepStrictEqual((yield* gateway.sim.sent({ to })).map((m) => m.text), ["through the stall"])
       const [stored] = yield* sql(direct, (sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM messages WHERE text = 'through the stall'`)
       assert.strictEqual(stored.n, 1)
+    }), { timeout: 90_000 })
+
+  it.scopedLive("the webhook queue unreadable: the account's loop backs off by the clock, logs once when it stops and once when it resumes, and delivers every waiting event once", () =>
+    Effect.gen(function*() {
+      const logged: Array<{ readonly level: string; readonly message: string }> = []
+      yield* Effect.locallyScopedWith(FiberRef.currentLoggers, HashSet.add(Logger.make(({ logLevel, message }) =>
+        void logged.push({ level: logLevel.label, message: (Array.isArray(message) ? message : [message]).join(" ") })
+      )))
+      const receiver = yield* WebhookReceiver.start
+      const time = ManualClock.stepped(Date.parse("2026-11-28T07:00:00.000Z"))
+      const { direct, gateway, proxy } = yield* behindProxy({ domainClock: time.clock })
+      const acme = yield* provision(gateway.ops)
+      const set = yield* call(gateway, "PUT", "/api/v1/webhook", acme.accountKey, { url: receiver.url("/acme") })
+      assert.strictEqual(set.status, 200)
+      yield* emit(direct, acme.accountId, 1, "before")
+      yield* receiver.waitFor("/acme", 1, 20_000)
+
+      // Every read of the account's queue loses its connection, as in an outage; the dispatcher's
+      // statements still go through, so its poll wakes the account every second.
+      const queueReads = "AS event_id, payload, attempts, next_attempt_at"
+      yield* proxy.dropOnSend(queueReads)
+      yield* emit(direct, acme.accountId, 3)
+      const dropped = (n: number) => eventually(Effect.sync(proxy.droppedOnSend), (d) => d >= n, 20_000)
+      // The first failure waits; a wake-up ends that wait, but not the next: that one waits for
+      // the clock. Before, the pass was tried again every second (three more in these 3 s).
+      yield* dropped(2)
+      yield* Effect.sleep("3 seconds")
+      assert.strictEqual(proxy.droppedOnSend(), 2)
+      time.adjust("1 minute")
+      yield* dropped(4)
+      yield* Effect.sleep("2 seconds")
+      assert.strictEqual(proxy.droppedOnSend(), 4)
+      assert.lengthOf(receiver.received("/acme"), 1)
+
+      // The database answers again: the next try (by the clock) delivers what waited, in order, once.
+      yield* proxy.dropOnSend(undefined)
+      time.adjust("1 minute")
+      const got = yield* receiver.waitFor("/acme", 4, 20_000)
+      yield* Effect.sleep("1 second")
+      assert.deepStrictEqual(receiver.received("/acme").map((r) => r.json.data.status), ["before1", "e1", "e2", "e3"])
+      assert.strictEqual(got.length, 4)
+      // No attempt was counted for the failures: each event was delivered on its first.
+      const rows = yield* eventually(outbox(direct, acme.accountId), (rows) => rows.every((r) => r.delivered_at !== null), 20_000)
+      assert.deepStrictEqual(rows.map((r) => r.attempts), [1, 1, 1, 1])
+
+      // One warning when it stopped, one line when it went on; none for each retry.
+      const ofAccount = logged.filter((l) => new RegExp(`account ${acme.accountId}\\b`).test(l.message))
+      assert.deepStrictEqual(ofAccount.map((l) => l.level), ["WARN", "INFO"], JSON.stringify(ofAccount))
+      assert.match(ofAccount[0]!.message, /is waiting for the database \(.+\); its events wait, and the loop tries again with backoff \(up to 30 s\)$/)
+      assert.strictEqual(ofAccount[1]!.message, `webhook delivery of account ${acme.accountId} resumed after 120 s and 4 retries`)
     }), { timeout: 90_000 })
 })
 

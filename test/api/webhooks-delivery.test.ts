@@ -8,8 +8,12 @@ import { assert, describe, it } from "@effect/vitest"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { ExportEvents, type Finished } from "@wagate/store/ExportEvents"
 import * as RetrySchedule from "@wagate/webhooks/RetrySchedule"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as FiberRef from "effect/FiberRef"
+import * as HashSet from "effect/HashSet"
+import * as Logger from "effect/Logger"
 import * as Scope from "effect/Scope"
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -440,6 +444,61 @@ describe("isolation between accounts", () => {
       assert.isBelow(Math.max(...lags), 4000, `lags ${lags.join(", ")} ms`)
       assert.lengthOf(receiver.received("/slow"), 1, "the hanging endpoint still holds its first event")
     }))
+})
+
+describe("a failure outside an attempt", () => {
+  it.scopedLive("an event the gateway cannot read: one error with its cause, retries by the clock with backoff, nothing counted; once it reads, all go out", () =>
+    Effect.gen(function*() {
+      const logged: Array<{ readonly level: string; readonly message: string; readonly cause: string }> = []
+      yield* Effect.locallyScopedWith(FiberRef.currentLoggers, HashSet.add(Logger.make(({ cause, logLevel, message }) =>
+        void logged.push({
+          level: logLevel.label,
+          message: (Array.isArray(message) ? message : [message]).join(" "),
+          cause: Cause.pretty(cause)
+        })
+      )))
+      const time = ManualClock.stepped(Date.parse("2026-11-28T07:00:00.000Z"))
+      const receiver = yield* WebhookReceiver.start
+      const gateway = yield* webhookGateway(yield* freshDatabase, { domainClock: time.clock })
+      const acme = yield* provision(gateway.ops)
+      yield* setWebhook(gateway, acme.accountKey, receiver.url("/acme"))
+      // An event of a kind this release does not know (as a newer one, since rolled back, wrote).
+      const [{ id }] = yield* sql(gateway.database, (sql) =>
+        sql<{ id: string }>`
+          INSERT INTO webhook_outbox (account_id, event, payload)
+          VALUES (${acme.accountId}, 'message.reaction', ${JSON.stringify({ event: "message.reaction", timestamp: 1, data: {} })}::jsonb)
+          RETURNING id`)
+      yield* emit(gateway.database, acme.accountId, 2)
+
+      // The loop fails on reading its queue. The poll wakes it every 50 ms: a wake-up ends the
+      // first wait, not the second, which waits for the clock. Before, it failed every second,
+      // each time with an error and its stack.
+      const ofAccount = () => logged.filter((l) => new RegExp(`account ${acme.accountId}\\b`).test(l.message))
+      yield* eventually(Effect.sync(ofAccount), (ls) => ls.length > 0)
+      yield* pause(3000)
+      assert.deepStrictEqual(ofAccount().map((l) => l.level), ["ERROR"])
+      assert.strictEqual(
+        ofAccount()[0]!.message,
+        `webhook delivery of account ${acme.accountId} failed; its events wait, and the loop tries again with backoff (up to 30 s)`
+      )
+      assert.include(ofAccount()[0]!.cause, "message.reaction")
+      assert.lengthOf(receiver.received("/acme"), 0)
+      time.adjust("1 minute")
+      yield* pause(1000)
+      assert.deepStrictEqual(ofAccount().map((l) => l.level), ["ERROR"])
+
+      // It reads again (the operator rewrote the event): what waited goes out, in order, each on
+      // its first attempt, and the log says once that the loop is back.
+      yield* sql(gateway.database, (sql) =>
+        sql`UPDATE webhook_outbox SET event = 'webhook.test', payload = ${JSON.stringify({ event: "webhook.test", timestamp: 1, data: {} })}::jsonb WHERE id = ${id}`)
+      time.adjust("1 minute")
+      const got = yield* receiver.waitFor("/acme", 3, 20_000)
+      assert.deepStrictEqual(got.map((r) => r.json.event), ["webhook.test", "session.status", "session.status"])
+      const rows = yield* eventually(outbox(gateway.database, acme.accountId), (rows) => rows.every((r) => r.delivered_at !== null))
+      assert.deepStrictEqual(rows.map((r) => r.attempts), [1, 1, 1])
+      assert.deepStrictEqual(ofAccount().map((l) => l.level), ["ERROR", "INFO"])
+      assert.strictEqual(ofAccount()[1]!.message, `webhook delivery of account ${acme.accountId} resumed after 120 s and 4 retries`)
+    }), { timeout: 60_000 })
 })
 
 describe("restart", () => {

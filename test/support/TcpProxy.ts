@@ -24,6 +24,8 @@ export interface TcpProxy {
   readonly holdAnswersOnSend: (text: string | undefined) => Effect.Effect<void>
   /** From now on, resets a connection whose client sends `text`, which the server never gets (none: stop). */
   readonly dropOnSend: (text: string | undefined) => Effect.Effect<void>
+  /** How many connections `dropOnSend` has reset. */
+  readonly droppedOnSend: () => number
 }
 
 export const start = (target: { readonly host: string; readonly port: number }) =>
@@ -34,6 +36,7 @@ export const start = (target: { readonly host: string; readonly port: number }) 
       let frozenOnSend = 0
       let holdText: string | undefined
       let dropText: string | undefined
+      let droppedOnSend = 0
       const pairs = new Set<readonly [Socket, Socket]>()
       const server = createServer((client) => {
         const upstream = connect(target.port, target.host)
@@ -46,6 +49,7 @@ export const start = (target: { readonly host: string; readonly port: number }) 
         }
         client.on("data", (chunk: Buffer) => {
           if (dropText !== undefined && chunk.includes(dropText)) {
+            droppedOnSend++
             pairs.delete(pair)
             client.resetAndDestroy()
             upstream.destroy()
@@ -94,7 +98,8 @@ export const start = (target: { readonly host: string; readonly port: number }) 
             dropOnSend: (text) =>
               Effect.sync(() => {
                 dropText = text
-              })
+              }),
+            droppedOnSend: () => droppedOnSend
           },
           close: () => {
             for (const [a, b] of pairs) (a.destroy(), b.destroy())

@@ -23,6 +23,7 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Random from "effect/Random"
+import * as LoopBackoff from "./LoopBackoff.js"
 import * as RetrySchedule from "./RetrySchedule.js"
 import * as Signing from "./Signing.js"
 import { WebhookConfig } from "./WebhookConfig.js"
@@ -38,6 +39,16 @@ const MAX_WAIT_MS = 60_000
 /** The request body: the envelope, keys in the order of the specification. */
 export const bodyOf = (payload: Envelope): string =>
   JSON.stringify({ event: payload.event, timestamp: payload.timestamp, data: payload.data })
+
+/** What held a pass of the loop up: the database away or busy, or a fault of the gateway. */
+type Trouble = { readonly _tag: "Database"; readonly reason: string } | { readonly _tag: "Defect" }
+
+const troubleOf = (cause: Cause.Cause<unknown>): Trouble => {
+  const failure = Cause.squash(cause)
+  if (!RequestGuard.isSqlError(failure) || RequestGuard.storageFailure(failure)._tag !== "Capacity") return { _tag: "Defect" }
+  const reason = failure.cause instanceof Error ? failure.cause.message : failure.message
+  return { _tag: "Database", reason: reason.slice(0, 120) }
+}
 
 const describeAnswer = (status: number | null, error: string | null) =>
   status !== null ? `HTTP ${status}` : error ?? "no answer"
@@ -181,6 +192,60 @@ export const WebhookLive = WebhookEntity.toLayer(
         )
       }))
 
+    // A pass that fails outside any attempt (PostgreSQL away while the queue is read or results
+    // are written, a defect) is tried again after a backoff, not counted against the events. The
+    // log says once that the loop is failing (once more if the trouble changes kind) and once that
+    // it is back: retried every second with a line each time, thousands of accounts flooded the
+    // log and met a returning database together.
+    let failing: {
+      readonly since: number
+      failures: number
+      /** The last wait was ended by a wake-up. */
+      woken: boolean
+      readonly told: Set<Trouble["_tag"]>
+    } | undefined
+
+    const backOff = (cause: Cause.Cause<unknown>) =>
+      Effect.gen(function*() {
+        const at = yield* DomainClock.now
+        const state = failing ??= { since: at, failures: 0, woken: false, told: new Set() }
+        state.failures++
+        const trouble = troubleOf(cause)
+        if (!state.told.has(trouble._tag)) {
+          state.told.add(trouble._tag)
+          yield* trouble._tag === "Database"
+            ? Effect.logWarning(
+              `webhook delivery of account ${accountId} is waiting for the database (${trouble.reason}); its events ` +
+                `wait, and the loop tries again with backoff (up to ${LoopBackoff.MAX_DELAY_MS / 1000} s)`
+            )
+            : Effect.logError(
+              `webhook delivery of account ${accountId} failed; its events wait, and the loop tries again with backoff ` +
+                `(up to ${LoopBackoff.MAX_DELAY_MS / 1000} s)`,
+              cause
+            )
+        }
+        const backoff = DomainClock.sleep(Duration.millis(LoopBackoff.delay(state.failures, yield* Random.next)))
+        // A wake-up ends a wait: the dispatcher wakes the account once it has read its due events,
+        // so the loop goes on as soon as the database answers again. Never two waits in a row,
+        // though: a loop whose own statements fail while the dispatcher's succeed, or that meets a
+        // defect, would try again at every poll.
+        state.woken = state.woken
+          ? yield* Effect.as(backoff, false)
+          : yield* Effect.raceFirst(Effect.as(Queue.take(wakeups), true), Effect.as(backoff, false))
+      })
+
+    /** The pass got through what failed before: the log says how long the loop was held. */
+    const recovered = Effect.suspend(() => {
+      if (failing === undefined) return Effect.void
+      const { failures, since } = failing
+      failing = undefined
+      return Effect.flatMap(DomainClock.now, (at) =>
+        Effect.logInfo(
+          `webhook delivery of account ${accountId} resumed after ${Math.round((at - since) / 1000)} s and ${failures} ` +
+            `${failures === 1 ? "retry" : "retries"}`
+        ))
+    })
+
     /** One pass: deliver what is due, in order, until an event must wait or the queue is empty. */
     const pass = Effect.gen(function*() {
       // A wake-up from here on means there may be more than the read below sees.
@@ -189,16 +254,18 @@ export const WebhookLive = WebhookEntity.toLayer(
       const read = yield* endpointAt(seen)
       if (Either.isLeft(read)) {
         yield* cannotSign(read.left, seen)
+        yield* recovered
         return yield* wait(MAX_WAIT_MS)
       }
       const endpoint = read.right
-      if (Option.isNone(endpoint) || !endpoint.value.enabled) return yield* wait(MAX_WAIT_MS)
+      if (Option.isNone(endpoint) || !endpoint.value.enabled) return yield* Effect.zipRight(recovered, wait(MAX_WAIT_MS))
       if (endpoint.value.notice !== null) {
         // Its key is back (the secret reads): the notice that it could not is no longer true.
         return yield* changed(Effect.flatMap(DomainClock.now, (at) => store.clearUnreadable(accountId, at)))
       }
       yield* recorded
       const queue = yield* store.queue(accountId, BATCH)
+      yield* recovered
       if (queue.length === 0) return yield* wait(MAX_WAIT_MS)
       for (const queued of queue) {
         if (version !== seen) return
@@ -211,15 +278,7 @@ export const WebhookLive = WebhookEntity.toLayer(
     })
 
     yield* pass.pipe(
-      Effect.catchAllCause((cause) => {
-        const message = `webhook delivery of account ${accountId} failed; trying again`
-        const failure = Cause.squash(cause)
-        // A database that is restarting or away is a warning; the pass is tried again either way.
-        return Effect.zipRight(
-          RequestGuard.isSqlError(failure) ? RequestGuard.logStorageError(message, failure, cause) : Effect.logError(message, cause),
-          Effect.sleep("1 second")
-        )
-      }),
+      Effect.catchAllCause(backOff),
       Effect.forever,
       Effect.forkScoped
     )

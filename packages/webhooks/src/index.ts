@@ -4,6 +4,7 @@
  *
  * @since 1.0.0
  */
+export * as LoopBackoff from "./LoopBackoff.js"
 export * as RetrySchedule from "./RetrySchedule.js"
 export * as Signing from "./Signing.js"
 export * as WebhookConfig from "./WebhookConfig.js"
