@@ -156,6 +156,34 @@ describe("PostgreSQL going away", () => {
       assert.match(ofAccount[0]!.message, /is waiting for the database \(.+\); its events wait, and the loop tries again with backoff \(up to 30 s\)$/)
       assert.strictEqual(ofAccount[1]!.message, `webhook delivery of account ${acme.accountId} resumed after 120 s and 4 retries`)
     }), { timeout: 90_000 })
+
+  it.scopedLive("the webhook dispatcher's poll failing: one warning when it starts, one line when it works again, not one a poll", () =>
+    Effect.gen(function*() {
+      const logged: Array<{ readonly level: string; readonly message: string }> = []
+      yield* Effect.locallyScopedWith(FiberRef.currentLoggers, HashSet.add(Logger.make(({ logLevel, message }) =>
+        void logged.push({ level: logLevel.label, message: (Array.isArray(message) ? message : [message]).join(" ") })
+      )))
+      const receiver = yield* WebhookReceiver.start
+      const { direct, gateway, proxy } = yield* behindProxy()
+      const acme = yield* provision(gateway.ops)
+      const set = yield* call(gateway, "PUT", "/api/v1/webhook", acme.accountKey, { url: receiver.url("/acme") })
+      assert.strictEqual(set.status, 200)
+
+      // The poll (every second) loses its connection each time, as in an outage.
+      yield* proxy.dropOnSend("WHERE e.enabled AND (head.next_attempt_at")
+      yield* eventually(Effect.sync(proxy.droppedOnSend), (n) => n >= 4, 20_000)
+      const ofPoll = () => logged.filter((l) => /^looking for due webhook events/.test(l.message))
+      assert.deepStrictEqual(ofPoll().map((l) => l.level), ["WARN"])
+      assert.strictEqual(ofPoll()[0]!.message, "looking for due webhook events failed; the poll goes on and says when it works again")
+
+      yield* proxy.dropOnSend(undefined)
+      yield* eventually(Effect.sync(ofPoll), (ls) => ls.length >= 2, 20_000)
+      assert.deepStrictEqual(ofPoll().map((l) => l.level), ["WARN", "INFO"])
+      assert.match(ofPoll()[1]!.message, /^looking for due webhook events works again after \d+ s$/)
+      // Deliveries go on.
+      yield* emit(direct, acme.accountId, 1)
+      assert.strictEqual((yield* receiver.waitFor("/acme", 1, 20_000))[0]!.json.data.status, "e1")
+    }), { timeout: 90_000 })
 })
 
 describe("the S3 store stalling", () => {

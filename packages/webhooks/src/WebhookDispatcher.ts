@@ -17,7 +17,9 @@ import { WebhookEntity } from "@wagate/entities/WebhookEntity"
 import * as DomainClock from "@wagate/domain/DomainClock"
 import { DatabaseKind } from "@wagate/store/Database"
 import { CHANNEL } from "@wagate/store/Outbox"
+import type * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
@@ -76,10 +78,29 @@ export const WebhookDispatcher = Singleton.make(
       )
     }
 
+    // The poll goes on at its pace while the database is away (it is what wakes the accounts once
+    // it is back), but says so once, and once when it works again, not at every poll.
+    let pollFailingSince: number | undefined
+    const pollFailed = (cause: Cause.Cause<unknown>) =>
+      Effect.suspend(() =>
+        pollFailingSince !== undefined ? Effect.void : Effect.flatMap(Clock.currentTimeMillis, (at) => {
+          pollFailingSince = at
+          return Effect.logWarning("looking for due webhook events failed; the poll goes on and says when it works again", cause)
+        })
+      )
+    const pollWorks = Effect.suspend(() => {
+      const since = pollFailingSince
+      if (since === undefined) return Effect.void
+      pollFailingSince = undefined
+      return Effect.flatMap(Clock.currentTimeMillis, (at) =>
+        Effect.logInfo(`looking for due webhook events works again after ${Math.round((at - since) / 1000)} s`))
+    })
+
     yield* DomainClock.now.pipe(
       Effect.flatMap(store.dueAccounts),
+      Effect.tap(() => pollWorks),
       Effect.flatMap(wakeAll),
-      Effect.catchAllCause((cause) => Effect.logWarning("looking for due webhook events failed", cause)),
+      Effect.catchAllCause(pollFailed),
       Effect.repeat(Schedule.spaced(pollIntervalFor(settings, kind)))
     )
   })
