@@ -208,6 +208,42 @@ describe("storage upkeep and policy", () => {
       }
     }), { timeout: 60_000 })
 
+  it.scopedLive("files of one chat arriving together on S3 never take the chat past its daily MB", () =>
+    Effect.gen(function*() {
+      const store = yield* MediaStores.s3
+      // Six downloads at once for the number, so that all six files are in flight together.
+      const gateway = yield* startGateway(yield* freshDatabase, {
+        blobs: store.layer,
+        settings: { incomingMediaConcurrency: 6 }
+      })
+      const acme = yield* provision(gateway.ops)
+      const api = yield* gateway.client(acme.accountKey)
+      yield* gateway.ops.opsStorage.setPolicy({ path: { id: acme.accountId }, payload: { chat_daily_mb: 1 } })
+
+      // Six images of 400,000 bytes at once from one person: two fit in 1 MB.
+      const peer = uniquePhone()
+      const arrived = yield* Effect.forEach(
+        [0, 1, 2, 3, 4, 5],
+        () => receive(gateway, acme.accountKey, acme.numbers[0]!.phone, { size: 400_000, from: peer }),
+        { concurrency: "unbounded" }
+      )
+      const kept = arrived.filter((m) => !m.media_skipped)
+      assert.strictEqual(kept.length, 2)
+      for (const m of arrived.filter((m) => m.media_skipped)) {
+        assert.deepStrictEqual(
+          [m.media?.size, m.media_skip_reason],
+          [null, "the storage policy keeps up to 1 MB of files per chat a day, reached for this chat today"]
+        )
+      }
+      const storage = yield* api.storage.get()
+      assert.deepStrictEqual([storage.used_bytes, storage.files], [800_000, 2])
+      // The files not kept are not left in the bucket either.
+      for (const m of arrived) {
+        const head = yield* gateway.blobs.head(`media/${acme.accountId}/${m.from}/${m.id}`)
+        assert.strictEqual(Option.isSome(head), !m.media_skipped, `message ${m.id}`)
+      }
+    }), { timeout: 60_000 })
+
   it.scopedLive("above the included 5 GB: packs and charges in GET /storage and /balance; unpaid storage keeps no new file", () =>
     Effect.gen(function*() {
       const database = yield* freshDatabase

@@ -2,7 +2,8 @@
  * Whether a file is kept, under the account's storage policy and its storage state: pure rules,
  * applied to incoming files before the download (with the announced size) and again with the
  * size actually downloaded. The ceiling is checked once more, for incoming and sent files alike,
- * by the store as it counts the file (`MediaFiles.add`), with {@link ceilingReason} as the reason.
+ * by the store as it counts the file (`MediaFiles.add`), with {@link ceilingReason} as the reason;
+ * so is the per-chat daily limit of incoming files, with {@link chatDailyReason}.
  *
  * @since 1.0.0
  */
@@ -45,6 +46,14 @@ export const ceilingReason = (ceilingBytes: number): string =>
   `the account's storage ceiling of ${sizeText(ceilingBytes)} is reached`
 
 /**
+ * Why an incoming file that would take its chat past the day's MB is not kept.
+ *
+ * @since 1.0.0
+ */
+export const chatDailyReason = (chatDailyMb: number): string =>
+  `the storage policy keeps up to ${chatDailyMb} MB of files per chat a day, reached for this chat today`
+
+/**
  * Why the file is not kept (the message's `media_skip_reason`), or null when it is.
  *
  * @since 1.0.0
@@ -59,7 +68,7 @@ export const skipReason = (policy: Policy, facts: Facts): string | null => {
       }
     }
     if (policy.chat_daily_mb !== null && facts.chatBytesToday + facts.size > policy.chat_daily_mb * MB) {
-      return `the storage policy keeps up to ${policy.chat_daily_mb} MB of files per chat a day, reached for this chat today`
+      return chatDailyReason(policy.chat_daily_mb)
     }
   }
   if (policy.ceiling_bytes !== null && facts.usedBytes + facts.size > policy.ceiling_bytes) {

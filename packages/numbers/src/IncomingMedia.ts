@@ -177,17 +177,21 @@ export const download = (r: {
         yield* Effect.ignore(blobs.delete(key))
         return yield* skip(after)
       }
+      const now = yield* DomainClock.now
       const stored = yield* conversations.storeIncomingMedia({
         messageId: r.messageId,
         accountId: r.accountId,
         numberId: r.numberId,
         media: { ...r.described, size: put.right.size },
         blobKey: key,
-        at: new Date(yield* DomainClock.now)
+        at: new Date(now),
+        dayStart: new Date(Almaty.startOfDay(now))
       })
-      // Files arriving at once passed the ceiling together, or the message was settled meanwhile
-      // (it cannot be today, but a stray blob would count nowhere): the blob goes.
+      // Files arriving at once passed the chat's daily limit or the ceiling together, or the
+      // message was settled meanwhile (it cannot be today, but a stray blob would count nowhere):
+      // the blob goes.
       if (stored._tag !== "Counted") yield* Effect.ignore(blobs.delete(key))
+      if (stored._tag === "OverChatDaily") yield* skip(StoragePolicy.chatDailyReason(stored.chatDailyMb))
       if (stored._tag === "OverCeiling") yield* skip(StoragePolicy.ceilingReason(stored.ceilingBytes))
     })
     yield* store.pipe(

@@ -107,9 +107,10 @@ export const make = Effect.gen(function*() {
   /**
    * The file of an incoming message is in the blob store under `blobKey`: the message shows its
    * size and is no longer pending, and the file counts in the account's storage (`media_files`),
-   * together, unless it would take the account past its ceiling (checked in the same statement,
-   * under the account's lock: see `MediaFiles.add`). A message already settled (stored or
-   * skipped) is left as it is.
+   * together, unless it would take its chat past the policy's daily MB since `dayStart` (the
+   * start of the Almaty day) or the account past its ceiling: both checked in the same statement,
+   * under the account's lock (migrations 0020 and 0021), so files counted at once never pass them
+   * together. A message already settled (stored or skipped) is left as it is.
    */
   const storeIncomingMedia = Effect.fn("Conversations.storeIncomingMedia")(function*(f: {
     readonly messageId: number
@@ -118,13 +119,19 @@ export const make = Effect.gen(function*() {
     readonly media: MessageMedia & { readonly size: number }
     readonly blobKey: string
     readonly at: Date
+    readonly dayStart: Date
   }) {
     const [row] = yield* decoded(
       CountingRow,
       sql`
-      WITH over AS (SELECT media_ceiling_passed(${f.accountId}, ${f.media.size}) AS ceiling), msg AS (
+      WITH over AS (
+        SELECT media_chat_day_passed(${f.accountId}, ${f.numberId}, (SELECT chat_id FROM messages WHERE id = ${f.messageId}),
+                                     ${f.dayStart}::timestamptz, ${f.media.size}) AS chat_daily,
+               media_ceiling_passed(${f.accountId}, ${f.media.size}) AS ceiling
+      ), msg AS (
         UPDATE messages SET media = ${sql.json(f.media)}, media_pending = false, updated_at = ${f.at}
-        WHERE id = ${f.messageId} AND media_pending AND (SELECT ceiling FROM over) IS NULL
+        WHERE id = ${f.messageId} AND media_pending
+          AND (SELECT chat_daily FROM over) IS NULL AND (SELECT ceiling FROM over) IS NULL
         RETURNING id, chat_id, created_at
       ), file AS (
         INSERT INTO media_files (message_id, account_id, number_id, chat_id, kind, mime_type, filename, size, blob_key,
@@ -134,7 +141,7 @@ export const make = Effect.gen(function*() {
         FROM msg
         ON CONFLICT (message_id) DO NOTHING
       )
-      SELECT (SELECT id FROM msg) AS id, (SELECT ceiling FROM over) AS ceiling`
+      SELECT (SELECT id FROM msg) AS id, (SELECT chat_daily FROM over) AS chat_daily, (SELECT ceiling FROM over) AS ceiling`
     )
     return counting(row)
   }, Effect.orDie)

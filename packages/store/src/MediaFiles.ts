@@ -132,20 +132,27 @@ export interface NewFile {
 
 /**
  * What counting a file came to: counted; not counted, as its message has one already (or, for
- * an incoming file, was settled meanwhile); or not counted, as it would take the account past
- * its storage ceiling of `ceilingBytes`. @since 1.0.0
+ * an incoming file, was settled meanwhile); not counted, as an incoming file that would take its
+ * chat past the day's `chatDailyMb`; or not counted, as it would take the account past its
+ * storage ceiling of `ceilingBytes`. @since 1.0.0
  */
 export type Counting =
   | { readonly _tag: "Counted" }
   | { readonly _tag: "Settled" }
+  | { readonly _tag: "OverChatDaily"; readonly chatDailyMb: number }
   | { readonly _tag: "OverCeiling"; readonly ceilingBytes: number }
 
-/** The row the counting statements answer: the new file's or message's id, the ceiling passed. */
-export const CountingRow = Schema.Struct({ id: NullOrInt8, ceiling: NullOrInt8 })
+/**
+ * The row the counting statements answer: the new file's or message's id, the chat's daily limit
+ * passed (incoming files only), the ceiling passed.
+ */
+export const CountingRow = Schema.Struct({ id: NullOrInt8, chat_daily: NullOrInt, ceiling: NullOrInt8 })
 
 /** @since 1.0.0 */
 export const counting = (row: typeof CountingRow.Type | undefined): Counting =>
-  row?.ceiling != null
+  row?.chat_daily != null
+    ? { _tag: "OverChatDaily", chatDailyMb: row.chat_daily }
+    : row?.ceiling != null
     ? { _tag: "OverCeiling", ceilingBytes: row.ceiling }
     : row?.id != null
     ? { _tag: "Counted" }
@@ -326,7 +333,7 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
           ON CONFLICT (message_id) DO NOTHING
           RETURNING id
         )
-        SELECT (SELECT id FROM file) AS id, (SELECT ceiling FROM over) AS ceiling`
+        SELECT (SELECT id FROM file) AS id, NULL::integer AS chat_daily, (SELECT ceiling FROM over) AS ceiling`
       )
       return counting(row)
     }, Effect.orDie)

@@ -33,6 +33,7 @@ import runnerIdle from "./migrations/0017_runner_idle.js"
 import linkMethod from "./migrations/0018_link_method.js"
 import blobLeftovers from "./migrations/0019_blob_leftovers.js"
 import mediaCeiling from "./migrations/0020_media_ceiling.js"
+import mediaChatDay from "./migrations/0021_media_chat_day.js"
 import { decoded } from "./Rows.js"
 
 /** @since 1.0.0 */
@@ -56,7 +57,8 @@ export const loader = Migrator.fromRecord({
   "0017_runner_idle": runnerIdle,
   "0018_link_method": linkMethod,
   "0019_blob_leftovers": blobLeftovers,
-  "0020_media_ceiling": mediaCeiling
+  "0020_media_ceiling": mediaCeiling,
+  "0021_media_chat_day": mediaChatDay
 })
 
 const table = "wagate_migrations"
