@@ -393,5 +393,47 @@ describe("the S3 store stalling", () => {
       yield* eventually(gateway.blobs.head(left!.key), Option.isNone, 10_000)
       yield* eventually(leftovers, (rows) => rows.length === 0, 10_000)
     }), { timeout: 60_000 })
-})
 
+  it.scopedLive("an incoming file whose upload lands after the download gave up, while the store refuses to delete it, is removed by the media upkeep an hour later", () =>
+    Effect.gen(function*() {
+      const store = yield* MediaStores.s3
+      const proxy = yield* TcpProxy.start({ host: "127.0.0.1", port: Number(new URL(store.endpoint).port) })
+      const time = ManualClock.make(Date.parse("2026-11-23T07:00:00.000Z"))
+      const gateway = yield* startGateway(yield* freshDatabase, {
+        domainClock: time.clock,
+        settings: { mediaUpkeepIntervalMs: 100 },
+        blobs: () => BlobStore.layerS3({ ...MediaStores.s3Options(`http://127.0.0.1:${proxy.port}`), idleTimeoutMs: 1_500 })
+      })
+      const acme = yield* provision(gateway.ops)
+      const leftovers = sql(gateway.database, (sql) => sql<{ key: string }>`SELECT blob_key AS key FROM blob_leftovers`)
+
+      yield* proxy.holdAnswersOnSend("PUT /wagate-media-test/media/")
+      yield* proxy.dropOnSend("DELETE /wagate-media-test/media/")
+      const peer = uniquePhone()
+      const arrived = yield* gateway.sim.inbound({
+        to: acme.numbers[0]!.phone,
+        from: peer,
+        text: "",
+        type: "image",
+        media: { mimeType: "image/png", bytes: new Uint8Array(FileServer.PNG) }
+      })
+      const listed = yield* eventually(
+        call(gateway, "GET", `/api/v1/messages?chat=${peer}`, acme.accountKey),
+        (a) => a.body.messages?.find((m: any) => m.wa_message_id === arrived.message.waMessageId)?.media_pending === false,
+        20_000
+      )
+      const m = listed.body.messages.find((m: any) => m.wa_message_id === arrived.message.waMessageId)
+      assert.deepStrictEqual([m.media_skipped, m.media_skip_reason], [true, "the file could not be stored: the blob store is unavailable"])
+      // The store wrote the file it had taken, and the delete tried at once fails: before, it
+      // stayed there for ever, counted and removed by nothing.
+      const key = `media/${acme.accountId}/${acme.numbers[0]!.id}/${m.id}`
+      assert.deepStrictEqual((yield* leftovers).map((r) => r.key), [key])
+      yield* eventually(gateway.blobs.head(key), Option.isSome, 10_000)
+
+      yield* proxy.dropOnSend(undefined)
+      yield* proxy.holdAnswersOnSend(undefined)
+      time.adjust("61 minutes")
+      yield* eventually(gateway.blobs.head(key), Option.isNone, 10_000)
+      yield* eventually(leftovers, (rows) => rows.length === 0, 10_000)
+    }), { timeout: 60_000 })
+})

@@ -46,7 +46,7 @@ export const sweep = Effect.gen(function*() {
     if (due.length < PURGE_BATCH) break
   }
 
-  // Blobs no file row counts (an attachment's upload that timed out and landed later).
+  // Blobs no file row counts (an upload that timed out and landed later, a delete the store refused).
   while (true) {
     const due = yield* files.claimLeftovers(now, PURGE_BATCH)
     yield* Effect.forEach(due, (key) =>

@@ -20,6 +20,7 @@ import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as DomainClock from "@wagate/domain/DomainClock"
+import * as BlobLeftovers from "./BlobLeftovers.js"
 
 /** How incoming files are stored; the gateway sets them from its configuration. */
 export interface Settings {
@@ -125,6 +126,7 @@ export const download = (r: {
   Effect.gen(function*() {
     const conversations = yield* Conversations
     const blobs = yield* BlobStore
+    const leftovers = yield* BlobLeftovers.make
     const skip = (reason: string) =>
       Effect.flatMap(DomainClock.now, (now) => conversations.skipIncomingMedia(r.messageId, reason, new Date(now)))
     const tooLarge = (size: number) =>
@@ -168,13 +170,15 @@ export const download = (r: {
             return yield* skip(`the file is too large to store (more than the limit of ${sizeText(r.maxBytes)})`)
           default:
             yield* Effect.logWarning("storing an incoming file failed", put.left)
+            // The store may still write what it was given, with no file row to count or remove it.
+            yield* leftovers.leaveBehind(key)
             return yield* skip("the file could not be stored: the blob store is unavailable")
         }
       }
       // The size announced may be missing or wrong: the rules again with the real size.
       const after = yield* keepReason(r.accountId, r.messageId, put.right.size)
       if (after !== null) {
-        yield* Effect.ignore(blobs.delete(key))
+        yield* leftovers.remove(key)
         return yield* skip(after)
       }
       const now = yield* DomainClock.now
@@ -190,7 +194,7 @@ export const download = (r: {
       // Files arriving at once passed the chat's daily limit or the ceiling together, or the
       // message was settled meanwhile (it cannot be today, but a stray blob would count nowhere):
       // the blob goes.
-      if (stored._tag !== "Counted") yield* Effect.ignore(blobs.delete(key))
+      if (stored._tag !== "Counted") yield* leftovers.remove(key)
       if (stored._tag === "OverChatDaily") yield* skip(StoragePolicy.chatDailyReason(stored.chatDailyMb))
       if (stored._tag === "OverCeiling") yield* skip(StoragePolicy.ceilingReason(stored.ceilingBytes))
     })

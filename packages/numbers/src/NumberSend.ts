@@ -11,7 +11,6 @@ import type { SendContent, SendPayload } from "@wagate/entities/NumberEntity"
 import { type BlobNotFound, BlobStore, type BlobStoreError } from "@wagate/media/BlobStore"
 import { MediaFetcher } from "@wagate/media/MediaFetcher"
 import { Conversations } from "@wagate/store/Conversations"
-import { MediaFiles } from "@wagate/store/MediaFiles"
 import { NumberStates } from "@wagate/store/NumberStates"
 import { chatIdOf, isLid as isLidAddress } from "@wagate/store/OutgoingMessages"
 import { DriverUnavailable, type OutgoingContent, SendRejected, type Session } from "@wagate/whatsapp/WhatsAppDriver"
@@ -19,6 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { randomFillSync, randomUUID } from "node:crypto"
 import * as DomainClock from "@wagate/domain/DomainClock"
+import * as BlobLeftovers from "./BlobLeftovers.js"
 import * as OutgoingMedia from "./OutgoingMedia.js"
 import type { NumberContext } from "./NumberContext.js"
 import { NumberHooks } from "./NumberHooks.js"
@@ -36,8 +36,6 @@ export const idempotencyKeyName = (source: MessageSource) => source === "mcp" ? 
 
 /** An attachment slot is released by then even if its runner is lost. */
 const ATTACHMENT_LEASE_MS = 2 * 60 * 1000
-/** How long after a failed upload the upkeep deletes what may have landed of it. */
-const LEFTOVER_DELAY_MS = 60 * 60 * 1000
 
 /**
  * Random bytes for message ids, drawn from the system's generator a pool at a time: a
@@ -97,20 +95,9 @@ export const make = (ctx: NumberContext, session: Session) =>
     const blobs = yield* BlobStore
     const accountClient = yield* AccountEntity.client
     const keepFile = yield* OutgoingMedia.make
-    const files = yield* MediaFiles
 
-    /**
-     * An upload that failed may still land: a store that stalled with the whole body in hand
-     * writes it once it answers again, and no file row would count or remove it. It is deleted at
-     * once if the store allows (without holding the answer), and recorded for the media upkeep,
-     * which deletes it again once the store has had time to finish whatever it was doing.
-     */
-    const leaveBehind = (key: string) =>
-      Effect.gen(function*() {
-        const now = yield* DomainClock.now
-        yield* files.leaveBehind(key, new Date(now + LEFTOVER_DELAY_MS))
-        yield* Effect.forkDaemon(Effect.ignore(blobs.delete(key)))
-      }).pipe(Effect.catchAllCause((cause) => Effect.logWarning(`the failed upload ${key} could not be recorded for removal`, cause)))
+    // An upload that failed may still land, with no file row to count or remove it.
+    const { leaveBehind } = yield* BlobLeftovers.make
 
     /**
      * The number's allowance now, for a refusal decided outside its section. The trust index is

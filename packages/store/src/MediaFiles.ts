@@ -454,7 +454,8 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
 
     /**
      * Records a blob that may be in the store with no file row (an upload that failed as it may
-     * still have landed), for the upkeep to delete from `removeAfter` on.
+     * still have landed, or one whose delete the store refused), for the upkeep to delete from
+     * `removeAfter` on.
      */
     const leaveBehind = Effect.fn("MediaFiles.leaveBehind")(function*(blobKey: string, removeAfter: Date) {
       yield* sql`
