@@ -436,4 +436,57 @@ describe("the S3 store stalling", () => {
       yield* eventually(gateway.blobs.head(key), Option.isNone, 10_000)
       yield* eventually(leftovers, (rows) => rows.length === 0, 10_000)
     }), { timeout: 60_000 })
+
+  it.scopedLive("incoming files stored but refused as they are counted, while the store refuses to delete them, are removed by the media upkeep an hour later", () =>
+    Effect.gen(function*() {
+      const store = yield* MediaStores.s3
+      const proxy = yield* TcpProxy.start({ host: "127.0.0.1", port: Number(new URL(store.endpoint).port) })
+      const time = ManualClock.make(Date.parse("2026-11-23T07:00:00.000Z"))
+      const gateway = yield* startGateway(yield* freshDatabase, {
+        domainClock: time.clock,
+        settings: { mediaUpkeepIntervalMs: 100, incomingMediaConcurrency: 4 },
+        blobs: () => BlobStore.layerS3({ ...MediaStores.s3Options(`http://127.0.0.1:${proxy.port}`), idleTimeoutMs: 1_500 })
+      })
+      const acme = yield* provision(gateway.ops)
+      yield* gateway.ops.opsStorage.setPolicy({ path: { id: acme.accountId }, payload: { chat_daily_mb: 1 } })
+      const leftovers = Effect.map(
+        sql(gateway.database, (sql) => sql<{ key: string }>`SELECT blob_key AS key FROM blob_leftovers`),
+        (rows) => rows.map((r) => r.key).sort()
+      )
+
+      // Four files of 400,000 bytes at once from one person, downloaded together: two fit in the
+      // chat's 1 MB, the others are stored and then refused as they are counted.
+      yield* proxy.dropOnSend("DELETE /wagate-media-test/media/")
+      const peer = uniquePhone()
+      const arrived = yield* Effect.forEach([0, 1, 2, 3], () =>
+        gateway.sim.inbound({
+          to: acme.numbers[0]!.phone,
+          from: peer,
+          text: "",
+          type: "image",
+          media: { mimeType: "image/jpeg", bytes: randomBytes(400_000) }
+        }), { concurrency: "unbounded" })
+      const ids = new Set(arrived.map((a) => a.message.waMessageId))
+      const listed = yield* eventually(
+        call(gateway, "GET", `/api/v1/messages?chat=${peer}`, acme.accountKey),
+        (a) => a.body.messages?.filter((m: any) => ids.has(m.wa_message_id) && m.media_pending === false).length === 4,
+        20_000
+      )
+      const keyOf = (m: any) => `media/${acme.accountId}/${acme.numbers[0]!.id}/${m.id}`
+      const refused = listed.body.messages.filter((m: any) => ids.has(m.wa_message_id) && m.media_skipped).map(keyOf)
+      assert.strictEqual(refused.length, 2)
+      // The delete tried at once fails; before, the files stayed in the bucket for ever, counted
+      // and removed by nothing.
+      const left = yield* leftovers
+      assert.isAbove(left.length, 0)
+      for (const key of left) {
+        assert.include(refused, key)
+        assert.isTrue(Option.isSome(yield* gateway.blobs.head(key)), key)
+      }
+
+      yield* proxy.dropOnSend(undefined)
+      time.adjust("61 minutes")
+      yield* eventually(leftovers, (rows) => rows.length === 0, 10_000)
+      for (const key of refused) assert.isTrue(Option.isNone(yield* gateway.blobs.head(key)), key)
+    }), { timeout: 60_000 })
 })
