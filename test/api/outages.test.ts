@@ -489,4 +489,50 @@ describe("the S3 store stalling", () => {
       yield* eventually(leftovers, (rows) => rows.length === 0, 10_000)
       for (const key of refused) assert.isTrue(Option.isNone(yield* gateway.blobs.head(key)), key)
     }), { timeout: 60_000 })
+
+  it.scopedLive("sent attachments not kept (refused by the network, over the ceiling), while the store refuses to delete them, are removed by the media upkeep an hour later", () =>
+    Effect.gen(function*() {
+      const store = yield* MediaStores.s3
+      const proxy = yield* TcpProxy.start({ host: "127.0.0.1", port: Number(new URL(store.endpoint).port) })
+      const files = yield* FileServer.start
+      const time = ManualClock.make(Date.parse("2026-11-23T07:00:00.000Z"))
+      const gateway = yield* startGateway(yield* freshDatabase, {
+        domainClock: time.clock,
+        settings: { entityTimeoutMs: 10_000, mediaUpkeepIntervalMs: 100 },
+        blobs: () => BlobStore.layerS3({ ...MediaStores.s3Options(`http://127.0.0.1:${proxy.port}`), idleTimeoutMs: 1_500 })
+      })
+      const acme = yield* provision(gateway.ops)
+      yield* gateway.ops.opsStorage.setPolicy({ path: { id: acme.accountId }, payload: { ceiling_bytes: 1 } })
+      const leftovers = Effect.map(
+        sql(gateway.database, (sql) => sql<{ key: string }>`SELECT blob_key AS key FROM blob_leftovers`),
+        (rows) => rows.map((r) => r.key).sort()
+      )
+      const send = (to: string) =>
+        Effect.zipRight(
+          Effect.sync(() => time.adjust("10 seconds")),
+          call(gateway, "POST", "/api/v1/messages/send", acme.numberKeys[0]!, { to, document: { url: files.url("/report.pdf") } })
+        )
+
+      yield* proxy.dropOnSend("DELETE /wagate-media-test/media/")
+      const refusing = uniquePhone()
+      yield* gateway.sim.failures(refusing, { mode: "reject", times: 1 })
+      assert.strictEqual((yield* send(refusing)).status, 502)
+      const over = yield* send(uniquePhone())
+      assert.strictEqual(over.status, 200)
+      const listed = yield* eventually(
+        call(gateway, "GET", "/api/v1/messages?limit=2", acme.accountKey),
+        (a) => a.body.messages?.length === 2 && a.body.messages.every((m: any) => m.media_skipped),
+        20_000
+      )
+      const keys = listed.body.messages.map((m: any) => `media/${acme.accountId}/${acme.numbers[0]!.id}/sent-${m.wa_message_id}`).sort()
+      // The deletes tried at once fail; before, both files stayed in the bucket for ever, counted
+      // and removed by nothing.
+      assert.deepStrictEqual(yield* leftovers, keys)
+      for (const key of keys) assert.isTrue(Option.isSome(yield* gateway.blobs.head(key)), key)
+
+      yield* proxy.dropOnSend(undefined)
+      time.adjust("61 minutes")
+      yield* eventually(leftovers, (rows) => rows.length === 0, 10_000)
+      for (const key of keys) assert.isTrue(Option.isNone(yield* gateway.blobs.head(key)), key)
+    }), { timeout: 60_000 })
 })

@@ -37,7 +37,7 @@ export const make = Effect.gen(function*() {
   const remove = (key: string) =>
     blobs.delete(key).pipe(
       Effect.catchAll((error) =>
-        Effect.zipRight(Effect.logWarning(`removing the uncounted file ${key} failed; the media upkeep will`, error), record(key))
+        Effect.zipRight(Effect.logWarning(`removing the uncounted file ${key} failed; it is left to the media upkeep`, error), record(key))
       ),
       Effect.catchAllCause((cause) => Effect.logWarning(`the uncounted file ${key} could not be recorded for removal`, cause))
     )

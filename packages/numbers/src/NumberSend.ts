@@ -97,7 +97,7 @@ export const make = (ctx: NumberContext, session: Session) =>
     const keepFile = yield* OutgoingMedia.make
 
     // An upload that failed may still land, with no file row to count or remove it.
-    const { leaveBehind } = yield* BlobLeftovers.make
+    const { leaveBehind, remove } = yield* BlobLeftovers.make
 
     /**
      * The number's allowance now, for a refusal decided outside its section. The trust index is
@@ -309,7 +309,7 @@ export const make = (ctx: NumberContext, session: Session) =>
       }))
       if (handed._tag === "Left" && handed.left._tag === "SendRejected") {
         const failure = new SendFailed({ error: `The network did not accept the message: ${handed.left.reason}` })
-        if (prepared.stored !== null) yield* Effect.ignore(blobs.delete(prepared.stored.key))
+        if (prepared.stored !== null) yield* remove(prepared.stored.key)
         yield* conversations.markRejected({
           accountId: number.accountId,
           numberId,
@@ -360,7 +360,7 @@ export const make = (ctx: NumberContext, session: Session) =>
     const deliver = Effect.fnUntraced(function*(payload: SendPayload) {
       const prepared = yield* toOutgoing(payload.content)
       // A stored attachment whose message was not recorded (refused, a replay) is removed.
-      const discard = prepared.stored === null ? Effect.void : Effect.ignore(blobs.delete(prepared.stored.key))
+      const discard = prepared.stored === null ? Effect.void : remove(prepared.stored.key)
       const decided = yield* decideAndRecord(payload, prepared).pipe(Effect.onError(() => discard))
       if (decided._tag === "Replayed") {
         yield* discard

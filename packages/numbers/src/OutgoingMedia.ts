@@ -5,11 +5,11 @@
  * or removed when the account's ceiling does not keep it (the message then says why).
  */
 import type { MessageMedia } from "@wagate/domain/Message"
-import { BlobStore } from "@wagate/media/BlobStore"
 import * as StoragePolicy from "@wagate/media/StoragePolicy"
 import { MediaFiles } from "@wagate/store/MediaFiles"
 import * as Effect from "effect/Effect"
 import * as DomainClock from "@wagate/domain/DomainClock"
+import * as BlobLeftovers from "./BlobLeftovers.js"
 
 /**
  * Where a sent file is stored: the file is stored before the message is recorded, so not under
@@ -21,8 +21,8 @@ export const sentKey = (accountId: number, numberId: number, waMessageId: string
   `media/${accountId}/${numberId}/sent-${waMessageId}`
 
 export const make = Effect.gen(function*() {
-  const blobs = yield* BlobStore
   const files = yield* MediaFiles
+  const leftovers = yield* BlobLeftovers.make
 
   return (r: {
     readonly messageId: number
@@ -52,7 +52,7 @@ export const make = Effect.gen(function*() {
       })
       // The account's ceiling is the one storage rule for sent files: checked as the file is counted.
       if (counted._tag === "OverCeiling") {
-        yield* Effect.ignore(blobs.delete(r.blobKey))
+        yield* leftovers.remove(r.blobKey)
         yield* skip(StoragePolicy.ceilingReason(counted.ceilingBytes))
       }
     }).pipe(Effect.catchAllCause((cause) => Effect.logError("keeping a sent file failed", cause)))
