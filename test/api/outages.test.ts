@@ -8,9 +8,13 @@
 import { ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3"
 import { assert, describe, it } from "@effect/vitest"
 import { BlobStore } from "@wagate/media/BlobStore"
+import type { Hooks } from "@wagate/numbers/NumberHooks"
 import * as Database from "@wagate/store/Database"
+import { SimNetwork } from "@wagate/whatsapp/sim/SimNetwork"
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as HashSet from "effect/HashSet"
@@ -18,6 +22,7 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Scope from "effect/Scope"
 import { randomBytes } from "node:crypto"
 import { seedFile } from "../support/Archives.js"
 import * as FileServer from "../support/FileServer.js"
@@ -25,7 +30,7 @@ import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
 import * as MediaStores from "../support/MediaStores.js"
 import * as TcpProxy from "../support/TcpProxy.js"
-import { freshDatabase, type GatewayOptions, OPERATOR_TOKEN, sql, startGateway } from "../support/TestGateway.js"
+import { freshDatabase, type GatewayOptions, OPERATOR_TOKEN, simulatedNetwork, sql, startGateway } from "../support/TestGateway.js"
 import * as WebhookReceiver from "../support/WebhookReceiver.js"
 import { call, emit, outbox } from "../support/Webhooks.js"
 
@@ -535,4 +540,64 @@ describe("the S3 store stalling", () => {
       yield* eventually(leftovers, (rows) => rows.length === 0, 10_000)
       for (const key of keys) assert.isTrue(Option.isNone(yield* gateway.blobs.head(key)), key)
     }), { timeout: 60_000 })
+
+  it.scopedLive("a pending send's file that the sweep after a restart cannot delete, as the store refuses it, is removed by the media upkeep an hour later", () =>
+    Effect.gen(function*() {
+      const store = yield* MediaStores.s3
+      const proxy = yield* TcpProxy.start({ host: "127.0.0.1", port: Number(new URL(store.endpoint).port) })
+      const files = yield* FileServer.start
+      const database = yield* freshDatabase
+      const network = yield* simulatedNetwork
+      const sim = Context.get(network, SimNetwork)
+      // A number whose connection is lost stays offline until the restart.
+      yield* sim.updateConfig({ reconnectDelayMs: 86_400_000 })
+      const time = ManualClock.make(Date.parse("2026-11-23T07:00:00.000Z"))
+      // Once the send is recorded the network loses the number: the send is answered, its file
+      // kept and counted, and the message stays pending until the restart's sweep fails it.
+      let losing: string | undefined
+      const numberHooks: Hooks = {
+        onSend: () => Effect.void,
+        afterRecord: () => losing === undefined ? Effect.void : Effect.orDie(sim.disconnect(losing, "connection_lost"))
+      }
+      const options = {
+        sim: network,
+        domainClock: time.clock,
+        numberHooks,
+        settings: { mediaUpkeepIntervalMs: 100 },
+        blobs: () => BlobStore.layerS3({ ...MediaStores.s3Options(`http://127.0.0.1:${proxy.port}`), idleTimeoutMs: 1_500 })
+      }
+      const firstScope = yield* Scope.make()
+      const first = yield* startGateway(database, options).pipe(Scope.extend(firstScope))
+      const acme = yield* provision(first.ops)
+      losing = acme.numbers[0]!.phone
+      time.adjust("10 seconds")
+      const sent = yield* call(first, "POST", "/api/v1/messages/send", acme.numberKeys[0]!, {
+        to: uniquePhone(),
+        document: { url: files.url("/report.pdf") }
+      })
+      assert.strictEqual(sent.status, 200)
+      const message = yield* call(first, "GET", `/api/v1/messages/${sent.body.id}`, acme.accountKey)
+      assert.strictEqual(message.body.status, "pending")
+      const key = `media/${acme.accountId}/${acme.numbers[0]!.id}/sent-${message.body.wa_message_id}`
+      assert.isTrue(Option.isSome(yield* first.blobs.head(key)))
+      yield* Scope.close(firstScope, Exit.void)
+
+      yield* proxy.dropOnSend("DELETE /wagate-media-test/media/")
+      const second = yield* startGateway(database, options)
+      const failed = yield* eventually(
+        call(second, "GET", `/api/v1/messages/${sent.body.id}`, acme.accountKey),
+        (a) => a.body.status === "failed",
+        20_000
+      )
+      assert.deepStrictEqual([failed.body.media.size, failed.body.media_skipped], [null, true])
+      const leftovers = sql(second.database, (sql) => sql<{ key: string }>`SELECT blob_key AS key FROM blob_leftovers`)
+      // The sweep's delete fails; before, the file stayed in the bucket for ever, uncounted.
+      assert.deepStrictEqual((yield* eventually(leftovers, (rows) => rows.length > 0, 10_000)).map((r) => r.key), [key])
+      assert.isTrue(Option.isSome(yield* second.blobs.head(key)))
+
+      yield* proxy.dropOnSend(undefined)
+      time.adjust("61 minutes")
+      yield* eventually(second.blobs.head(key), Option.isNone, 10_000)
+      yield* eventually(leftovers, (rows) => rows.length === 0, 10_000)
+    }), { timeout: 90_000 })
 })

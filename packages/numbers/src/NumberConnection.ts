@@ -31,6 +31,7 @@ import * as IncomingMedia from "./IncomingMedia.js"
 import * as IncomingText from "./IncomingText.js"
 import * as NumberMetrics from "./NumberMetrics.js"
 import type { NumberContext } from "./NumberContext.js"
+import * as BlobLeftovers from "./BlobLeftovers.js"
 import * as OutgoingMedia from "./OutgoingMedia.js"
 
 /**
@@ -61,7 +62,7 @@ export const open = (ctx: NumberContext) =>
     const states = yield* NumberStates
     const conversations = yield* Conversations
     const driver = yield* WhatsAppDriver
-    const blobs = yield* BlobStore
+    const leftovers = yield* BlobLeftovers.make
 
     // Files of incoming messages: a few downloads at a time, in the entity's scope. Those pending
     // from an earlier run died with it.
@@ -359,10 +360,7 @@ export const open = (ctx: NumberContext) =>
             if (p.media === null) return
             // Once the record says so: a file still counted is never served from a key already gone.
             const stored = new Set([OutgoingMedia.sentKey(number.accountId, numberId, p.wa_message_id), ...uncounted])
-            yield* Effect.forEach(stored, (key) =>
-              blobs.delete(key).pipe(
-                Effect.catchAll((error) => Effect.logWarning(`removing the file of failed message ${p.id} failed`, error))
-              ), { discard: true })
+            yield* Effect.forEach(stored, leftovers.remove, { discard: true })
           })
         if (p.type !== "text") {
           yield* reject("the attachment was lost in a restart before it was sent")
