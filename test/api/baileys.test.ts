@@ -570,6 +570,47 @@ describe("phones without WhatsApp, on the Baileys driver", () => {
     }))
 })
 
+describe("phones WhatsApp knows by other digits, on the Baileys driver", () => {
+  it.scopedLive("a Brazilian mobile written with its ninth digit goes to the JID WhatsApp answered; the reply and later sends are one chat", () =>
+    Effect.gen(function*() {
+      const { api, fake, gateway, id } = yield* workingNumber
+      const socket = fake.latest()
+      const tail = uniquePhone().slice(-8)
+      const given = `55119${tail}`
+      const known = `5511${tail}`
+      socket.onWhatsAppOutcome = (phone) =>
+        ({ _tag: "ok", value: [{ jid: `${phone === given ? known : phone}@s.whatsapp.net`, exists: true }] })
+      const send = (to: string, text: string) =>
+        api.messages.send({ payload: { to, text } }).pipe(
+          Effect.retry({ while: (e) => e._tag === "RateLimited", schedule: Schedule.spaced("250 millis") })
+        )
+
+      const first = yield* send(given, "Olá! Seu pedido está pronto")
+      assert.deepStrictEqual(socket.sent.map((s) => s.jid), [`${known}@s.whatsapp.net`])
+      // The message is the conversation's of the phone WhatsApp knows.
+      const moved = yield* eventually(api.messages.get({ path: { id: first.id } }), (m) => m.chat_id === `${known}@c.us`)
+      assert.deepStrictEqual([moved.peer, moved.status], [known, "sent"])
+
+      // The reply comes from that JID: the same chat.
+      socket.upsert([textFrom(known, "3A0BR01", "Obrigada!")])
+      const chat = yield* eventually(api.messages.list({ urlParams: { chat: known } }), (p) => p.messages.length === 2)
+      assert.deepStrictEqual(chat.messages.map((m) => [m.direction, m.chat_id]), [["in", `${known}@c.us`], ["out", `${known}@c.us`]])
+
+      // A later send to the digits given: the same chat, a known contact (not asked about again).
+      const second = yield* send(given, "Até logo")
+      assert.deepStrictEqual(socket.sent.map((s) => s.jid), [`${known}@s.whatsapp.net`, `${known}@s.whatsapp.net`])
+      assert.deepStrictEqual(socket.checks, [[given]])
+      const again = yield* api.messages.get({ path: { id: second.id } })
+      assert.deepStrictEqual([again.chat_id, again.peer], [`${known}@c.us`, known])
+      const chats = yield* api.chats.list({ urlParams: {} })
+      assert.deepStrictEqual(chats.chats.map((c) => [c.chat_id, c.message_count]), [[`${known}@c.us`, 3]])
+      const rows = yield* query<{ phone: string; first_contact: boolean }>(gateway.database, (sql) =>
+        sql`SELECT c.phone, m.first_contact FROM contacts c JOIN messages m ON m.number_id = c.number_id AND m.id = ${second.id}
+            WHERE c.number_id = ${id}`)
+      assert.deepStrictEqual(rows, [{ phone: known, first_contact: false }])
+    }))
+})
+
 describe("operator unlink and relink on the Baileys driver", () => {
   it.scopedLive("unlink removes the device from the phone and deletes its credentials; relink after a 411 links a new device", () =>
     Effect.gen(function*() {

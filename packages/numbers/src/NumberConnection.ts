@@ -322,6 +322,13 @@ export const open = (ctx: NumberContext) =>
             if (merged.length > 0) yield* Effect.logInfo(`number ${numberId}: ${merged.length} LID chats merged into their phones' chats`)
             return
           }
+          case "PhoneMapped":
+            // The person's replies come from the phone WhatsApp knows: the chat is that one's,
+            // and the digits sent to are its alias from now on.
+            yield* conversations.mergePhone(numberId, event.asked, event.phone)
+            ctx.contacts.alias(event.asked, event.phone)
+            ctx.contacts.remember(event.phone)
+            return
         }
       })).pipe(
         Effect.catchAllCause((cause) => Effect.logError("number event failed", cause)),

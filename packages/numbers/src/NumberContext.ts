@@ -28,6 +28,14 @@ export interface NumberContext {
 export interface KnownContacts {
   readonly isKnown: (phone: string) => Effect.Effect<boolean, SqlError>
   readonly remember: (phone: string) => void
+  /**
+   * The phone WhatsApp knows `phone` as: itself, or the one it was found to be (another form
+   * of the same digits, Brazil's ninth digit or Mexico's 521/52). Only a phone the number has
+   * not talked with is looked up.
+   */
+  readonly canonical: (phone: string) => Effect.Effect<string, SqlError>
+  /** `asked` is `phone` for WhatsApp (its chat was merged into the phone's). */
+  readonly alias: (asked: string, phone: string) => void
 }
 
 /**
@@ -45,5 +53,20 @@ export const knownContacts = (conversations: Conversations, numberId: number): K
       if (Option.isSome(found)) remember(phone)
       return Option.isSome(found)
     })
-  return { isKnown, remember }
+  const aliases = new Map<string, string>()
+  const alias = (asked: string, phone: string) => {
+    if (aliases.size >= 100_000) aliases.clear()
+    known.delete(asked)
+    aliases.set(asked, phone)
+  }
+  const canonical = (phone: string) => {
+    const aliased = aliases.get(phone)
+    if (aliased !== undefined) return Effect.succeed(aliased)
+    return Effect.flatMap(isKnown(phone), (isContact) =>
+      isContact ? Effect.succeed(phone) : Effect.map(conversations.canonicalOf(numberId, phone), (found) => {
+        if (found !== null) alias(phone, found)
+        return found ?? phone
+      }))
+  }
+  return { isKnown, remember, canonical, alias }
 }

@@ -344,14 +344,17 @@ export const make = (ctx: NumberContext, session: Session) =>
       return { messageId: r.messageId, waMessageId: r.waMessageId, phone: number.phone, quota: r.quota(), replayed: false }
     }, (handing, _payload, _prepared, r) => Effect.ensuring(handing, Effect.sync(() => ctx.inFlight.delete(r.waMessageId))))
 
-    /** A `<lid>@lid` whose phone the number learned goes to the phone (its chats were merged). */
+    /**
+     * A `<lid>@lid` whose phone the number learned goes to the phone (its chats were merged), and
+     * so do digits WhatsApp knows by another form of the phone (an alias, see `PhoneMapped`).
+     */
     const resolve = (payload: SendPayload) =>
       isLidAddress(payload.to)
         ? Effect.map(conversations.phoneOfLid(numberId, payload.to), Option.match({
           onNone: () => payload,
           onSome: (phone) => ({ ...payload, to: phone })
         }))
-        : Effect.succeed(payload)
+        : Effect.map(ctx.contacts.canonical(payload.to), (to) => to === payload.to ? payload : { ...payload, to })
 
     // A text send's steps are generator functions made once, as the entity starts. One made on
     // each call (`(...) => Effect.gen(function*() {...})`) gets a map of its own in the old

@@ -1,6 +1,8 @@
 /**
  * One person, one chat: a person first known only by a LID (chat `<lid>@lid`, no phone) whose
- * phone the number learns later is merged into the phone's chat and contact.
+ * phone the number learns later is merged into the phone's chat and contact; so is a phone
+ * written in other digits than those WhatsApp knows the person by (Brazil's ninth digit,
+ * Mexico's 521/52), which is kept as an alias of that phone.
  *
  * @since 1.0.0
  */
@@ -9,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 
 const decodeLids = Schema.decodeUnknown(Schema.Array(Schema.Struct({ lid: Schema.String })))
+const decodeCanonical = Schema.decodeUnknown(Schema.Array(Schema.Struct({ canonical: Schema.String })))
 
 /** @since 1.0.0 */
 export interface LidPhone {
@@ -98,5 +101,66 @@ export const make = Effect.gen(function*() {
     return merged as ReadonlyArray<string>
   }, Effect.orDie)
 
-  return { mergeLids } as const
+  /**
+   * WhatsApp knows the phone `asked` as `phone`: the chat and contact of `asked` (a first message
+   * to it, recorded before WhatsApp answered) become `phone`'s, and `asked` is kept as its alias.
+   * One transaction; a pair merged before changes nothing more.
+   */
+  const mergePhone = Effect.fn("Conversations.mergePhone")(function*(numberId: number, asked: string, phone: string) {
+    if (asked === phone) return
+    const from = `${asked}@c.us`
+    const chat = `${phone}@c.us`
+    yield* sql`
+      INSERT INTO phone_aliases (number_id, phone, canonical) VALUES (${numberId}, ${asked}, ${phone})
+      ON CONFLICT (number_id, phone) DO UPDATE SET canonical = EXCLUDED.canonical`
+    yield* sql`UPDATE messages SET chat_id = ${chat}, peer = ${phone} WHERE number_id = ${numberId} AND chat_id = ${from}`
+    yield* sql`UPDATE media_files SET chat_id = ${chat} WHERE number_id = ${numberId} AND chat_id = ${from}`
+    yield* sql`
+      WITH old AS (
+        DELETE FROM chats WHERE number_id = ${numberId} AND chat_id = ${from} RETURNING *
+      )
+      INSERT INTO chats (number_id, chat_id, account_id, peer, peer_lid, name, is_group, group_subject,
+                         last_message_id, last_message_at, message_count, incoming_count, outgoing_count, created_at)
+      SELECT number_id, ${chat}, account_id, ${phone}, peer_lid, name, false, NULL, last_message_id, last_message_at,
+             message_count, incoming_count, outgoing_count, created_at
+      FROM old
+      ON CONFLICT (number_id, chat_id) DO UPDATE SET
+        peer_lid = coalesce(chats.peer_lid, EXCLUDED.peer_lid),
+        name = coalesce(chats.name, EXCLUDED.name),
+        last_message_id = CASE WHEN chats.last_message_at IS NULL OR chats.last_message_at <= EXCLUDED.last_message_at
+                               THEN EXCLUDED.last_message_id ELSE chats.last_message_id END,
+        last_message_at = greatest(chats.last_message_at, EXCLUDED.last_message_at),
+        message_count = chats.message_count + EXCLUDED.message_count,
+        incoming_count = chats.incoming_count + EXCLUDED.incoming_count,
+        outgoing_count = chats.outgoing_count + EXCLUDED.outgoing_count,
+        created_at = least(chats.created_at, EXCLUDED.created_at)`
+    yield* sql`
+      WITH old AS (
+        DELETE FROM contacts WHERE number_id = ${numberId} AND phone = ${asked} RETURNING *
+      )
+      INSERT INTO contacts (number_id, phone, lid, name, wrote_first, first_contact_at, last_contact_at,
+                            first_in_at, first_out_at)
+      SELECT number_id, ${phone}, lid, name, wrote_first, first_contact_at, last_contact_at, first_in_at, first_out_at
+      FROM old
+      ON CONFLICT (number_id, phone) DO UPDATE SET
+        lid = coalesce(contacts.lid, EXCLUDED.lid),
+        name = coalesce(contacts.name, EXCLUDED.name),
+        wrote_first = CASE WHEN EXCLUDED.first_contact_at < contacts.first_contact_at
+                           THEN EXCLUDED.wrote_first ELSE contacts.wrote_first END,
+        first_contact_at = least(contacts.first_contact_at, EXCLUDED.first_contact_at),
+        last_contact_at = greatest(contacts.last_contact_at, EXCLUDED.last_contact_at),
+        first_in_at = least(contacts.first_in_at, EXCLUDED.first_in_at),
+        first_out_at = least(contacts.first_out_at, EXCLUDED.first_out_at)`
+  }, sql.withTransaction, Effect.orDie)
+
+  /** The phone WhatsApp knows `phone` as, when the number learned it differs (`mergePhone`). */
+  const canonicalOf = Effect.fn("Conversations.canonicalOf")(function*(numberId: number, phone: string) {
+    const [row] = yield* sql`
+      SELECT canonical FROM phone_aliases WHERE number_id = ${numberId} AND phone = ${phone}`.pipe(
+      Effect.flatMap(decodeCanonical)
+    )
+    return row === undefined ? null : row.canonical
+  }, Effect.orDie)
+
+  return { mergeLids, mergePhone, canonicalOf } as const
 })

@@ -34,6 +34,7 @@ import linkMethod from "./migrations/0018_link_method.js"
 import blobLeftovers from "./migrations/0019_blob_leftovers.js"
 import mediaCeiling from "./migrations/0020_media_ceiling.js"
 import mediaChatDay from "./migrations/0021_media_chat_day.js"
+import phoneAliases from "./migrations/0022_phone_aliases.js"
 import { decoded } from "./Rows.js"
 
 /** @since 1.0.0 */
@@ -58,7 +59,8 @@ export const loader = Migrator.fromRecord({
   "0018_link_method": linkMethod,
   "0019_blob_leftovers": blobLeftovers,
   "0020_media_ceiling": mediaCeiling,
-  "0021_media_chat_day": mediaChatDay
+  "0021_media_chat_day": mediaChatDay,
+  "0022_phone_aliases": phoneAliases
 })
 
 const table = "wagate_migrations"

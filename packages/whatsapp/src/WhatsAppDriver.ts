@@ -185,6 +185,12 @@ export type DriverEvent =
    * its LID is the phone's, and the two chats are one.
    */
   | { readonly _tag: "LidMapped"; readonly pairs: ReadonlyArray<{ readonly lid: string; readonly phone: string }> }
+  /**
+   * The network knows the phone `asked` (digits a message was sent to) as `phone`, where the
+   * message went (Brazil's ninth mobile digit, Mexico's 521/52): the person's replies come from
+   * `phone`, so the conversation is that phone's.
+   */
+  | { readonly _tag: "PhoneMapped"; readonly asked: string; readonly phone: string }
 
 /** The network refused the message (it will not be delivered). @since 1.0.0 */
 export class SendRejected extends Data.TaggedError("SendRejected")<{ readonly reason: string }> {}

@@ -101,6 +101,8 @@ const handle = (ctx: SessionContext, s: Signal): Effect.Effect<void> => {
       return Linking.logout(ctx).pipe(Effect.ensuring(Deferred.succeed(s.done, undefined)))
     case "NotOnWhatsApp":
       return ctx.onEvent({ _tag: "Ack", waMessageId: s.waMessageId, ack: "failed", error: Sending.NOT_ON_WHATSAPP })
+    case "PhoneMapped":
+      return ctx.onEvent({ _tag: "PhoneMapped", asked: s.asked, phone: s.phone })
   }
 }
 

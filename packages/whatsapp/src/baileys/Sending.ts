@@ -57,7 +57,8 @@ export const NOT_ON_WHATSAPP = "the recipient is not on WhatsApp"
 export const send = Effect.fnUntraced(function*(ctx: SessionContext, socket: BaileysSocket, message: OutgoingMessage) {
   const { settings, state } = ctx
   const id = message.waMessageId
-  if (yield* unreachable(ctx, socket, message)) {
+  const jid = yield* destination(ctx, socket, message)
+  if (jid === null) {
     ctx.signal({ _tag: "NotOnWhatsApp", waMessageId: id })
     return
   }
@@ -75,7 +76,7 @@ export const send = Effect.fnUntraced(function*(ctx: SessionContext, socket: Bai
   // A voice note goes out as mono Opus in OGG, encoded while Baileys reads it (every phone plays those).
   const upload = message.content.kind === "voice" ? VoiceNote.toOpus(file) : file
   const sent = yield* timed(
-    () => socket.sendMessage(Jids.sendJid(message.to), Outgoing.content(message.content, upload), { messageId: id }),
+    () => socket.sendMessage(jid, Outgoing.content(message.content, upload), { messageId: id }),
     timeout
   ).pipe(
     Effect.mapError((e) =>
@@ -99,28 +100,58 @@ export const send = Effect.fnUntraced(function*(ctx: SessionContext, socket: Bai
 }, Effect.scoped)
 
 /**
- * Whether `message` would reach no one. WhatsApp takes a message for a phone without WhatsApp
- * like any other: Baileys finds no devices of the recipient, encrypts it for the account's own
- * devices only, and the server acks it, so it stays `sent` forever. The first message to a
- * person (a phone, not a LID or a group) is therefore preceded by the contact check, kept as
- * `exists` keeps it; later ones trust the contact, unless this process saw a check say the
+ * Where `message` goes; null when it would reach no one. WhatsApp takes a message for a phone
+ * without WhatsApp like any other: Baileys finds no devices of the recipient, encrypts it for
+ * the account's own devices only, and the server acks it, so it stays `sent` forever. The first
+ * message to a person (a phone, not a LID or a group) is therefore preceded by the contact
+ * check, kept as `exists` keeps it; later ones trust the contact, unless a kept answer says the
  * phone has no WhatsApp. A check that fails (no answer, connection trouble) sends the message:
  * a lookup never loses one.
+ *
+ * A phone WhatsApp knows by other digits (Brazil's ninth digit, Mexico's 521/52) gets the
+ * message at the JID WhatsApp answered with, and the entity is told, so that the conversation
+ * is that phone's (`PhoneMapped`).
  */
-const unreachable = (ctx: SessionContext, socket: BaileysSocket, message: OutgoingMessage): Effect.Effect<boolean> => {
-  if (!Jids.isPhone(Jids.sendJid(message.to))) return Effect.succeed(false)
+const destination = (ctx: SessionContext, socket: BaileysSocket, message: OutgoingMessage): Effect.Effect<string | null> => {
+  const jid = Jids.sendJid(message.to)
+  if (!Jids.isPhone(jid)) return Effect.succeed(jid)
   const phone = Jids.userOf(message.to)
-  if (message.firstContact !== true) {
-    const seen = fresh(ctx.deps.checked.get(phone), now(ctx))
-    return Effect.succeed(seen !== null && !seen.exists)
-  }
-  return exists(ctx, socket, phone).pipe(
-    Effect.map((found) => !found.exists),
-    Effect.catchTag("DriverUnavailable", (e) =>
-      Effect.as(Effect.logWarning(`number ${ctx.number.id}: sending ${message.waMessageId} unchecked: ${e.reason}`), false))
-  )
+  const answer: Effect.Effect<ContactCheck | null> = message.firstContact === true
+    ? check(ctx, socket, phone).pipe(
+      Effect.catchTag("DriverUnavailable", (e) =>
+        Effect.as(Effect.logWarning(`number ${ctx.number.id}: sending ${message.waMessageId} unchecked: ${e.reason}`), null))
+    )
+    : kept(ctx, phone)
+  return Effect.map(answer, (found) => {
+    if (found === null) return jid
+    if (!found.exists) return null
+    if (found.user === phone) return jid
+    ctx.signal({ _tag: "PhoneMapped", asked: phone, phone: found.user })
+    return Jids.phoneJid(found.user)
+  })
 }
 
+/**
+ * The answer kept about a contact's phone, without asking WhatsApp: this process's, or the one in
+ * `wa_driver_state` (read once per phone and process, so a restart does not forget that a phone
+ * has no WhatsApp, and a known contact's sends cost no read after the first).
+ */
+const kept = (ctx: SessionContext, phone: string): Effect.Effect<ContactCheck | null> =>
+  Effect.suspend(() => {
+    const at = now(ctx)
+    const seen = fresh(ctx.deps.checked.get(phone), at)
+    if (seen !== null || ctx.deps.checked.has(phone)) return Effect.succeed(seen)
+    return ctx.deps.store.getValue(`${CHECK_PREFIX}${phone}`).pipe(
+      Effect.map((json) => {
+        const stored = parseCheck(json)
+        // Remembered even when there is none (or it is stale): the next send does not read again.
+        remember(ctx, phone, stored ?? { exists: true, user: phone, at: -Infinity })
+        return fresh(stored, at)
+      }),
+      Effect.catchAllCause((cause) =>
+        Effect.as(Effect.logWarning(`number ${ctx.number.id}: the kept contact check of ${phone} could not be read`, cause), null))
+    )
+  })
 /** Keeps the message Baileys built, for `getMessage`. */
 const keep = (ctx: SessionContext, sent: WAMessage | undefined) =>
   Effect.suspend(() => {
@@ -152,13 +183,17 @@ export const getMessage = (ctx: SessionContext, runtime: Runtime.Runtime<never>)
   )
 
 /** Whether a phone has WhatsApp, and the JID WhatsApp knows it by. @since 1.0.0 */
-export const exists = Effect.fnUntraced(function*(ctx: SessionContext, socket: BaileysSocket, phone: string) {
+export const exists = (ctx: SessionContext, socket: BaileysSocket, phone: string) =>
+  Effect.map(check(ctx, socket, phone), (answer) => ({ exists: answer.exists, chatId: Jids.chatOf(answer.user) }))
+
+/** WhatsApp's answer about `phone`: kept, or asked now (and kept). */
+const check = Effect.fnUntraced(function*(ctx: SessionContext, socket: BaileysSocket, phone: string) {
   const key = `${CHECK_PREFIX}${phone}`
   const at = now(ctx)
   const cached = fresh(ctx.deps.checked.get(phone), at) ?? fresh(parseCheck(yield* ctx.deps.store.getValue(key)), at)
   if (cached !== null) {
     remember(ctx, phone, cached)
-    return { exists: cached.exists, chatId: Jids.chatOf(cached.user) }
+    return cached
   }
   const found = yield* timed(() => socket.onWhatsApp(phone), ctx.settings.queryTimeoutMs).pipe(
     Effect.mapError((e) => new DriverUnavailable({ reason: `contact check failed: ${messageOf(e)}` }))
@@ -166,10 +201,10 @@ export const exists = Effect.fnUntraced(function*(ctx: SessionContext, socket: B
   // WhatsApp answers with the JID it knows the phone by, which can differ from the digits asked
   // (Brazil's ninth digit, Mexico's 521/52): that one is the chat to write to.
   const hit = found?.find((r) => r.exists)
-  const answer = { exists: hit !== undefined, user: hit === undefined ? phone : Jids.userOf(hit.jid), at }
+  const answer: ContactCheck = { exists: hit !== undefined, user: hit === undefined ? phone : Jids.userOf(hit.jid), at }
   yield* ctx.deps.store.setValue(key, JSON.stringify(answer))
   remember(ctx, phone, answer)
-  return { exists: answer.exists, chatId: Jids.chatOf(answer.user) }
+  return answer
 })
 
 /** A kept answer while it is believed. */

@@ -60,6 +60,8 @@ export type Signal =
   | { readonly _tag: "Logout"; readonly done: Deferred.Deferred<void> }
   /** A message was not sent: its recipient has no WhatsApp (`Sending.send`). */
   | { readonly _tag: "NotOnWhatsApp"; readonly waMessageId: string }
+  /** WhatsApp knows the phone `asked` as `phone`, where a message went (`Sending.send`). */
+  | { readonly _tag: "PhoneMapped"; readonly asked: string; readonly phone: string }
 
 /** @since 1.0.0 */
 export interface NumberRef {

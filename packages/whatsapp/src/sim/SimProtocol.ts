@@ -92,7 +92,8 @@ export const Event = Schema.Union(
   Schema.TaggedStruct("Ack", { waMessageId: Schema.String, ack: Ack, error: Schema.optional(Schema.String) }),
   Schema.TaggedStruct("Restricted", { reason: Schema.String, until: Schema.NullOr(Schema.Number) }),
   Schema.TaggedStruct("Unrestricted", {}),
-  Schema.TaggedStruct("LidMapped", { pairs: Schema.Array(Schema.Struct({ lid: Schema.String, phone: Schema.String })) })
+  Schema.TaggedStruct("LidMapped", { pairs: Schema.Array(Schema.Struct({ lid: Schema.String, phone: Schema.String })) }),
+  Schema.TaggedStruct("PhoneMapped", { asked: Schema.String, phone: Schema.String })
 )
 
 /** What a session's stream carries: first its id, then the number's events in order. @since 1.0.0 */

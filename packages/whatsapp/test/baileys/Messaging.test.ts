@@ -402,6 +402,64 @@ describe("Baileys driver: contact checks", () => {
     }).pipe(Effect.provide(h.layer))
   })
 
+  it.scoped("WhatsApp knows the phone by other digits (Brazil's ninth digit, Mexico's 521): the message goes to the JID it answered, and the entity is told", () => {
+    const h = Harness.make()
+    return Effect.gen(function*() {
+      const { rec, session } = yield* working(h)
+      const socket = h.fake.latest()
+      const known = new Map([["5511987654321", "551187654321"], ["5215512345678", "525512345678"]])
+      socket.onWhatsAppOutcome = (phone) => ({ _tag: "ok", value: [{ jid: `${known.get(phone) ?? phone}@s.whatsapp.net`, exists: true }] })
+      const text = (waMessageId: string, to: string, firstContact?: boolean) =>
+        session.send({ waMessageId, to, content: { kind: "text", text: "Olá" }, firstContact })
+
+      yield* text("3EB0BR1", "5511987654321", true)
+      yield* text("3EB0MX1", "5215512345678", true)
+      // A later message to the digits given (the entity had not resolved them yet) goes there too, unasked.
+      yield* text("3EB0BR2", "5511987654321")
+      // Digits WhatsApp knows as they are: nothing to tell.
+      yield* text("3EB0KZ1", TO, true)
+      yield* flush
+      assert.deepStrictEqual(socket.sent.map((s) => [s.jid, s.options?.messageId]), [
+        ["551187654321@s.whatsapp.net", "3EB0BR1"],
+        ["525512345678@s.whatsapp.net", "3EB0MX1"],
+        ["551187654321@s.whatsapp.net", "3EB0BR2"],
+        [`${TO}@s.whatsapp.net`, "3EB0KZ1"]
+      ])
+      assert.deepStrictEqual(socket.checks, [["5511987654321"], ["5215512345678"], [TO]])
+      assert.deepStrictEqual(rec.take(), [
+        "0 phone 5511987654321=551187654321",
+        "0 phone 5215512345678=525512345678",
+        "0 phone 5511987654321=551187654321"
+      ])
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("after a restart a known contact's phone that has no WhatsApp is still failed, and not asked again; one on WhatsApp goes out unasked", () => {
+    const h = Harness.make()
+    const nowhere = "77000000009"
+    const text = (session: Harness.Opened["session"], waMessageId: string, to: string, firstContact?: boolean) =>
+      session.send({ waMessageId, to, content: { kind: "text", text: "Hello" }, firstContact })
+    return Effect.gen(function*() {
+      const before = yield* working(h).pipe(Effect.provide(h.layer))
+      h.fake.latest().withoutWhatsApp.add(nowhere)
+      yield* text(before.session, "3EB0R1", nowhere, true).pipe(Effect.provide(h.layer))
+      yield* before.close
+
+      const again = Harness.restarted(h)
+      yield* Effect.gen(function*() {
+        const { rec, session } = yield* working(again)
+        const socket = again.fake.latest()
+        // A contact now (its first message was recorded): the kept answer fails it.
+        yield* text(session, "3EB0R2", nowhere)
+        yield* text(session, "3EB0R3", TO)
+        yield* text(session, "3EB0R4", TO)
+        yield* flush
+        assert.deepStrictEqual(rec.take(), ["0 ack 3EB0R2 failed (the recipient is not on WhatsApp)"])
+        assert.deepStrictEqual([socket.sent.map((s) => s.options?.messageId), socket.checks], [["3EB0R3", "3EB0R4"], []])
+      }).pipe(Effect.provide(again.layer))
+    })
+  })
+
   it.scoped("the check of a first message fails (no answer): the message is sent unchecked, not lost", () => {
     const h = Harness.make({ queryTimeoutMs: 5_000 })
     return Effect.gen(function*() {

@@ -35,6 +35,8 @@ export const line = (at: number, event: DriverEvent): string => {
       return `${at} in ${event.message.peer}: ${event.message.text}`
     case "LidMapped":
       return `${at} lids ${event.pairs.map((p) => `${p.lid}=${p.phone}`).join(" ")}`
+    case "PhoneMapped":
+      return `${at} phone ${event.asked}=${event.phone}`
   }
 }
 

@@ -30,6 +30,16 @@ export const make = (settings: Partial<BaileysSettings> = {}) => {
 
 export type Harness = ReturnType<typeof make>
 
+/** The same driver after a restart: a new process (nothing in memory), the same stored state. */
+export const restarted = (h: Harness, settings: Partial<BaileysSettings> = {}): Harness => {
+  const fake = FakeSocket.make()
+  const layer = BaileysDriver.layerTest(settings).pipe(
+    Layer.provide(fake.layer),
+    Layer.provide(Layer.succeed(AuthStore.AuthStore, AuthStore.fromBackend(h.backend)))
+  )
+  return { fake, backend: h.backend, layer }
+}
+
 /** Lets every fiber run and every settled promise deliver, without moving the clock. */
 export const flush = Effect.gen(function*() {
   for (let i = 0; i < 8; i++) {
