@@ -28,7 +28,8 @@ export type Decision =
   /**
    * Given up; stays FAILED until an operator links or restarts the number. `refused`: WhatsApp
    * refused the credentials themselves (411), so they are never used again and a link makes a
-   * new device.
+   * new device; or it refused the account (403), which a new device would not change either
+   * (`FORBIDDEN`).
    */
   | { readonly _tag: "Failed"; readonly reason: string; readonly refused?: boolean }
 
@@ -61,6 +62,13 @@ export interface Closed {
 
 /** @since 1.0.0 */
 export const RESTART_REQUIRED = 515
+/**
+ * WhatsApp refused the account itself (banned or blocked): connecting again, after a restart or
+ * on a link, is refused the same way, and so would a new device be. @since 1.0.0
+ */
+export const FORBIDDEN = 403
+/** @since 1.0.0 */
+export const FORBIDDEN_REASON = "refused by WhatsApp (403): the account may be banned"
 /** Seconds before a connection replaced by another one (440) is tried once more. @since 1.0.0 */
 export const REPLACED_RETRY_MS = 30_000
 
@@ -118,8 +126,8 @@ const accountLevel = (c: Closed): Decision | null => {
         : { _tag: "LoggedOut", reason: "logged out from the phone (401)" }
     case 402:
       return { _tag: "Failed", reason: `temporarily banned by WhatsApp (402)${expiry(c.data)}` }
-    case 403:
-      return { _tag: "Failed", reason: "refused by WhatsApp (403): the account may be banned" }
+    case FORBIDDEN:
+      return { _tag: "Failed", reason: FORBIDDEN_REASON, refused: true }
     case 405:
       return c.versionRefreshed
         ? { _tag: "Failed", reason: "WhatsApp rejected the client version (405) even after fetching the current one" }

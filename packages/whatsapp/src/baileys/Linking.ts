@@ -7,6 +7,7 @@
  */
 import * as Effect from "effect/Effect"
 import type { LinkMethod } from "../WhatsAppDriver.js"
+import * as DisconnectPolicy from "./DisconnectPolicy.js"
 import * as Reconnect from "./Reconnect.js"
 import { messageOf, report, type SessionContext, timed } from "./SessionContext.js"
 
@@ -92,14 +93,24 @@ export const pairingFailed = (ctx: SessionContext, why: string) =>
     yield* report(ctx, "FAILED", { reason: `pairing code request failed: ${why}` })
   })
 
+/** Why a link of a number WhatsApp refused (403) does nothing. @since 1.0.0 */
+export const FORBIDDEN_LINK = `${DisconnectPolicy.FORBIDDEN_REASON}; not connected again, and a new device would be ` +
+  "refused too: check WhatsApp on the phone, and once it works there unlink the number and link it again"
+
 /** The operator's link: a new link when not linked, otherwise a connection now or where it stands. @since 1.0.0 */
 export const link = (ctx: SessionContext, method: LinkMethod) =>
   Effect.gen(function*() {
     const { state } = ctx
-    // Not linked, or credentials WhatsApp refused (a 401 kept a while in case it was not meant, a
-    // 411): a new device, whichever session or runner they were refused in.
-    if (!ctx.auth.isLinked() || ctx.auth.refusal() !== null) yield* start(ctx, method.kind)
-    else if (state.socket === null && state.slot === null) {
+    const refusal = ctx.auth.refusal()
+    if (ctx.auth.isLinked() && refusal?.code === DisconnectPolicy.FORBIDDEN) {
+      // An account WhatsApp refused (403) is refused again on every connection, and a new device
+      // of it too (a banned account cannot scan either): saying so beats knocking.
+      yield* report(ctx, "FAILED", { reason: FORBIDDEN_LINK })
+    } else if (!ctx.auth.isLinked() || refusal !== null) {
+      // Not linked, or credentials WhatsApp refused (a 401 kept a while in case it was not meant,
+      // a 411): a new device, whichever session or runner they were refused in.
+      yield* start(ctx, method.kind)
+    } else if (state.socket === null && state.slot === null) {
       // Linked but not connecting (FAILED, or waiting to reconnect): connect now.
       state.failures = 0
       yield* report(ctx, "STARTING")

@@ -246,7 +246,8 @@ const loggedOut = (ctx: SessionContext, refusal: NumberAuth.Refusal) =>
 /**
  * A session opened with linked credentials connects, unless WhatsApp refused them in an earlier
  * session (on another runner, before a restart): after a 401 the one more try is made when it
- * is due; after a 411 the number stays FAILED, and only a link (a new device) goes on.
+ * is due; after a 411 the number stays FAILED, and only a link (a new device) goes on; after a
+ * 403 (the account refused) it stays FAILED until it is unlinked.
  *
  * @since 1.0.0
  */

@@ -7,6 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as DisconnectPolicy from "../../src/baileys/DisconnectPolicy.js"
+import * as Linking from "../../src/baileys/Linking.js"
 import { Closes } from "./support/FakeSocket.js"
 import * as Harness from "./support/Harness.js"
 
@@ -464,6 +465,44 @@ describe("Baileys driver: reconnecting", () => {
       yield* flush
       assert.deepStrictEqual(rec.take(), ["600000 STARTING"])
       assert.strictEqual(h.fake.sockets.length, 2)
+      assert.isUndefined(h.fake.latest().creds.account)
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("403 is stored: a session opened later is FAILED with the reason and opens no socket; a link says why it does nothing; after an unlink a link makes a new device", () => {
+    const h = Harness.make()
+    Harness.storeLinked(h, 1)
+    return Effect.gen(function*() {
+      const first = yield* Harness.open({ id: 1, linked: true })
+      h.fake.latest().open()
+      yield* flush
+      h.fake.latest().closeWith(Closes.failure(403))
+      yield* flush
+      assert.deepStrictEqual(first.rec.take().slice(-1), ["0 FAILED (refused by WhatsApp (403): the account may be banned)"])
+      yield* first.close
+
+      const { rec, session } = yield* Harness.open({ id: 1, linked: true })
+      yield* advance(600_000)
+      assert.deepStrictEqual(rec.take(), ["0 FAILED (refused by WhatsApp (403): the account may be banned)"])
+      assert.strictEqual(h.fake.sockets.length, 1)
+      // Neither the refused account nor a new device of it: the link says so.
+      yield* session.link({ kind: "qr" })
+      yield* advance(600_000)
+      assert.deepStrictEqual(rec.take(), [`600000 FAILED (${Linking.FORBIDDEN_LINK})`])
+      assert.strictEqual(h.fake.sockets.length, 1)
+      assert.isDefined(Harness.credsOf(h, 1)?.account)
+
+      // The ban lifted: unlink (it tries to tell WhatsApp once), then link a new device.
+      const unlinking = yield* Effect.fork(session.logout)
+      yield* flush
+      h.fake.latest().closeWith(Closes.failure(403))
+      yield* Fiber.join(unlinking)
+      rec.take()
+      const sockets = h.fake.sockets.length
+      yield* session.link({ kind: "qr" })
+      yield* flush
+      assert.deepStrictEqual(rec.take(), ["1200000 STARTING"])
+      assert.strictEqual(h.fake.sockets.length, sockets + 1)
       assert.isUndefined(h.fake.latest().creds.account)
     }).pipe(Effect.provide(h.layer))
   })

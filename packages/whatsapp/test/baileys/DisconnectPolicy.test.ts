@@ -69,7 +69,11 @@ describe("DisconnectPolicy.decide: a linked number", () => {
       { _tag: "Failed", reason: "temporarily banned by WhatsApp (402) until 2026-11-30T00:53:20.000Z" }
     ],
     ["402 without", from(Closes.failure(402)), { _tag: "Failed", reason: "temporarily banned by WhatsApp (402)" }],
-    ["403", from(Closes.failure(403)), { _tag: "Failed", reason: "refused by WhatsApp (403): the account may be banned" }],
+    [
+      "403: the account refused, stored",
+      from(Closes.failure(403)),
+      { _tag: "Failed", reason: "refused by WhatsApp (403): the account may be banned", refused: true }
+    ],
     [
       "405 first: the version is refreshed",
       from(Closes.failure(405)),
