@@ -224,6 +224,15 @@ const workingNumberWith = (overrides: DriverOverrides = {}, on?: DatabaseContext
 })
 const workingNumber = workingNumberWith()
 
+/** A WORKING number on a gateway of its own scope, closed to restart the gateway on the same database. */
+const beforeRestart = (overrides: DriverOverrides) =>
+  Effect.gen(function*() {
+    const database = yield* freshDatabase
+    const scope = yield* Scope.make()
+    const first = yield* Scope.extend(workingNumberWith(overrides, database), scope)
+    return { ...first, database, restart: Scope.close(scope, Exit.void) }
+  })
+
 const fileFrom = (peer: string, id: string, message: WAMessage["message"]): WAMessage => ({
   key: { remoteJid: `${peer}@s.whatsapp.net`, id, fromMe: false },
   message,
@@ -612,6 +621,58 @@ describe("phones WhatsApp knows by other digits, on the Baileys driver", () => {
     }))
 })
 
+describe("what WhatsApp answered about a phone, after a restart", () => {
+  it.scopedLive("a contact without WhatsApp is still failed without a send, and digits WhatsApp knows by another form still go to that phone's chat, neither asked again", () =>
+    Effect.gen(function*() {
+      const { acme, database, fake, gateway, id, restart } = yield* beforeRestart({})
+      const nowhere = uniquePhone()
+      const tail = uniquePhone().slice(-8)
+      const given = `52155${tail}`
+      const known = `5255${tail}`
+      const answering = (socket: FakeSocket.FakeSocket) => {
+        socket.withoutWhatsApp.add(nowhere)
+        socket.onWhatsAppOutcome = (phone) =>
+          socket.withoutWhatsApp.has(phone)
+            ? { _tag: "ok", value: [] }
+            : { _tag: "ok", value: [{ jid: `${phone === given ? known : phone}@s.whatsapp.net`, exists: true }] }
+      }
+      const sending = (api: Effect.Effect.Success<typeof workingNumber>["api"]) =>
+        (to: string, text: string) =>
+          api.messages.send({ payload: { to, text } }).pipe(
+            Effect.retry({ while: (e) => e._tag === "RateLimited", schedule: Schedule.spaced("250 millis") })
+          )
+      answering(fake.latest())
+      const key = (yield* gateway.ops.ops.issueKey({ payload: { account_id: acme.accountId } })).key
+      const before = sending(yield* gateway.client(key))
+      yield* before(nowhere, "Your order is ready")
+      yield* before(given, "Su pedido está listo")
+      assert.deepStrictEqual(fake.latest().checks, [[nowhere], [given]])
+      yield* eventually(
+        query<{ n: string }>(database, (sql) => sql`SELECT count(*) AS n FROM chats WHERE chat_id = ${`${given}@c.us`}`),
+        (rows) => Number(rows[0]!.n) === 0
+      )
+      yield* restart
+
+      const again = yield* baileysGatewayWith({}, database)
+      yield* eventually(Effect.sync(() => again.fake.sockets.length), (n) => n === 1)
+      const socket = again.fake.latest()
+      socket.open()
+      yield* eventually(again.gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.status === "WORKING")
+      answering(socket)
+      const api = yield* again.gateway.client(key)
+      const send = sending(api)
+
+      const lost = yield* send(nowhere, "Are you there?")
+      const failed = yield* eventually(api.messages.get({ path: { id: lost.id } }), (m) => m.status === "failed")
+      assert.strictEqual(failed.error, "the recipient is not on WhatsApp")
+      const later = yield* send(given, "¿Lo recogerá hoy?")
+      const moved = yield* eventually(api.messages.get({ path: { id: later.id } }), (m) => m.status === "sent")
+      assert.deepStrictEqual([moved.chat_id, moved.peer], [`${known}@c.us`, known])
+      assert.deepStrictEqual(socket.sent.map((s) => s.jid), [`${known}@s.whatsapp.net`])
+      assert.deepStrictEqual(socket.checks, [])
+    }), 60_000)
+})
+
 describe("operator unlink and relink on the Baileys driver", () => {
   it.scopedLive("unlink removes the device from the phone and deletes its credentials; relink after a 411 links a new device", () =>
     Effect.gen(function*() {
@@ -652,15 +713,6 @@ describe("operator unlink and relink on the Baileys driver", () => {
 })
 
 describe("credentials WhatsApp refused, on the Baileys driver", () => {
-  /** A WORKING number on a gateway of its own scope, closed to restart the gateway on the same database. */
-  const beforeRestart = (overrides: DriverOverrides) =>
-    Effect.gen(function*() {
-      const database = yield* freshDatabase
-      const scope = yield* Scope.make()
-      const first = yield* Scope.extend(workingNumberWith(overrides, database), scope)
-      return { ...first, database, restart: Scope.close(scope, Exit.void) }
-    })
-
   /** Links by QR; the answer once the new socket showed `qr`. */
   const linkShowing = (gateway: RunningGateway, fake: FakeSocket.FakeFactory, id: number, qr: string) =>
     Effect.gen(function*() {
