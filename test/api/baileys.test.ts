@@ -29,6 +29,7 @@ import { spawnSync } from "node:child_process"
 import { createServer } from "node:http"
 import { opusHead } from "../../packages/whatsapp/test/baileys/support/Audio.js"
 import * as FakeSocket from "../../packages/whatsapp/test/baileys/support/FakeSocket.js"
+import * as FileServer from "../support/FileServer.js"
 import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
 import {
   type DatabaseContext,
@@ -618,6 +619,27 @@ describe("phones WhatsApp knows by other digits, on the Baileys driver", () => {
         sql`SELECT c.phone, m.first_contact FROM contacts c JOIN messages m ON m.number_id = c.number_id AND m.id = ${second.id}
             WHERE c.number_id = ${id}`)
       assert.deepStrictEqual(rows, [{ phone: known, first_contact: false }])
+    }))
+})
+
+describe("phones WhatsApp knows by other digits: a file sent with the first message", () => {
+  it.scopedLive("is kept in the chat of the phone WhatsApp answered, where the message is", () =>
+    Effect.gen(function*() {
+      const files = yield* FileServer.start
+      const { api, fake, gateway } = yield* workingNumber
+      const tail = uniquePhone().slice(-8)
+      const given = `55219${tail}`
+      const known = `5521${tail}`
+      fake.latest().onWhatsAppOutcome = (phone) =>
+        ({ _tag: "ok", value: [{ jid: `${phone === given ? known : phone}@s.whatsapp.net`, exists: true }] })
+      const sent = yield* api.messages.send({ payload: { to: given, image: { url: files.url("/image.png") } } as never })
+      assert.deepStrictEqual(fake.latest().sent.map((s) => s.jid), [`${known}@s.whatsapp.net`])
+      yield* eventually(api.messages.get({ path: { id: sent.id } }), (m) => m.chat_id === `${known}@c.us`)
+      const kept = yield* eventually(
+        query<{ chat_id: string }>(gateway.database, (sql) => sql`SELECT chat_id FROM media_files WHERE message_id = ${sent.id}`),
+        (rows) => rows.length === 1
+      )
+      assert.deepStrictEqual(kept, [{ chat_id: `${known}@c.us` }])
     }))
 })
 

@@ -324,9 +324,10 @@ export const open = (ctx: NumberContext) =>
           }
           case "PhoneMapped":
             // The person's replies come from the phone WhatsApp knows: the chat is that one's,
-            // and the digits sent to are its alias from now on.
-            yield* conversations.mergePhone(numberId, event.asked, event.phone)
+            // and the digits sent to are its alias from now on (known first: a file kept by the
+            // send meanwhile goes to the phone's chat, or is moved there by the merge).
             ctx.contacts.alias(event.asked, event.phone)
+            yield* conversations.mergePhone(numberId, event.asked, event.phone)
             ctx.contacts.remember(event.phone)
             return
         }

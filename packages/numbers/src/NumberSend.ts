@@ -330,11 +330,14 @@ export const make = (ctx: NumberContext, session: Session) =>
         yield* conversations.applyAck({ numberId, waMessageId: r.waMessageId, ack: "sent", at: r.at })
       }
       if (prepared.media !== null && prepared.stored !== null) {
+        // The chat the message is in now: WhatsApp may have named the phone by other digits
+        // during the send (`PhoneMapped`), and the message moved to that phone's chat.
+        const to = isLidAddress(payload.to) ? payload.to : yield* ctx.contacts.canonical(payload.to)
         yield* keepFile({
           messageId: r.messageId,
           accountId: number.accountId,
           numberId,
-          chatId: chatIdOf(payload.to),
+          chatId: chatIdOf(to),
           media: prepared.media,
           blobKey: prepared.stored.key,
           size: prepared.stored.size,
