@@ -615,6 +615,10 @@ describe("phones WhatsApp knows by other digits, on the Baileys driver", () => {
       assert.deepStrictEqual([again.chat_id, again.peer], [`${known}@c.us`, known])
       const chats = yield* api.chats.list({ urlParams: {} })
       assert.deepStrictEqual(chats.chats.map((c) => [c.chat_id, c.message_count]), [[`${known}@c.us`, 3]])
+      // Listed by the digits the client sent to: the same conversation.
+      const byGiven = yield* api.messages.list({ urlParams: { chat: given } })
+      assert.deepStrictEqual(byGiven.messages.map((m) => m.id), (yield* api.messages.list({ urlParams: { chat: known } })).messages.map((m) => m.id))
+      assert.strictEqual(byGiven.messages.length, 3)
       const rows = yield* query<{ phone: string; first_contact: boolean }>(gateway.database, (sql) =>
         sql`SELECT c.phone, m.first_contact FROM contacts c JOIN messages m ON m.number_id = c.number_id AND m.id = ${second.id}
             WHERE c.number_id = ${id}`)

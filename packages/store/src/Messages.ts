@@ -217,8 +217,32 @@ export class Messages extends Effect.Service<Messages>()("@wagate/store/Messages
       }
     })
 
+    const findCanonical = SqlSchema.findAll({
+      Request: Schema.Struct({ accountId: Schema.Number, numberId: Schema.NullOr(Schema.Number), phone: Schema.String }),
+      Result: Schema.Struct({ canonical: Schema.String }),
+      execute: ({ accountId, numberId, phone }) =>
+        sql`
+          SELECT a.canonical FROM phone_aliases a JOIN numbers n ON n.id = a.number_id
+          WHERE n.account_id = ${accountId} AND a.phone = ${phone}
+            ${numberId === null ? sql`` : sql`AND a.number_id = ${numberId}`}
+          LIMIT 1`
+    })
+
+    /**
+     * A phone's chat named by digits WhatsApp knows by another form of the phone (Brazil's ninth
+     * digit, Mexico's 521/52) is that phone's chat, where the messages to those digits are
+     * (docs/api-decisions.md, "The phone WhatsApp knows"). One read, for a phone's chat only.
+     */
+    const chatOf = (filter: MessageFilter) =>
+      filter.chatId === undefined || !filter.chatId.endsWith("@c.us")
+        ? Effect.succeed(filter.chatId)
+        : Effect.map(
+          findCanonical({ accountId: filter.accountId, numberId: filter.numberId, phone: filter.chatId.slice(0, -"@c.us".length) }),
+          ([alias]) => alias === undefined ? filter.chatId : `${alias.canonical}@c.us`
+        )
+
     const page = Effect.fn("Messages.page")(function*(filter: MessageFilter, retainedSince: Date | null) {
-      const rows = yield* findPage({ ...filter, retainedSince })
+      const rows = yield* findPage({ ...filter, chatId: yield* chatOf(filter), retainedSince })
       const messages = rows.slice(0, filter.limit).map(toMessage)
       return {
         messages,
