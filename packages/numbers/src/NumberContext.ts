@@ -34,7 +34,7 @@ export interface KnownContacts {
    * not talked with is looked up.
    */
   readonly canonical: (phone: string) => Effect.Effect<string, SqlError>
-  /** `asked` is `phone` for WhatsApp (its chat was merged into the phone's). */
+  /** `asked` is `phone` for WhatsApp: its chat and contact are merged into the phone's. */
   readonly alias: (asked: string, phone: string) => void
 }
 

@@ -152,6 +152,7 @@ const kept = (ctx: SessionContext, phone: string): Effect.Effect<ContactCheck | 
         Effect.as(Effect.logWarning(`number ${ctx.number.id}: the kept contact check of ${phone} could not be read`, cause), null))
     )
   })
+
 /** Keeps the message Baileys built, for `getMessage`. */
 const keep = (ctx: SessionContext, sent: WAMessage | undefined) =>
   Effect.suspend(() => {
