@@ -20,6 +20,8 @@ export interface GatewaySettings {
   readonly databaseUrl: Option.Option<Redacted.Redacted>
   /** Connections of this process's PostgreSQL pool (with DATABASE_URL). */
   readonly databasePoolSize: number
+  /** The longest a statement on PostgreSQL runs, in milliseconds (migrations aside); 0: no bound of the gateway's. */
+  readonly databaseStatementTimeoutMs: number
   readonly redisUrl: Option.Option<Redacted.Redacted>
   /** Prefix of every Redis key and channel, so several gateways can share one Redis. */
   readonly redisPrefix: string
@@ -103,6 +105,12 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
   databasePoolSize: atLeast("DATABASE_POOL_SIZE", 2).pipe(
     Config.withDefault(10),
     Config.withDescription("Connections of the PostgreSQL pool of each process (with DATABASE_URL)")
+  ),
+  databaseStatementTimeoutMs: milliseconds("DATABASE_STATEMENT_TIMEOUT_MS", 0).pipe(
+    Config.withDefault(30_000),
+    Config.withDescription(
+      "Longest a statement on PostgreSQL runs, in milliseconds (its request answers 503 capacity after it); 0: no bound"
+    )
   ),
   redisUrl: Config.option(secretUrl("REDIS_URL", ["redis:", "rediss:"], "redis://:password@host:6379")),
   redisPrefix: Config.string("REDIS_PREFIX").pipe(Config.withDefault("wagate")),

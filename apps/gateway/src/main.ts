@@ -52,6 +52,7 @@ export const Main = Layer.unwrapScoped(Effect.gen(function*() {
         Database.layerPostgres({
           url,
           maxConnections: settings.databasePoolSize,
+          statementTimeoutMs: settings.databaseStatementTimeoutMs,
           // A runner's sessions carry its address: while one is open, the runner is alive.
           applicationName: Cluster.hostsEntities(settings)
             ? RunnerLiveness.sessionName(`${settings.runnerHost}:${settings.runnerPort}`)

@@ -73,6 +73,17 @@ const layerPool = (config: Pg.PoolConfig & { readonly application_name: string }
 }
 
 /**
+ * Migrates the database on a connection of its own, closed when done: a migration may rewrite a
+ * large table, and the migrator waits for another process's migration to end (a table lock), so
+ * neither is held to the statement time limit of the pool that serves requests.
+ */
+const layerMigrated = (config: Pg.PoolConfig & { readonly application_name: string }) =>
+  Layer.effectDiscard(Effect.scoped(Effect.flatMap(
+    Layer.build(layerPool({ ...config, max: 1 })),
+    (migrator) => Effect.provide(Migrations.run, migrator)
+  )))
+
+/**
  * A PostgreSQL server, migrated at start-up.
  *
  * @since 1.0.0
@@ -82,15 +93,34 @@ export const layerPostgres = (options: {
   readonly maxConnections?: number | undefined
   /** The sessions' `application_name` (default `wagate`); a runner names itself, see RunnerLiveness. */
   readonly applicationName?: string | undefined
-}): Layer.Layer<Database, unknown> =>
-  Migrations.layer.pipe(
-    Layer.provideMerge(layerPool({
-      connectionString: Redacted.value(options.url),
-      max: options.maxConnections ?? 10,
-      application_name: options.applicationName ?? "wagate"
-    })),
+  /**
+   * The longest a statement of the pool runs, in milliseconds (PostgreSQL's `statement_timeout`,
+   * which also bounds a wait for a lock); 0 or none: the server's own setting. Migrations are not
+   * bounded by it.
+   */
+  readonly statementTimeoutMs?: number | undefined
+}): Layer.Layer<Database, unknown> => {
+  const connection = {
+    connectionString: Redacted.value(options.url),
+    application_name: options.applicationName ?? "wagate",
+    // A connection whose server or network path died without a word is found by the kernel's
+    // probes, and fails, instead of waiting for an answer for good.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000
+  }
+  const bound = options.statementTimeoutMs ?? 0
+  return layerPool({
+    ...connection,
+    max: options.maxConnections ?? 10,
+    // Sent with the connection's start-up: every statement of every session of the pool is cut
+    // short past it (SQLSTATE 57014), whatever holds it up, so a stuck statement gives its
+    // connection back and its request answers 503 capacity instead of holding the pool.
+    ...(bound > 0 ? { statement_timeout: bound } : {})
+  }).pipe(
+    Layer.provideMerge(layerMigrated(connection)),
     Layer.provideMerge(Layer.succeed(DatabaseKind, "postgres"))
   )
+}
 
 /** Directories 0700 and files 0600 under `root`, `root` included. */
 const restrictTree = (root: string) => {
