@@ -41,6 +41,31 @@ export class DatabasePool extends Context.Tag("@wagate/store/DatabasePool")<Data
 export type Database = PgClient.PgClient | SqlClient.SqlClient | DatabaseKind | DatabasePool
 
 /**
+ * Clients that close their connection when the server has not answered a query within
+ * `noAnswerMs`: the query fails ("Connection terminated"), and the pool opens a new connection in
+ * its place instead of handing out one still waiting for an answer that may never come. pg's own
+ * `query_timeout` fails the query but keeps the connection waiting, and its timer outlives a
+ * `COPY` (HistoryRows), which never reports its end to it.
+ */
+const closedWithoutAnswer = (noAnswerMs: number) =>
+  class ClosedWithoutAnswer extends Pg.Client {
+    override query(...args: Array<any>): any {
+      const last = args.length - 1
+      const callback = args[last]
+      if (typeof callback === "function") {
+        // With a query under way, `end` destroys the socket at once, which fails the query.
+        const timer = setTimeout(() => this.end().catch(() => {}), noAnswerMs)
+        timer.unref()
+        args[last] = (error: unknown, result: unknown) => {
+          clearTimeout(timer)
+          callback(error, result)
+        }
+      }
+      return (super.query as (...args: Array<any>) => any)(...args)
+    }
+  }
+
+/**
  * A pool checked with one query before anything runs on it (as `PgClient.layer` does), and the
  * SQL client on top of it.
  */
@@ -71,6 +96,9 @@ const layerPool = (config: Pg.PoolConfig & { readonly application_name: string }
     PgClient.layerFromPool({ acquire: Effect.succeed(pool), applicationName: config.application_name })))
   return Layer.provideMerge(client, pool)
 }
+
+/** How much longer than the statement time limit the gateway waits for a server's answer. */
+const NO_ANSWER_GRACE_MS = 5_000
 
 /**
  * Migrates the database on a connection of its own, closed when done: a migration may rewrite a
@@ -112,10 +140,19 @@ export const layerPostgres = (options: {
   return layerPool({
     ...connection,
     max: options.maxConnections ?? 10,
-    // Sent with the connection's start-up: every statement of every session of the pool is cut
-    // short past it (SQLSTATE 57014), whatever holds it up, so a stuck statement gives its
-    // connection back and its request answers 503 capacity instead of holding the pool.
-    ...(bound > 0 ? { statement_timeout: bound } : {})
+    ...(bound > 0 ?
+      {
+        // Sent with the connection's start-up: every statement of every session of the pool is
+        // cut short past it (SQLSTATE 57014), whatever holds it up, so a stuck statement gives its
+        // connection back and its request answers 503 capacity instead of holding the pool.
+        statement_timeout: bound,
+        // A server that stops answering (stalled, or behind a network path that drops everything)
+        // cancels nothing: the gateway gives up on the statement itself a little later, closing
+        // its connection, and waits as long for a connection (a new one, or a free one of the pool).
+        Client: closedWithoutAnswer(bound + NO_ANSWER_GRACE_MS),
+        connectionTimeoutMillis: bound + NO_ANSWER_GRACE_MS
+      } :
+      {})
   }).pipe(
     Layer.provideMerge(layerMigrated(connection)),
     Layer.provideMerge(Layer.succeed(DatabaseKind, "postgres"))

@@ -12,7 +12,9 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import * as Duration from "effect/Duration"
 import { eventually } from "../../../test/support/Fixtures.js"
+import * as TcpProxy from "../../../test/support/TcpProxy.js"
 import * as Database from "../src/Database.js"
 
 const BOUND_MS = 500
@@ -57,5 +59,26 @@ describe("the statement time limit", () => {
       assert.strictEqual((slow.cause as { code?: string }).code, "57014", String(slow))
       // The pool without a limit lets the same statement finish.
       yield* sql`SELECT pg_sleep(${BOUND_MS * 2 / 1000})`
+    }), { timeout: 60_000 })
+  it.scopedLive("a statement the server never answers fails a little after the limit, and its connection is closed: the next statement gets another", () =>
+    Effect.gen(function*() {
+      const url = new URL(yield* Database.scratchDatabase)
+      const proxy = yield* TcpProxy.start({ host: "127.0.0.1", port: Number(url.port) })
+      url.port = String(proxy.port)
+      const sql = Context.get(
+        yield* Layer.build(Database.layerPostgres({ url: Redacted.make(url.toString()), maxConnections: 1, statementTimeoutMs: BOUND_MS })),
+        SqlClient.SqlClient
+      )
+      // PostgreSQL answers; its answer never reaches the gateway, as behind a path that drops it.
+      yield* proxy.holdAnswersOnSend("never answered")
+      const [elapsed, error] = yield* Effect.timed(Effect.flip(sql`SELECT 'never answered' AS text`))
+      assert.strictEqual((error.cause as Error).message, "Connection terminated", String(error))
+      assert.isAtLeast(Duration.toMillis(elapsed), BOUND_MS)
+      assert.isBelow(Duration.toMillis(elapsed), 20_000)
+
+      yield* proxy.holdAnswersOnSend(undefined)
+      // The pool's one connection still waits for that answer: closed, it is not handed out again.
+      const [row] = yield* sql<{ n: number }>`SELECT 1 AS n`
+      assert.strictEqual(row.n, 1)
     }), { timeout: 60_000 })
 })
