@@ -23,12 +23,16 @@ describe("a database migrated by a newer release", () => {
       const url = Redacted.make(yield* Database.scratchDatabase)
       const sql = Context.get(yield* Layer.build(Database.layerPostgres({ url, maxConnections: 2 })), SqlClient.SqlClient)
       // The newer release, in the middle of a migration: it holds the table's lock.
+      const locked = yield* Deferred.make<void>()
       const migrated = yield* Deferred.make<void>()
       const newer = yield* Effect.fork(sql.withTransaction(Effect.gen(function*() {
         yield* sql`LOCK TABLE wagate_migrations IN ACCESS EXCLUSIVE MODE`
+        yield* Deferred.succeed(locked, undefined)
         yield* sql`INSERT INTO wagate_migrations (migration_id, name) VALUES (9999, 'from_a_newer_release')`
         yield* Deferred.await(migrated)
       })))
+      // The older process starts once the lock is held: before it, its migrator could find the table free.
+      yield* Deferred.await(locked)
       const older = yield* Effect.fork(Effect.exit(Layer.build(Database.layerPostgres({ url, maxConnections: 1, applicationName: "older" }))))
       yield* eventually(
         sql<{ waiting: number }>`SELECT count(*)::int AS waiting FROM pg_stat_activity
