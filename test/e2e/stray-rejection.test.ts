@@ -31,4 +31,21 @@ describe("a stray failed promise", () => {
       )
       assert.match(metrics, /^wagate_stray_failures 1$/m)
     }), { timeout: 180_000 })
+
+  it.scopedLive("a warning of Node (a library's deprecated call) is a log line of the gateway's format, not Node's text", () =>
+    Effect.gen(function*() {
+      const context = yield* setup
+      const gateway = yield* startGateway({ ...context.env, LOG_FORMAT: "json" }, "test/e2e/support/HookedGateway.ts")
+      const acme = yield* provision(context.ops)
+      yield* linked(context.ops, acme.numbers[0]!.id)
+
+      const sent = yield* send(context.url, acme.numberKeys[0]!, "deprecated")
+      assert.strictEqual(sent.status, 200, JSON.stringify(sent.body))
+      const output = yield* eventually(Effect.sync(() => gateway.output()), (o) => o.includes("goes away in the next major"), 30_000)
+      const line = output.split("\n").find((l) => l.includes("goes away in the next major"))!
+      const entry = JSON.parse(line)
+      assert.strictEqual(entry.logLevel, "WARN")
+      assert.deepStrictEqual(entry.message, "node: DeprecationWarning: this call goes away in the next major")
+      assert.notInclude(output, "(node:")
+    }), { timeout: 180_000 })
 })

@@ -101,12 +101,38 @@ const logStrayRejections = Effect.gen(function*() {
   )
 })
 
+/**
+ * Node's process warnings (a library's deprecated call, such as pg's "client.query() when the
+ * client is already executing a query" from the cluster's lock connection) are logged as every
+ * other line, in LOG_FORMAT at WARN, instead of Node's own `(node:PID) ...` text on stderr, which
+ * a JSON log pipeline cannot read. Node prints them through its own listener: it is set aside
+ * while the process runs and given back at the end.
+ */
+const logProcessWarnings = Effect.gen(function*() {
+  const runtime = yield* Effect.runtime<never>()
+  const log = (warning: Error) =>
+    Runtime.runFork(runtime)(Effect.logWarning(`node: ${warning.name}: ${warning.message}`))
+  yield* Effect.acquireRelease(
+    Effect.sync(() => {
+      const nodes = process.listeners("warning")
+      process.removeAllListeners("warning")
+      process.on("warning", log)
+      return nodes
+    }),
+    (nodes) =>
+      Effect.sync(() => {
+        process.off("warning", log)
+        for (const listener of nodes) process.on("warning", listener)
+      })
+  )
+})
+
 /** Runs a process of `layer` (Main, or Main with a test's hooks) until SIGTERM/SIGINT. */
 export const launch = (layer: Layer.Layer<never, unknown>) =>
   NodeRuntime.runMain(
     Effect.gen(function*() {
       const telemetry = yield* Telemetry.settings
-      return yield* Layer.launch(Layer.merge(Layer.scopedDiscard(logStrayRejections), layer)).pipe(
+      return yield* Layer.launch(Layer.mergeAll(Layer.scopedDiscard(logStrayRejections), Layer.scopedDiscard(logProcessWarnings), layer)).pipe(
         // Once every part has stopped (the HTTP server, the entities, the pools).
         Effect.ensuring(Effect.logInfo("stopped")),
         // Without an exporter spans would only cost time: each one allocates and captures a stack.

@@ -3,7 +3,8 @@
  * entities: a send whose text is "wedge" never leaves its entity and cannot be interrupted there
  * (an entity whose step never returns); a send whose text is "crash" kills the process with
  * SIGKILL once it is recorded and before its answer goes out; a send whose text is "stray"
- * leaves a failed promise nobody waits for (as a library's stray command would). Started by the
+ * leaves a failed promise nobody waits for (as a library's stray command would); one whose text
+ * is "deprecated" makes Node emit a DeprecationWarning (as pg does). Started by the
  * e2e tests with the gateway's environment.
  */
 import { NumberHooks } from "@wagate/numbers/NumberHooks"
@@ -17,6 +18,8 @@ const hooks = Layer.succeed(NumberHooks, {
       ? Effect.uninterruptible(Effect.never)
       : text === "stray"
       ? Effect.sync(() => void Promise.reject(new Error("a stray command failed")))
+      : text === "deprecated"
+      ? Effect.sync(() => process.emitWarning("this call goes away in the next major", "DeprecationWarning"))
       : Effect.void,
   afterRecord: ({ text }) =>
     text === "crash" ? Effect.zipRight(Effect.sync(() => process.kill(process.pid, "SIGKILL")), Effect.never) : Effect.void
