@@ -341,6 +341,54 @@ describe.skipIf(!hasChromium)("the cabinet in a browser", () => {
     assert.strictEqual((await policy()).ceiling_bytes, null)
   })
 
+  it("keeps the keyboard's place when a page is drawn again after an action, by a timer or by its live stream", async () => {
+    const focused = () => page.evaluate(() => document.activeElement.getAttribute("aria-label") || document.activeElement.textContent)
+    /** Marks what `selector` finds now, to wait until the page has drawn it again. */
+    const drawnAgain = async (selector: string, action: () => Promise<unknown>) => {
+      await page.evaluate((s) => document.querySelector(s).classList.add("before"), selector)
+      await action()
+      await page.waitForFunction(() => !document.querySelector(".before"), null, { timeout: 15_000 })
+    }
+    // The balance is drawn again after a top-up: the keyboard stays on its button, the result beside it.
+    await open("/balance")
+    await page.getByLabel("Amount, KZT").fill("100")
+    await page.getByRole("button", { name: "Top up" }).focus()
+    await drawnAgain("#app > *", () => page.keyboard.press("Enter"))
+    assert.strictEqual(await focused(), "Top up")
+    await page.getByText("Paid: 100 KZT").waitFor()
+    // The exports: the list is drawn again after an export starts, and at "Refresh".
+    await open("/exports")
+    await page.getByRole("button", { name: "Start an export" }).focus()
+    await drawnAgain("#app > *", () => page.keyboard.press("Enter"))
+    assert.strictEqual(await focused(), "Start an export")
+    await page.getByText("The export is being prepared").waitFor()
+    await page.getByRole("button", { name: "Refresh" }).focus()
+    for (let i = 0; i < 30 && (await page.getByRole("button", { name: "Download" }).count()) === 0; i++) {
+      await drawnAgain("#app > *", () => page.keyboard.press("Enter"))
+      assert.strictEqual(await focused(), "Refresh")
+    }
+    await page.getByRole("button", { name: "Download" }).waitFor()
+    // Choosing another number draws the messages and the limits again: the keyboard stays on the choice.
+    for (const path of ["/history", "/limits"]) {
+      await open(path)
+      await page.getByLabel("Number", { exact: true }).focus()
+      await drawnAgain("#app > *", () => page.keyboard.press("ArrowDown"))
+      assert.strictEqual(await page.evaluate(() => document.activeElement.localName), "select", path)
+    }
+    // The numbers list drawn again by its live stream (the operator pauses a number).
+    const { numbers } = (await api("GET", "/numbers", newKey)).body
+    const { id } = numbers.find((n: any) => n.phone === qrPhone)
+    const pause = (paused: boolean) => run(world.gateway.ops.ops.pause({ path: { id }, payload: { paused } }).pipe(Effect.orDie))
+    await open("/numbers")
+    await page.getByRole("button", { name: `Unlink ${qrPhone}` }).focus()
+    await pause(true)
+    await page.getByRole("row").filter({ hasText: qrPhone }).getByText("Paused by the operator.").waitFor()
+    assert.strictEqual(await focused(), `Unlink ${qrPhone}`)
+    await pause(false)
+    await page.getByText("Paused by the operator.").waitFor({ state: "detached" })
+    assert.strictEqual(await focused(), `Unlink ${qrPhone}`)
+  })
+
   it("shows limits, storage, exports and the account in plain words, in English and Russian", async () => {
     await open("/limits")
     await page.getByText("Trust index").waitFor()
@@ -393,8 +441,12 @@ describe.skipIf(!hasChromium)("the cabinet in a browser", () => {
 
   it("unlinks a number and signs out", async () => {
     // The number still working; the other one was logged out from its phone above, and is stopped already.
-    await page.getByRole("button", { name: `Отключить ${qrPhone}` }).click()
+    // Its button goes with the status it unlinks: the result takes the keyboard, and keeps it.
+    await page.getByRole("button", { name: `Отключить ${qrPhone}` }).focus()
+    await page.keyboard.press("Enter")
+    await page.getByRole("status").getByText(`Номер ${qrPhone} отключён.`).waitFor()
     await page.getByRole("row").filter({ hasText: qrPhone }).getByRole("cell", { name: /^Остановлен/ }).waitFor({ timeout: 15_000 })
+    assert.strictEqual(await page.evaluate(() => document.activeElement.textContent), `Номер ${qrPhone} отключён.`)
     await page.getByRole("button", { name: "Выйти" }).click()
     await page.waitForURL(/\/cabinet\/login$/)
     await open("/balance")

@@ -23,7 +23,20 @@
     for (const c of children.flat()) if (c != null && c !== false) el.append(c instanceof Node ? c : String(c));
     return el;
   };
-  const show = (...nodes) => app.replaceChildren(...nodes.flat().filter(Boolean));
+  // A box drawn again keeps the keyboard's place: the control it was on (or on whose result),
+  // drawn again, has the focus back, its result beside it.
+  const same = (el) => [el.localName, el.name, el.ariaLabel, el.href, el.textContent].join();
+  const fill = (box, nodes) => {
+    let was = document.activeElement;
+    const said = was.matches(".msg") ? was : was.nextElementSibling;
+    if (said === was) was = was.previousElementSibling;
+    box.replaceChildren(...nodes);
+    const again = was && !was.isConnected && [...box.querySelectorAll(was.localName)].find((el) => same(el) === same(was));
+    if (!again) return;
+    if (said && said.matches(".msg,.status")) again.after(said);
+    again.focus();
+  };
+  const show = (...nodes) => fill(app, nodes.flat().filter(Boolean));
   const note = (kind, text) => h("p", { class: "msg " + kind, role: kind === "err" ? "alert" : "status" }, text);
   let fieldId = 0;
   const field = (label, attrs) => {
@@ -216,7 +229,7 @@
   pages.numbers = async () => {
     const data = await api("GET", "/numbers");
     const list = h("div");
-    const draw = (data) => list.replaceChildren(
+    const draw = (data) => fill(list, [
       data.numbers.length === 0 ? h("p", {}, t("num.none")) : table([t("col.phone"), t("col.status"), t("col.actions")], data.numbers.map((n) => [
         n.phone,
         h("span", {}, statusText(n), n.paused ? h("br") : null, n.paused ? h("strong", {}, t(n.pause_reason === "operator" ? "num.pausedOperator" : "num.paused")) : null),
@@ -228,11 +241,17 @@
           n.status === "WORKING" || n.status === "SCAN_QR_CODE"
             ? h("button", { type: "button", class: "secondary", "aria-label": t("num.unlink") + " " + n.phone, onclick: async () => {
               if (!confirm(t("num.unlinkConfirm"))) return;
-              try { await api("POST", "/numbers/" + n.id + "/unlink"); render(); } catch (error) { fail(error); }
+              try {
+                await api("POST", "/numbers/" + n.id + "/unlink");
+                await render();
+                const done = note("ok", t("num.unlinked", { phone: n.phone }));
+                app.prepend(done);
+                focusOn(done);
+              } catch (error) { fail(error); }
             } }, t("num.unlink"))
             : null)
       ])),
-      h("p", { class: "muted" }, t("num.limit", { count: data.numbers.length, limit: data.limit })));
+      h("p", { class: "muted" }, t("num.limit", { count: data.numbers.length, limit: data.limit }))]);
     draw(data);
     // Status changes (a failure's reason, a pause) arrive by themselves.
     if (numbersStream) numbersStream.close();
@@ -360,24 +379,17 @@
         if (!confirm(t("wh.rotateConfirm"))) return;
         try { const hook = await api("POST", "/webhook/rotate-secret"); await render(); showSecret(hook); } catch (error) { fail(error); }
       } }, t("wh.rotate")),
-      h("button", { type: "button", class: "secondary", id: "wh-test", onclick: async (e) => {
+      h("button", { type: "button", class: "secondary", onclick: async (e) => {
         // Disabled until drawn again: a double click sends one event. The keyboard waits on the
         // result, then is back on the button drawn again, the result beside it.
         const button = e.currentTarget;
-        const said = () => note("ok", t("wh.testQueued"));
         button.disabled = true;
         try {
           await api("POST", "/webhook/test");
-          const queued = said();
+          const queued = note("ok", t("wh.testQueued"));
           button.after(queued);
           focusOn(queued);
-          setTimeout(async () => {
-            const kept = document.activeElement === queued;
-            await render();
-            const again = document.getElementById("wh-test");
-            if (again) again.after(said());
-            if (again && kept) again.focus();
-          }, 1500);
+          setTimeout(render, 1500);
         } catch (error) { fail(error); }
       } }, t("wh.test"))) : null;
     show(

@@ -85,6 +85,7 @@ const words = {
   "num.link": ["Link", "Подключить"],
   "num.relink": ["Link again", "Подключить заново"],
   "num.unlink": ["Unlink", "Отключить"],
+  "num.unlinked": ["{phone} is unlinked.", "Номер {phone} отключён."],
   "num.unlinkConfirm": ["Unlink this number from wagate? Sending stops until you link it again.", "Отключить номер от wagate? Отправка остановится, пока вы не подключите его снова."],
   "num.paused": ["Paused: the balance ran out. Top up to resume.", "Приостановлен: закончился баланс. Пополните, чтобы продолжить."],
   "num.pausedOperator": ["Paused by the operator. Ask your provider to resume it.", "Приостановлен оператором. Обратитесь к поставщику, чтобы возобновить."],
