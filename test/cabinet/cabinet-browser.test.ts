@@ -18,7 +18,7 @@ import { createRequire } from "node:module"
 import type { Browser, Page } from "playwright-core"
 import { cabinetSettings, hasChromium, launchChromium, type Mailbox, mailbox } from "../support/Cabinet.js"
 import { uniquePhone } from "../support/Fixtures.js"
-import { freshDatabase, type RunningGateway, startGateway } from "../support/TestGateway.js"
+import { freshDatabase, type RunningGateway, sql, startGateway } from "../support/TestGateway.js"
 import * as WebhookReceiver from "../support/WebhookReceiver.js"
 
 // Functions run in the page see the browser's globals; the tests are typed without the DOM's types.
@@ -436,6 +436,32 @@ describe.skipIf(!hasChromium)("the cabinet in a browser", () => {
       await accessible(`${path} on a phone screen`)
     }
     await page.setViewportSize({ width: 1280, height: 800 })
+    await open("/numbers")
+  })
+
+  it("says when a page's live updates stop, in the page's language, and when its number is gone", async () => {
+    // The gateway gone behind its proxy (answered 502): the page says so and offers a reload, which brings them back.
+    const STOPPED = "Страница больше не обновляется сама."
+    await page.route("**/cabinet/api/numbers/events", (route) => route.fulfill({ status: 502, body: "Bad Gateway" }))
+    await open("/numbers")
+    await page.getByRole("alert").getByText(STOPPED).waitFor({ timeout: 15_000 })
+    await page.unroute("**/cabinet/api/numbers/events")
+    await page.getByRole("button", { name: "Обновить" }).click()
+    await page.getByRole("heading", { name: "Номера" }).waitFor()
+    await page.getByRole("row").filter({ hasText: qrPhone }).waitFor()
+    assert.strictEqual(await page.getByText(STOPPED).count(), 0)
+    // A number deleted while its link page is open: its stream is answered 404, and the page says the number is gone.
+    const { numbers } = await page.evaluate(() => window.fetch("/cabinet/api/numbers").then((r: any) => r.json()))
+    const { id } = numbers.find((n: any) => n.phone === codePhone)
+    await page.route("**/cabinet/api/numbers/*/events", async (route) => {
+      await run(sql(world.gateway.database, (sql) => sql`UPDATE numbers SET deleted_at = now() WHERE id = ${id}`))
+      await route.continue()
+    })
+    await open(`/link?number=${id}`)
+    await page.getByRole("alert").getByText("Такого номера в кабинете нет.").waitFor({ timeout: 15_000 })
+    await page.getByRole("link", { name: "К номерам" }).waitFor()
+    assert.strictEqual(await page.getByText(STOPPED).count(), 0)
+    await page.unrouteAll()
     await open("/numbers")
   })
 

@@ -91,10 +91,7 @@
       body: body === undefined ? undefined : JSON.stringify(body)
     });
     const data = await response.json().catch(() => null);
-    if (response.status === 401 && data && data.code === "not_signed_in" && document.body.dataset.signedIn === "true") {
-      signIn();
-      throw new Error(data.error);
-    }
+    if (response.status === 401 && data && data.code === "not_signed_in" && document.body.dataset.signedIn === "true") signIn();
     if (response.status === 403 && data && data.code === "csrf_rejected" && me) {
       // Another tab made a new session: same account, so take its token.
       const now = retried ? null : await api("GET", "/me");
@@ -126,11 +123,17 @@
     if (button && button.isConnected && document.activeElement === document.body) button.focus();
   });
   const fail = (error) => show(note("err", error.code === "session_changed" ? error.message : t("error.generic", { error: explain(error) })));
-  // EventSource gives up on any answer but 200: the session is asked whether it ended (a 401).
-  const follow = (path, name, draw) => {
+  // EventSource gives up on any answer but 200: an ended session (a 401) goes to the log-in page,
+  // a subject `gone` says so; else the page says it no longer updates, with a reload.
+  const follow = (path, name, draw, gone) => {
     const events = new EventSource("/cabinet/api" + path);
     events.addEventListener(name, (e) => draw(JSON.parse(e.data)));
-    events.onerror = () => events.readyState === EventSource.CLOSED && api("GET", "/me").catch(() => null);
+    events.onerror = async () => {
+      if (events.readyState !== EventSource.CLOSED) return;
+      try { await api("GET", "/me"); if (gone && await gone()) return; } catch (error) { if (error.code === "not_signed_in") return; }
+      app.prepend(h("p", { class: "msg warn", role: "alert" }, t("live.stopped"), " ",
+        h("button", { type: "button", class: "secondary", onclick: () => location.reload() }, t("live.reload"))));
+    };
     return events;
   };
   const signedIn = (next) => (data) => {
@@ -320,7 +323,8 @@
     }
     show(status, view, h("p", { class: "muted" }, t("link.live")));
     draw(current);
-    follow("/numbers/" + id + "/events", "link", draw);
+    follow("/numbers/" + id + "/events", "link", draw, () => api("GET", "/numbers/" + id + "/link").then(() => false,
+      (error) => error.code === "number_not_found" && (notFound(), true)));
     const method = query.get("method");
     if (current.status !== "WORKING" && !current.qr && !current.pairing_code && method) start(method);
   };

@@ -113,6 +113,8 @@ const words = {
   "why.codeExpired": ["the code expired", "код истёк"],
   "link.notFound": ["No such number in your account.", "Такого номера в кабинете нет."],
   "link.toNumbers": ["Back to Numbers", "К номерам"],
+  "live.stopped": ["The page no longer updates by itself.", "Страница больше не обновляется сама."],
+  "live.reload": ["Reload", "Обновить"],
   "link.live": ["Status updates here by itself.", "Состояние обновляется само."],
   "keys.issue": ["Issue a key", "Выпустить ключ"],
   "keys.scope": ["Key for", "Ключ для"],
