@@ -17,7 +17,7 @@ import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import type { Browser, Page } from "playwright-core"
 import { cabinetSettings, hasChromium, launchChromium, type Mailbox, mailbox } from "../support/Cabinet.js"
-import { uniquePhone } from "../support/Fixtures.js"
+import { eventually, uniquePhone } from "../support/Fixtures.js"
 import { freshDatabase, type RunningGateway, sql, startGateway } from "../support/TestGateway.js"
 import * as WebhookReceiver from "../support/WebhookReceiver.js"
 
@@ -450,6 +450,18 @@ describe.skipIf(!hasChromium)("the cabinet in a browser", () => {
     await page.getByRole("heading", { name: "Номера" }).waitFor()
     await page.getByRole("row").filter({ hasText: qrPhone }).waitFor()
     assert.strictEqual(await page.getByText(STOPPED).count(), 0)
+    // The gateway away for longer than the page waits for a reconnect (30 s; the browser would retry forever).
+    const tab = await page.context().newPage()
+    await tab.clock.install()
+    let refused = 0
+    await tab.route("**/cabinet/api/numbers/events", (route) => (refused++, route.abort("connectionrefused")))
+    await tab.goto(`${world.gateway.url}/cabinet/numbers`)
+    // A second attempt comes after the first one's error was handled.
+    await run(eventually(Effect.sync(() => refused), (n) => n >= 2, 30_000))
+    assert.strictEqual(await tab.getByText(STOPPED).count(), 0)
+    await tab.clock.runFor(30_000)
+    await tab.getByRole("alert").getByText(STOPPED).waitFor({ timeout: 15_000 })
+    await tab.close()
     // A number deleted while its link page is open: its stream is answered 404, and the page says the number is gone.
     const { numbers } = await page.evaluate(() => window.fetch("/cabinet/api/numbers").then((r: any) => r.json()))
     const { id } = numbers.find((n: any) => n.phone === codePhone)
