@@ -62,14 +62,15 @@
     return (i === 0 ? n : n.toFixed(1)) + " " + units[i];
   };
   const figures = (pairs) => h("dl", { class: "figures" }, pairs.map(([k, v]) => h("div", {}, h("dt", {}, k), h("dd", {}, v))));
+  const button = (text, onclick, attrs) => h("button", Object.assign({ type: "button", class: "secondary", onclick }, attrs), text);
   // No clipboard (not a secure context) or refused: the text is selected to copy by hand.
-  const copyButton = (source) => h("button", { type: "button", class: "secondary", onclick: async (e) => {
+  const copyButton = (source) => button(t("keys.copy"), async (e) => {
     const b = e.currentTarget;
     try { await navigator.clipboard.writeText(source.textContent); b.textContent = t("keys.copied"); } catch {
       getSelection().selectAllChildren(source);
       b.textContent = t("keys.copyFailed");
     }
-  } }, t("keys.copy"));
+  });
   const focusOn = (el) => {
     if (!el.matches("a,button,input,[tabindex]")) el.tabIndex = -1;
     el.focus();
@@ -135,7 +136,7 @@
       if (events.readyState !== EventSource.CLOSED) return void (away = away || setTimeout(() => (events.close(), events.onerror()), 30000));
       try { await api("GET", "/me"); if (gone && await gone()) return; } catch (error) { if (error.code === "not_signed_in") return; }
       app.prepend(h("p", { class: "msg warn", role: "alert" }, t("live.stopped"), " ",
-        h("button", { type: "button", class: "secondary", onclick: () => location.reload() }, t("live.reload"))));
+        button(t("live.reload"), () => location.reload())));
     };
     return events;
   };
@@ -245,7 +246,7 @@
             : h("a", { href: "/cabinet/link?number=" + n.id }, n.status === "none" ? t("num.link") : t("num.relink")),
           " ",
           n.status === "WORKING" || n.status === "SCAN_QR_CODE"
-            ? h("button", { type: "button", class: "secondary", "aria-label": t("num.unlink") + " " + n.phone, onclick: async () => {
+            ? button(t("num.unlink"), async () => {
               if (!confirm(t("num.unlinkConfirm"))) return;
               try {
                 await api("POST", "/numbers/" + n.id + "/unlink");
@@ -254,7 +255,7 @@
                 app.prepend(done);
                 focusOn(done);
               } catch (error) { fail(error); }
-            } }, t("num.unlink"))
+            }, { "aria-label": t("num.unlink") + " " + n.phone })
             : null)
       ])),
       h("p", { class: "muted" }, t("num.limit", { count: data.numbers.length, limit: data.limit }))]);
@@ -302,16 +303,16 @@
         const qr = view.querySelector("img.qr");
         if (qr) return void qr.setAttribute("src", link.qr_image);
         view.replaceChildren(h("p", {}, t("link.qrHelp")), h("img", { class: "qr", src: link.qr_image, alt: t("link.qrAlt"), width: 280, height: 280 }),
-          h("button", { type: "button", class: "secondary", onclick: () => start("code") }, t("link.useCode")));
+          button(t("link.useCode"), () => start("code")));
       } else if (link.pairing_code) {
         view.replaceChildren(h("p", {}, t("link.codeHelp")), h("p", { class: "code", "aria-label": link.pairing_code.split("").join(" ") }, link.pairing_code),
-          h("button", { type: "button", class: "secondary", onclick: () => start("qr") }, t("link.useQr")));
+          button(t("link.useQr"), () => start("qr")));
       } else if (link.status === "FAILED" || link.status === "STOPPED" || link.status === "none") {
         view.replaceChildren(
           !link.reason ? null : reasons[0][0].test(link.reason) ? note("warn", t("link.loggedOut"))
             : note("err", t("link.failed", { reason: reasonText(link.reason) })),
-          h("button", { type: "button", onclick: () => start("qr") }, t("num.methodQr")),
-          h("button", { type: "button", class: "secondary", onclick: () => start("code") }, t("num.methodCode")));
+          button(t("num.methodQr"), () => start("qr"), { class: null }),
+          button(t("num.methodCode"), () => start("code")));
       }
     });
     const start = async (method) => {
@@ -353,10 +354,10 @@
     show(data.keys.length === 0 ? h("p", {}, t("keys.none")) : table(
       [t("col.key"), t("col.scope"), t("col.created"), t("col.lastUsed"), t("col.actions")],
       data.keys.map((k) => [h("code", {}, k.prefix + "…"), scope(k), when(k.created_at), k.last_used_at ? when(k.last_used_at) : t("never"),
-        h("button", { type: "button", class: "secondary", "aria-label": t("keys.reissue") + " " + k.prefix, onclick: async () => {
+        button(t("keys.reissue"), async () => {
           if (!confirm(t("keys.reissueConfirm"))) return;
           try { const issued = await api("POST", "/keys/" + k.id + "/reissue"); await render(); shown(issued); } catch (error) { fail(error); }
-        } }, t("keys.reissue"))])), form);
+        }, { "aria-label": t("keys.reissue") + " " + k.prefix })])), form);
   };
 
   pages.webhook = async () => {
@@ -382,11 +383,11 @@
       focusOn(saved);
     });
     const actions = w ? h("p", {},
-      h("button", { type: "button", class: "secondary", onclick: async () => {
+      button(t("wh.rotate"), async () => {
         if (!confirm(t("wh.rotateConfirm"))) return;
         try { const hook = await api("POST", "/webhook/rotate-secret"); await render(); showSecret(hook); } catch (error) { fail(error); }
-      } }, t("wh.rotate")),
-      h("button", { type: "button", class: "secondary", onclick: async (e) => {
+      }),
+      button(t("wh.test"), async (e) => {
         // Disabled until drawn again: a double click sends one event. The keyboard waits on the
         // result, then is back on the button drawn again, the result beside it.
         const button = e.currentTarget;
@@ -398,7 +399,7 @@
           focusOn(queued);
           setTimeout(render, 1500);
         } catch (error) { fail(error); }
-      } }, t("wh.test"))) : null;
+      })) : null;
     show(
       w ? null : h("p", {}, t("wh.none")),
       w && w.notice ? note("err", w.enabled ? w.notice : t("wh.off", { notice: w.notice })) : null,
@@ -409,7 +410,7 @@
         [t("col.time"), t("col.event"), t("col.result"), t("col.actions")],
         data.deliveries.map((d) => [when(d.created_at), d.event + " #" + d.event_id,
           t("dl." + d.status) + (d.response_code ? " · HTTP " + d.response_code : "") + (d.error ? " · " + d.error : "") + " · " + d.attempts + "×",
-          d.status === "notice" ? "" : h("button", { type: "button", class: "secondary", "aria-label": t("wh.resend") + " #" + d.event_id, onclick: async (e) => {
+          d.status === "notice" ? "" : button(t("wh.resend"), async (e) => {
             const button = e.currentTarget;
             try {
               await api("POST", "/webhook/resend", { event_id: d.event_id });
@@ -418,7 +419,7 @@
               button.replaceWith(resent);
               focusOn(resent);
             } catch (error) { fail(error); }
-          } }, t("wh.resend"))])));
+          }, { "aria-label": t("wh.resend") + " #" + d.event_id })])));
   };
 
   const numberPicker = (numbers, chosen, all) => {
@@ -470,7 +471,7 @@
     const numbers = (await api("GET", "/numbers")).numbers;
     const chosen = query.get("number") || "";
     const list = h("div");
-    const more = h("button", { type: "button", class: "secondary", hidden: true }, t("hist.older"));
+    const more = button(t("hist.older"), null, { hidden: true });
     const rows = [];
     const phones = Object.fromEntries(numbers.map((n) => [n.id, n.phone]));
     const peerOf = (m) => (m.is_group ? m.group_subject || t("hist.group")
@@ -539,14 +540,14 @@
       return t("exp.started");
     });
     show(form,
-      h("button", { type: "button", class: "secondary", onclick: () => render() }, t("exp.refresh")),
+      button(t("exp.refresh"), () => render()),
       data.exports.length === 0 ? h("p", {}, t("exp.none")) : table([t("col.created"), t("lim.number"), t("col.status"), t("col.size"), t("col.actions")],
         data.exports.map((x) => [when(x.created_at), x.from === null ? t("hist.all") : phoneOf(x.from),
           t("exs." + x.status) + (x.progress != null && x.status === "running" ? " " + x.progress + "%" : "") + (x.error ? " · " + x.error : ""),
           x.size == null ? "" : bytes(x.size),
-          x.status === "done" ? h("button", { type: "button", class: "secondary", onclick: async () => {
+          x.status === "done" ? button(t("exp.download"), async () => {
             try { location.assign((await api("GET", "/exports/" + x.id)).url); } catch (error) { fail(error); }
-          } }, t("exp.download")) : ""])));
+          }) : ""])));
   };
 
   pages.account = async () => {
