@@ -360,6 +360,8 @@ describe.skipIf(!hasChromium)("the cabinet in a browser", () => {
     await drawnAgain("#app > *", () => page.keyboard.press("Enter"))
     assert.strictEqual(await focused(), "Top up")
     await page.getByText("Paid: 100 KZT").waitFor()
+    // The ledger's scrolling region is named by the page's title.
+    await page.getByRole("region", { name: "Balance", exact: true }).waitFor()
     // Pages that are not drawn again keep it as they are: the storage policy saved, a key re-issued.
     await open("/storage")
     await page.getByRole("button", { name: "Save" }).focus()

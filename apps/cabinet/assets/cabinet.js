@@ -51,7 +51,7 @@
   };
   // Focusable, so that the keyboard scrolls a table too wide for the screen.
   const table = (head, rows, label) =>
-    h("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": label || t("title." + page) }, h("table", {}, h("thead", {}, h("tr", {}, head.map((x) => h("th", { scope: "col" }, x)))),
+    h("div", { class: "scroll", tabindex: 0, role: "region", "aria-label": label || document.querySelector("h1").textContent }, h("table", {}, h("thead", {}, h("tr", {}, head.map((x) => h("th", { scope: "col" }, x)))),
       h("tbody", {}, rows.map((r) => h("tr", {}, r.map((c) => h("td", {}, c)))))));
   const when = (iso) => (iso ? new Date(iso).toLocaleString(lang === "ru" ? "ru-RU" : "en-GB", { dateStyle: "medium", timeStyle: "short" }) : "—");
   const money = (n) => Number(n).toLocaleString(lang === "ru" ? "ru-RU" : "en-GB", { maximumFractionDigits: 2 });
