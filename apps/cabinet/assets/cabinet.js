@@ -125,15 +125,15 @@
   });
   const fail = (error) => show(note("err", error.code === "session_changed" ? error.message : t("error.generic", { error: explain(error) })));
   // EventSource gives up on any answer but 200, and the page on a server away for 30 s (the browser
-  // would retry forever): an ended session (a 401) goes to the log-in page, a subject `gone` says
-  // so; else the page says it no longer updates, with a reload.
+  // would retry forever; a stream the page closed meanwhile is left alone): an ended session (a 401)
+  // goes to the log-in page, a subject `gone` says so; else the page says it stopped, with a reload.
   const follow = (path, name, draw, gone) => {
     const events = new EventSource("/cabinet/api" + path);
     let away;
     events.addEventListener(name, (e) => draw(JSON.parse(e.data)));
     events.onopen = () => (away = clearTimeout(away));
     events.onerror = async () => {
-      if (events.readyState !== EventSource.CLOSED) return void (away = away || setTimeout(() => (events.close(), events.onerror()), 30000));
+      if (events.readyState !== EventSource.CLOSED) return void (away = away || setTimeout(() => events.readyState < 2 && (events.close(), events.onerror()), 30000));
       try { await api("GET", "/me"); if (gone && await gone()) return; } catch (error) { if (error.code === "not_signed_in") return; }
       app.prepend(h("p", { class: "msg warn", role: "alert" }, t("live.stopped"), " ",
         button(t("live.reload"), () => location.reload())));
