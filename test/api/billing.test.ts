@@ -110,6 +110,21 @@ const sessionEvents = (database: DatabaseContext, accountId: number) =>
       .map((d: any) => `${d.number_id} ${d.status}`)
   }).pipe(Effect.provide(database), Effect.orDie)
 
+/** Stores a file of `bytes` for the number, as an incoming video would: storage above the allowance. */
+const storeFile = (database: DatabaseContext, accountId: number, numberId: number, bytes: number) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const media = JSON.stringify({ kind: "video", mime_type: "video/mp4", filename: null, size: bytes, caption: null, deleted: false })
+    yield* sql`
+      WITH m AS (
+        INSERT INTO messages (account_id, number_id, direction, source, chat_id, peer, wa_message_id, type, text, status, media)
+        VALUES (${accountId}, ${numberId}, 'in', 'network', '77010000009@c.us', '77010000009', ${`BIG${numberId}`}, 'video', '',
+                'received', ${media}::jsonb)
+        RETURNING id, chat_id, created_at)
+      INSERT INTO media_files (message_id, account_id, number_id, chat_id, kind, mime_type, size, blob_key, created_at)
+      SELECT id, ${accountId}, ${numberId}, chat_id, 'video', 'video/mp4', ${bytes}, ${`media/big-${numberId}`}, created_at FROM m`
+  }).pipe(Effect.provide(database), Effect.orDie)
+
 describe("billing", () => {
   it.scopedLive("a month of days with top-ups: the balance to the tiyn, equal to the ledger's sum", () =>
     Effect.gen(function*() {
@@ -465,6 +480,44 @@ describe("billing", () => {
       assert.strictEqual((yield* get(gateway, "/api/v1/status", acme.accountKey)).balance.days_left, 36_500)
       const shown = yield* gateway.ops.ops.showAccount({ path: { id: acme.accountId } }).pipe(Effect.orDie)
       assert.strictEqual(shown.numbers[0].paid_until, paidUntil)
+    }), 60_000)
+
+  it.scopedLive("storage is owed when the balance does not cover it: the balance goes negative, the answers say what resumes the number, and paying that resumes it", () =>
+    Effect.gen(function*() {
+      const time = ManualClock.make(START)
+      const database = yield* freshDatabase
+      const gateway = yield* startGateway(database, options(time))
+      // The first day of the number and 10 KZT; then one storage pack (5 GB + 1 byte kept: 33 KZT a day).
+      const acme = yield* provision(gateway.ops, { numbers: 1, credit: 340 })
+      const [number] = acme.numbers
+      yield* storeFile(database, acme.accountId, number.id, 5 * 1024 ** 3 + 1)
+      for (let d = 1; d <= 3; d++) {
+        time.set(Almaty.midnightOf(Almaty.dateOf(START + d * DAY)) + 60_000)
+        yield* drawdown(gateway)
+      }
+      // The files are kept and their packs drawn each day: 10 - 3 × 33 KZT, owed.
+      assert.deepStrictEqual(yield* get(gateway, "/api/v1/balance", acme.accountKey), {
+        balance: -89,
+        daily_charge: 33,
+        days_left: 0,
+        active_numbers: 0,
+        paused_numbers: 1
+      })
+      // One day's price settles the debt first: not enough, and the answer says so (no days
+      // claimed while the number waits for money; the balance is short of 330 by 89 KZT).
+      const short = yield* gateway.ops.ops.credit({ path: { id: acme.accountId }, payload: { amount: 330 } }).pipe(Effect.orDie)
+      assert.deepStrictEqual(short, { balance: 241, daily_charge: 33, days_left: 0, active_numbers: 0, paused_numbers: 1 })
+      assert.deepStrictEqual(yield* get(gateway, "/api/v1/balance", acme.accountKey), short)
+      time.adjust("10 seconds")
+      assert.strictEqual(yield* send(gateway, acme.accountKey, uniquePhone()), "402 number_paused")
+      // What was missing resumes it at once: today is charged, nothing is owed.
+      const resumed = yield* gateway.ops.ops.credit({ path: { id: acme.accountId }, payload: { amount: 89 } }).pipe(Effect.orDie)
+      assert.deepStrictEqual(resumed, { balance: 0, daily_charge: 363, days_left: 0, active_numbers: 1, paused_numbers: 0 })
+      time.adjust("10 seconds")
+      assert.strictEqual(yield* send(gateway, acme.accountKey, uniquePhone()), "200 ok")
+      const rows = yield* ledger(gateway, acme.accountId)
+      assert.deepStrictEqual(chargesOn(rows, Almaty.dateOf(time.now())), [number.id])
+      assert.strictEqual(rows.filter((r) => r.kind === "storage_day").length, 3)
     }), 60_000)
 
   it.scopedLive("the CLI: refused number with exit 1, test payment, ledger, drawdown by hand", () =>

@@ -201,7 +201,7 @@
     const topUp = me.payments
       ? (() => {
         const form = h("form", { class: "card" }, h("h2", {}, t("bal.topup")),
-          field(t("bal.amount"), { name: "amount", type: "number", min: 100, max: 10000000, step: 1, value: 9900, required: true }),
+          field(t("bal.amount"), { name: "amount", type: "number", min: 100, max: 10000000, step: 1, value: Math.max(9900, Math.ceil(data.to_resume)), required: true }),
           h("button", { type: "submit" }, t("bal.topup")));
         submit(form, async (f) => {
           const amount = Number(f.get("amount"));
@@ -217,6 +217,8 @@
       figures([[t("bal.balance"), money(b.balance) + " ₸"], [t("bal.daily"), money(b.daily_charge) + " ₸"]].concat(charged
         ? [[t("bal.days"), String(b.days_left)], [t("bal.paidUntil"), when(data.paid_until)]] : [])),
       charged ? null : h("p", {}, t("bal.noCharge")),
+      // Storage owed is settled first: what brings the paused numbers back, to the tiyn.
+      data.to_resume > 0 ? note("warn", t("bal.toResume", { kzt: money(data.to_resume) })) : null,
       h("p", { class: "muted" }, t("bal.perNumber", { kzt: money(data.number_day) })),
       topUp,
       h("h2", {}, t("bal.ledger")),

@@ -151,6 +151,8 @@ export class CabinetGroup extends HttpApiGroup.make("cabinet")
     HttpApiEndpoint.get("balance", "/balance").addSuccess(Schema.Struct({
       balance: Balance,
       paid_until: Schema.NullOr(Schema.String),
+      /** KZT a top-up must bring for the numbers paused for the balance to resume (0: none wait). */
+      to_resume: Schema.Number,
       number_day: Schema.Number,
       entries: Schema.Array(LedgerEntry)
     }))

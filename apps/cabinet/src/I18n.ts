@@ -61,6 +61,10 @@ const words = {
   "bal.paidUntil": ["Paid until", "Оплачено до"],
   "bal.noCharge": ["No numbers: nothing is charged.", "Номеров нет: ничего не списывается."],
   "bal.perNumber": ["One number costs {kzt} KZT a day.", "Один номер стоит {kzt} ₸ в день."],
+  "bal.toResume": [
+    "Numbers are paused: the balance does not cover their day. A top-up of {kzt} KZT resumes them all (it first pays what the balance owes).",
+    "Номера приостановлены: баланса не хватает на день. Пополнение на {kzt} ₸ возобновит их все (сначала из него погашается долг)."
+  ],
   "bal.topup": ["Top up", "Пополнить"],
   "bal.amount": ["Amount, KZT", "Сумма, ₸"],
   "bal.topupDone": ["Paid: {amount} KZT. The balance is updated.", "Оплачено: {amount} ₸. Баланс обновлён."],

@@ -41,9 +41,42 @@ export const overMaximum = (balanceTiyn: number, creditTiyn: number): string =>
 export const kztToTiyn = (kzt: number): number => Math.round(kzt * 100)
 
 /**
+ * Whole days after today the balance pays for each active number, oldest first (at most
+ * MAX_DAYS_AHEAD). Each day draws the storage packs first, then the numbers oldest first while the
+ * balance covers one more, as the drawdown does: so on the last day the money reaches, only the
+ * oldest numbers are paid, and a newer number's paid period may end a day before an older one's.
+ * A negative balance (storage owed) pays for no day.
+ *
+ * @since 1.0.0
+ */
+export const numberDaysLeft = (input: {
+  readonly balanceTiyn: number
+  readonly activeNumbers: number
+  readonly storageDailyTiyn: number
+}): ReadonlyArray<number> => {
+  const dailyTiyn = input.activeNumbers * NUMBER_DAILY_TIYN + input.storageDailyTiyn
+  if (input.activeNumbers === 0) return []
+  const whole = Math.max(0, Math.floor(input.balanceTiyn / dailyTiyn))
+  const lastDay = input.balanceTiyn - whole * dailyTiyn - input.storageDailyTiyn
+  const paidOnLastDay = Math.max(0, Math.floor(lastDay / NUMBER_DAILY_TIYN))
+  return Array.from(
+    { length: input.activeNumbers },
+    (_, i) => Math.min(MAX_DAYS_AHEAD, i < paidOnLastDay ? whole + 1 : whole)
+  )
+}
+
+/**
  * Balance figures of an account: the daily charge of its active numbers, how many whole days the
  * balance covers (at most MAX_DAYS_AHEAD), and the moment the paid period ends (the Almaty
- * midnight after the last covered day; null when nothing is being charged).
+ * midnight after the last covered day; null when nothing is being charged), for the account and
+ * for each active number (oldest first, see numberDaysLeft).
+ *
+ * While a number is paused for the balance, the balance does not cover its day: `days_left` is 0,
+ * whatever the storage packs alone would leave, and `toResumeTiyn` is what a top-up must bring
+ * for every such number to resume today: 330 KZT each, plus what the balance owes (storage packs
+ * are drawn every day, the files being kept, even when the balance does not cover them: the
+ * balance goes negative, and a top-up settles that first). `daysCovered` is the days the balance
+ * covers at the daily charge, paused numbers aside: the storage packs go by it.
  *
  * @since 1.0.0
  */
@@ -51,19 +84,31 @@ export const balanceOf = (input: {
   readonly balanceTiyn: number
   readonly activeNumbers: number
   readonly pausedNumbers: number
+  /** Of the paused numbers, those paused for the balance (not by the operator). */
+  readonly balancePausedNumbers?: number | undefined
   readonly now: number
   /** The daily storage charge (see StoragePricing); 0 within the included allowance. */
   readonly storageDailyTiyn?: number | undefined
 }) => {
-  const dailyTiyn = input.activeNumbers * NUMBER_DAILY_TIYN + (input.storageDailyTiyn ?? 0)
-  const daysLeft = dailyTiyn > 0 ? Math.min(MAX_DAYS_AHEAD, Math.max(0, Math.floor(input.balanceTiyn / dailyTiyn))) : 0
-  const paidUntil = dailyTiyn > 0 ? Almaty.nextMidnight(input.now) + daysLeft * Almaty.DAY_MILLIS : null
+  const storageDailyTiyn = input.storageDailyTiyn ?? 0
+  const waiting = input.balancePausedNumbers ?? 0
+  const dailyTiyn = input.activeNumbers * NUMBER_DAILY_TIYN + storageDailyTiyn
+  const daysCovered = dailyTiyn > 0 ? Math.min(MAX_DAYS_AHEAD, Math.max(0, Math.floor(input.balanceTiyn / dailyTiyn))) : 0
+  const daysLeft = waiting === 0 ? daysCovered : 0
+  const endOfToday = Almaty.nextMidnight(input.now)
+  const paidUntil = dailyTiyn > 0 ? endOfToday + daysLeft * Almaty.DAY_MILLIS : null
+  const numbersPaidUntil = numberDaysLeft({ ...input, storageDailyTiyn }).map((days) =>
+    endOfToday + (waiting === 0 ? days : 0) * Almaty.DAY_MILLIS
+  )
   return {
     balance: tiynToKzt(input.balanceTiyn),
     daily_charge: tiynToKzt(dailyTiyn),
     days_left: daysLeft,
     active_numbers: input.activeNumbers,
     paused_numbers: input.pausedNumbers,
-    paidUntil
+    paidUntil,
+    daysCovered,
+    numbersPaidUntil,
+    toResumeTiyn: Math.max(0, waiting * NUMBER_DAILY_TIYN - input.balanceTiyn)
   }
 }

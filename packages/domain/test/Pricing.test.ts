@@ -25,3 +25,17 @@ describe("Pricing.balanceOf", () => {
     })
   }
 })
+
+describe("Pricing.balanceOf while a number waits for money", () => {
+  const now = Date.parse("2030-01-01T05:00:00.000Z")
+  it("claims no days, and says what resumes the numbers: 330 KZT each, minus the balance", () => {
+    // Storage alone (33 KZT a day) would last 7 days on 241 KZT; the paused number's day is not covered.
+    const b = balanceOf({ balanceTiyn: 24_100, activeNumbers: 0, pausedNumbers: 1, balancePausedNumbers: 1, now, storageDailyTiyn: 3_300 })
+    assert.deepStrictEqual([b.days_left, b.daysCovered, b.toResumeTiyn], [0, 7, 8_900])
+    // A debt is paid first.
+    assert.strictEqual(balanceOf({ balanceTiyn: -8_900, activeNumbers: 0, pausedNumbers: 2, balancePausedNumbers: 2, now }).toResumeTiyn, 74_900)
+    // The operator's pause is no matter of money.
+    const operator = balanceOf({ balanceTiyn: 24_100, activeNumbers: 0, pausedNumbers: 1, now, storageDailyTiyn: 3_300 })
+    assert.deepStrictEqual([operator.days_left, operator.toResumeTiyn], [7, 0])
+  })
+})

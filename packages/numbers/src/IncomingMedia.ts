@@ -106,7 +106,7 @@ export const keepReason = (accountId: number, messageId: number, size: number) =
     const facts = yield* files.keepFacts(accountId, messageId, new Date(Almaty.startOfDay(now)))
     const policy = yield* files.policy(accountId)
     const unpaid = facts.usedBytes + size > StoragePricing.INCLUDED_BYTES &&
-      (yield* Effect.flatMap(Accounts, (accounts) => accounts.funds(AccountId.make(accountId), now))).days_left <= 0
+      (yield* Effect.flatMap(Accounts, (accounts) => accounts.funds(AccountId.make(accountId), now))).daysCovered <= 0
     return StoragePolicy.skipReason(policy, { ...facts, size, unpaid })
   })
 

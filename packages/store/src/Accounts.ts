@@ -58,8 +58,24 @@ export class AccountNotFound extends Data.TaggedError("AccountNotFound")<{ reado
 
 /** Money and the numbers it pays for, as of `now`. @since 1.0.0 */
 export interface Funds extends Balance {
+  /** When the paid period of every active number has ended. */
   readonly paidUntil: string | null
+  /** Each active number's own paid period (the oldest are paid longest). */
+  readonly numbersPaidUntil: ReadonlyMap<number, string>
+  /** Whole days the balance covers at the daily charge, numbers paused for the balance aside (storage goes by it). */
+  readonly daysCovered: number
+  /** What a top-up must bring for the numbers paused for the balance to resume (0: none wait). */
+  readonly toResume: number
 }
+
+/** The figures of GET /balance among the funds. @since 1.0.0 */
+export const balanceFigures = (funds: Funds): Balance => ({
+  balance: funds.balance,
+  daily_charge: funds.daily_charge,
+  days_left: funds.days_left,
+  active_numbers: funds.active_numbers,
+  paused_numbers: funds.paused_numbers
+})
 
 const AccountColumns = Schema.Struct({
   id: Int8,
@@ -241,27 +257,42 @@ export class Accounts extends Effect.Service<Accounts>()("@wagate/store/Accounts
 
     const fundsRow = SqlSchema.single({
       Request: Schema.Number,
-      Result: Schema.Struct({ balance: Int8, stored: Int8, active: Int8, paused: Int8 }),
+      Result: Schema.Struct({ balance: Int8, stored: Int8, paused: Int8, waiting: Int8 }),
       execute: (accountId) =>
         sql`
           SELECT
             (SELECT coalesce(sum(amount), 0) FROM ledger WHERE account_id = ${accountId}) AS balance,
             (SELECT coalesce(sum(bytes), 0) FROM media_usage WHERE account_id = ${accountId}) AS stored,
-            (SELECT count(*) FROM numbers WHERE account_id = ${accountId} AND deleted_at IS NULL AND NOT paused) AS active,
-            (SELECT count(*) FROM numbers WHERE account_id = ${accountId} AND deleted_at IS NULL AND paused) AS paused`
+            (SELECT count(*) FROM numbers WHERE account_id = ${accountId} AND deleted_at IS NULL AND paused) AS paused,
+            (SELECT count(*) FROM numbers WHERE account_id = ${accountId} AND deleted_at IS NULL AND paused
+               AND pause_reason = 'balance') AS waiting`
     })
 
-    /** Balance, daily charge and paid period of the account as of `now` (epoch ms). */
+    const activeNumbers = SqlSchema.findAll({
+      Request: Schema.Number,
+      Result: Schema.Struct({ id: Int8 }),
+      execute: (accountId) =>
+        sql`SELECT id FROM numbers WHERE account_id = ${accountId} AND deleted_at IS NULL AND NOT paused ORDER BY id`
+    })
+
+    /** Balance, daily charge and paid periods of the account and its numbers as of `now` (epoch ms). */
     const funds = Effect.fn("Accounts.funds")(function*(accountId: AccountId, now: number) {
-      const row = yield* fundsRow(accountId)
-      const { paidUntil, ...balance } = Pricing.balanceOf({
+      const [row, active] = yield* Effect.all([fundsRow(accountId), activeNumbers(accountId)])
+      const { numbersPaidUntil, paidUntil, toResumeTiyn, ...balance } = Pricing.balanceOf({
         balanceTiyn: row.balance,
-        activeNumbers: row.active,
+        // Counted with the ids: the numbers each get a paid period.
+        activeNumbers: active.length,
         pausedNumbers: row.paused,
+        balancePausedNumbers: row.waiting,
         now,
         storageDailyTiyn: StoragePricing.chargeFor(row.stored).dailyTiyn
       })
-      return { ...balance, paidUntil: paidUntil === null ? null : new Date(paidUntil).toISOString() } satisfies Funds
+      return {
+        ...balance,
+        paidUntil: paidUntil === null ? null : new Date(paidUntil).toISOString(),
+        numbersPaidUntil: new Map(active.map(({ id }, i) => [id, new Date(numbersPaidUntil[i]!).toISOString()])),
+        toResume: Pricing.tiynToKzt(toResumeTiyn)
+      } satisfies Funds
     }, Effect.orDie)
 
     return { create, find, numbers, findNumber, addNumber, setNumberStatus, credit, funds } as const

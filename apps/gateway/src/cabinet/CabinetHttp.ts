@@ -28,7 +28,7 @@ import { Accounting } from "@wagate/numbers/billing/Accounting"
 import * as Payments from "@wagate/numbers/billing/Payments"
 import { PaymentProviders } from "@wagate/numbers/billing/PaymentProvider"
 import * as TestPayments from "@wagate/numbers/billing/TestPayments"
-import { Accounts, toLinkedNumber } from "@wagate/store/Accounts"
+import { Accounts, balanceFigures, toLinkedNumber } from "@wagate/store/Accounts"
 import { ApiKeys } from "@wagate/store/ApiKeys"
 import { Billing } from "@wagate/store/Billing"
 import { CabinetUsers } from "@wagate/store/CabinetUsers"
@@ -97,7 +97,7 @@ export const CabinetHttp = HttpApiBuilder.group(GatewayApi, "cabinet", (handlers
 
     const user = CurrentCabinetUser
     const balance = (accountId: AccountId) =>
-      Effect.map(Effect.flatMap(accounting.now, (now) => accounts.funds(accountId, now)), ({ paidUntil: _, ...b }) => b)
+      Effect.map(Effect.flatMap(accounting.now, (now) => accounts.funds(accountId, now)), balanceFigures)
     /** The account's live number `id`, or 404 number_not_found (also for another account's). */
     const owned = (accountId: AccountId, id: number) =>
       Effect.flatMap(
@@ -148,10 +148,10 @@ export const CabinetHttp = HttpApiBuilder.group(GatewayApi, "cabinet", (handlers
           const now = yield* accounting.now
           const funds = yield* accounts.funds(u.accountId, now)
           const rows = yield* billing.ledger(u.accountId, { limit: 50, before: null })
-          const { paidUntil, ...figures } = funds
           return {
-            balance: figures,
-            paid_until: paidUntil,
+            balance: balanceFigures(funds),
+            paid_until: funds.paidUntil,
+            to_resume: funds.toResume,
             number_day: Pricing.tiynToKzt(Pricing.NUMBER_DAILY_TIYN),
             entries: rows.map((r) => ({ ...r, amount: Pricing.tiynToKzt(r.amount) }))
           }
@@ -303,7 +303,7 @@ export const CabinetHttp = HttpApiBuilder.group(GatewayApi, "cabinet", (handlers
           const u = yield* user
           const now = yield* Clock.currentTimeMillis
           const [snapshot, funds] = yield* Effect.all([files.snapshot(u.accountId), accounts.funds(u.accountId, now)])
-          return StorageReport.make({ ...snapshot, daysLeft: funds.days_left })
+          return StorageReport.make({ ...snapshot, daysLeft: funds.daysCovered })
         }))
       .handle("setStoragePolicy", ({ payload }) => Effect.flatMap(user, (u) => files.setPolicy(u.accountId, payload)))
       .handle("exports", () => Effect.flatMap(user, (u) => exports.list(principalOf(u.accountId))))

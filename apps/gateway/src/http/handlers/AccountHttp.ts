@@ -1,13 +1,11 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { WagateApi } from "@wagate/domain/Api"
 import { CurrentKey, type Principal } from "@wagate/domain/Auth"
-import { Accounts, type Funds, toLinkedNumber } from "@wagate/store/Accounts"
+import { Accounts, balanceFigures, toLinkedNumber } from "@wagate/store/Accounts"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { requireAccountKey } from "../NumberScope.js"
-
-const balanceOf = ({ paidUntil: _, ...balance }: Funds) => balance
 
 /** The numbers a key covers and, for an account key, the balance (GET /status, MCP get_status). */
 export const makeStatus = Effect.map(Accounts, (accounts) =>
@@ -17,7 +15,7 @@ export const makeStatus = Effect.map(Accounts, (accounts) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => accounts.funds(principal.accountId, now))
     ], { concurrency: "unbounded" })
     const linked = numbers.map((n) => toLinkedNumber(n, current))
-    return principal.numberId === null ? { numbers: linked, balance: balanceOf(current) } : { numbers: linked }
+    return principal.numberId === null ? { numbers: linked, balance: balanceFigures(current) } : { numbers: linked }
   }))
 
 export const AccountHttp = HttpApiBuilder.group(WagateApi, "account", (handlers) =>
@@ -31,7 +29,7 @@ export const AccountHttp = HttpApiBuilder.group(WagateApi, "account", (handlers)
       .handle("balance", () =>
         Effect.gen(function*() {
           yield* requireAccountKey(yield* CurrentKey)
-          return balanceOf(yield* funds)
+          return balanceFigures(yield* funds)
         }))
       .handle("me", () =>
         Effect.gen(function*() {

@@ -7,7 +7,7 @@ import { Accounting } from "@wagate/numbers/billing/Accounting"
 import * as Payments from "@wagate/numbers/billing/Payments"
 import { PaymentProviders } from "@wagate/numbers/billing/PaymentProvider"
 import * as TestPayments from "@wagate/numbers/billing/TestPayments"
-import { Accounts } from "@wagate/store/Accounts"
+import { Accounts, balanceFigures } from "@wagate/store/Accounts"
 import { Billing } from "@wagate/store/Billing"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -29,7 +29,7 @@ export const OpsBillingHttp = HttpApiBuilder.group(GatewayApi, "opsBilling", (ha
         Option.match({ onNone: () => Effect.fail(new NotFound({ error: `No account ${id}` })), onSome: Effect.succeed })
       )
     const balance = (id: AccountId) =>
-      Effect.map(Effect.flatMap(accounting.now, (now) => accounts.funds(id, now)), ({ paidUntil: _, ...b }) => b)
+      Effect.map(Effect.flatMap(accounting.now, (now) => accounts.funds(id, now)), balanceFigures)
 
     return handlers
       .handle("ledger", ({ path, urlParams }) =>

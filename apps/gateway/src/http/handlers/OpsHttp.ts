@@ -14,7 +14,7 @@ import { OperatorAuth } from "@wagate/domain/OpsApi"
 import { linkView } from "../../cabinet/LinkView.js"
 import * as Pricing from "@wagate/domain/Pricing"
 import { Accounting } from "@wagate/numbers/billing/Accounting"
-import { Accounts, toLinkedNumber } from "@wagate/store/Accounts"
+import { Accounts, balanceFigures, toLinkedNumber } from "@wagate/store/Accounts"
 import { ApiKeys } from "@wagate/store/ApiKeys"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
@@ -85,7 +85,7 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
         Option.match({ onNone: () => Effect.fail(new NotFound({ error: `No account ${id}` })), onSome: Effect.succeed })
       )
     const balance = (id: AccountId) =>
-      Effect.map(Effect.flatMap(Clock.currentTimeMillis, (now) => accounts.funds(id, now)), ({ paidUntil: _, ...b }) => b)
+      Effect.map(Effect.flatMap(Clock.currentTimeMillis, (now) => accounts.funds(id, now)), balanceFigures)
 
     return handlers
       .handle("createAccount", ({ payload }) =>
@@ -99,7 +99,6 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
           const funds = yield* accounts.funds(found.id, now)
           const numbers = yield* accounts.numbers(found.id)
           const keyRows = yield* keysOf(found.id).pipe(Effect.orDie)
-          const { paidUntil: _, ...balanceFigures } = funds
           return {
             account: found,
             numbers: numbers.map((n) => toLinkedNumber(n, funds)),
@@ -110,7 +109,7 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
               created_at: k.created_at.toISOString(),
               revoked_at: isoOrNull(k.revoked_at)
             })),
-            balance: balanceFigures
+            balance: balanceFigures(funds)
           }
         }))
       .handle("credit", ({ path, payload }) =>

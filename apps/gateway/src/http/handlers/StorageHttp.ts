@@ -24,6 +24,6 @@ export const StorageHttp = HttpApiBuilder.group(WagateApi, "storage", (handlers)
         const [snapshot, funds] = yield* Effect.all([files.snapshot(accountId), accounts.funds(accountId, now)], {
           concurrency: "unbounded"
         })
-        return StorageReport.make({ ...snapshot, daysLeft: funds.days_left })
+        return StorageReport.make({ ...snapshot, daysLeft: funds.daysCovered })
       }))
   }))
