@@ -482,6 +482,19 @@ describe("billing", () => {
       assert.strictEqual(shown.numbers[0].paid_until, paidUntil)
     }), 60_000)
 
+  it.scopedLive("an unpaid day pauses its numbers at the Almaty midnight itself, not a tick later", () =>
+    Effect.gen(function*() {
+      // The domain clock's sleeps wait for the test, and the drawdown looks only once a day: only
+      // the midnight itself wakes it.
+      const time = ManualClock.stepped(START)
+      const gateway = yield* startGateway(yield* freshDatabase, options(time, { billingTickMs: DAY }))
+      const acme = yield* provision(gateway.ops, { numbers: 1, credit: 330 })
+      assert.strictEqual(yield* send(gateway, acme.accountKey, uniquePhone()), "200 ok")
+      time.set(Almaty.nextMidnight(START))
+      yield* eventually(get(gateway, "/api/v1/balance", acme.accountKey), (b) => b.paused_numbers === 1)
+      assert.strictEqual(yield* send(gateway, acme.accountKey, uniquePhone()), "402 number_paused")
+    }), 60_000)
+
   it.scopedLive("storage is owed when the balance does not cover it: the balance goes negative, the answers say what resumes the number, and paying that resumes it", () =>
     Effect.gen(function*() {
       const time = ManualClock.make(START)

@@ -2,12 +2,15 @@
  * The daily drawdown runs in one place in the cluster (a singleton, moved to another runner when
  * its runner stops). It settles every account as soon as it starts (a day missed while the
  * gateway was down is charged now, each once) and then whenever the Almaty date by the domain
- * clock has moved on; it looks every `tick`, so a clock jump is caught within one tick. Running
- * it twice, on two runners or after a restart, charges nothing more: each account's day is
- * settled once in the database.
+ * clock has moved on. It wakes at the Almaty midnight itself, by the domain clock, so a day
+ * that is not paid for pauses its numbers when it begins, not up to a tick later; between
+ * midnights it looks every `tick`, so a clock jump is caught within one tick. Running it twice,
+ * on two runners or after a restart, charges nothing more: each account's day is settled once
+ * in the database.
  */
 import * as Singleton from "@effect/cluster/Singleton"
 import * as Almaty from "@wagate/domain/Almaty"
+import * as DomainClock from "@wagate/domain/DomainClock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { Accounting } from "./Accounting.js"
@@ -33,7 +36,8 @@ export const layer = (options: { readonly tick: Duration.DurationInput }) =>
             }
           }
         }
-        yield* Effect.sleep(Duration.decode(options.tick))
+        const now = yield* accounting.now
+        yield* DomainClock.sleep(Duration.min(Duration.decode(options.tick), Duration.millis(Almaty.nextMidnight(now) - now)))
       }
     })
   )
