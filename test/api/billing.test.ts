@@ -495,6 +495,30 @@ describe("billing", () => {
       assert.strictEqual(yield* send(gateway, acme.accountKey, uniquePhone()), "402 number_paused")
     }), 60_000)
 
+  it.scopedLive("each number shows its own paid_until: on the last day the balance reaches, only the oldest are paid", () =>
+    Effect.gen(function*() {
+      const time = ManualClock.make(START)
+      const gateway = yield* startGateway(yield* freshDatabase, options(time))
+      // Today for both, three more days for both, and a fourth day for the older one only.
+      const acme = yield* provision(gateway.ops, { numbers: 2, credit: 660 + 3 * 660 + 330 })
+      const [older, newer] = acme.numbers
+      const paidUntil = (list: any) => list.numbers.map((n: any) => [n.id, n.paid_until])
+      const listed = yield* get(gateway, "/api/v1/numbers", acme.accountKey)
+      const accountPaidUntil = (yield* get(gateway, "/api/v1/me", acme.accountKey)).paid_until
+      assert.deepStrictEqual(paidUntil(listed), [
+        [older.id, new Date(Date.parse(accountPaidUntil) + DAY).toISOString()],
+        [newer.id, accountPaidUntil]
+      ])
+      assert.deepStrictEqual(paidUntil(yield* gateway.ops.ops.showAccount({ path: { id: acme.accountId } }).pipe(Effect.orDie)), paidUntil(listed))
+      // As the days go, the newer number is paused when its paid period ends, the older a day later.
+      for (let d = 1; d <= 5; d++) {
+        time.set(Almaty.midnightOf(Almaty.dateOf(START + d * DAY)) + 60_000)
+        yield* drawdown(gateway)
+        const numbers = (yield* get(gateway, "/api/v1/numbers", acme.accountKey)).numbers
+        assert.deepStrictEqual(numbers.map((n: any) => n.paused), [d > 4, d > 3], `day ${d}`)
+      }
+    }), 60_000)
+
   it.scopedLive("storage is owed when the balance does not cover it: the balance goes negative, the answers say what resumes the number, and paying that resumes it", () =>
     Effect.gen(function*() {
       const time = ManualClock.make(START)

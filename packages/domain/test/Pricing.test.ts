@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Almaty from "../src/Almaty.js"
-import { balanceOf, MAX_BALANCE_TIYN, MAX_DAYS_AHEAD } from "../src/Pricing.js"
+import { balanceOf, MAX_BALANCE_TIYN, MAX_DAYS_AHEAD, numberDaysLeft } from "../src/Pricing.js"
 
 describe("Pricing.balanceOf", () => {
   const now = Date.parse("2030-01-01T05:00:00.000Z")
@@ -38,4 +38,20 @@ describe("Pricing.balanceOf while a number waits for money", () => {
     const operator = balanceOf({ balanceTiyn: 24_100, activeNumbers: 0, pausedNumbers: 1, now, storageDailyTiyn: 3_300 })
     assert.deepStrictEqual([operator.days_left, operator.toResumeTiyn], [7, 0])
   })
+})
+
+describe("Pricing.numberDaysLeft", () => {
+  const cases: ReadonlyArray<[string, number, number, number, ReadonlyArray<number>]> = [
+    // label, balance tiyn, active numbers, storage tiyn a day, days per number (oldest first)
+    ["whole days for all", 3 * 66_000, 2, 0, [3, 3]],
+    ["a last day for the oldest only", 3 * 66_000 + 33_000, 2, 0, [4, 3]],
+    ["storage first on the last day", 3 * 69_300 + 36_299, 2, 3_300, [3, 3]],
+    ["storage first, then the oldest", 3 * 69_300 + 36_300, 2, 3_300, [4, 3]],
+    ["a debt pays nothing", -8_900, 2, 3_300, [0, 0]],
+    ["capped", MAX_BALANCE_TIYN, 3, 0, [MAX_DAYS_AHEAD, MAX_DAYS_AHEAD, MAX_DAYS_AHEAD]],
+    ["no numbers", 99_000, 0, 3_300, []]
+  ]
+  for (const [label, balanceTiyn, activeNumbers, storageDailyTiyn, days] of cases) {
+    it(label, () => assert.deepStrictEqual(numberDaysLeft({ balanceTiyn, activeNumbers, storageDailyTiyn }), days))
+  }
 })

@@ -300,8 +300,9 @@ export class Accounts extends Effect.Service<Accounts>()("@wagate/store/Accounts
 }) {}
 
 /**
- * A number as the API shows it. A paused number has no paid period; the others share the
- * account's.
+ * A number as the API shows it. A paused number has no paid period; each of the others has its
+ * own: on the last day the balance reaches, it pays for the oldest numbers only, so they are paid
+ * a day longer than the newer ones (and than the account's `paid_until`).
  *
  * @since 1.0.0
  */
@@ -311,6 +312,6 @@ export const toLinkedNumber = (n: NumberRow, funds: Funds): LinkedNumber => ({
   status: n.status,
   paused: n.paused,
   pause_reason: n.pause_reason,
-  paid_until: n.paused ? null : funds.paidUntil,
+  paid_until: n.paused ? null : funds.numbersPaidUntil.get(n.id) ?? funds.paidUntil,
   created_at: n.created_at
 })
