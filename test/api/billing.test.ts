@@ -466,8 +466,8 @@ describe("billing", () => {
 
       // A number on the largest balance: every view answers, and paid_until is 100 years ahead.
       yield* gateway.ops.ops.addNumber({ path: { id: acme.accountId }, payload: { phone: uniquePhone() } })
-      // The views count from the wall clock (the ledger's days from the gateway's domain clock).
-      const paidUntil = new Date(Almaty.nextMidnight(Date.now()) + 36_500 * DAY).toISOString()
+      // The views count from the gateway's domain clock, as its days and charges do.
+      const paidUntil = new Date(Almaty.nextMidnight(time.now()) + 36_500 * DAY).toISOString()
       assert.deepStrictEqual(yield* get(gateway, "/api/v1/balance", acme.accountKey), {
         balance: 999_999_670,
         daily_charge: 330,
@@ -478,6 +478,9 @@ describe("billing", () => {
       assert.strictEqual((yield* get(gateway, "/api/v1/me", acme.accountKey)).paid_until, paidUntil)
       assert.strictEqual((yield* get(gateway, "/api/v1/numbers", acme.accountKey)).numbers[0].paid_until, paidUntil)
       assert.strictEqual((yield* get(gateway, "/api/v1/status", acme.accountKey)).balance.days_left, 36_500)
+      assert.strictEqual((yield* get(gateway, "/api/v1/status", acme.accountKey)).numbers[0].paid_until, paidUntil)
+      const { numbers: [added] } = yield* get(gateway, "/api/v1/numbers", acme.accountKey)
+      assert.strictEqual((yield* get(gateway, `/api/v1/numbers/${added.id}/connection`, acme.accountKey)).paid_until, paidUntil)
       const shown = yield* gateway.ops.ops.showAccount({ path: { id: acme.accountId } }).pipe(Effect.orDie)
       assert.strictEqual(shown.numbers[0].paid_until, paidUntil)
     }), 60_000)

@@ -301,7 +301,7 @@ export const CabinetHttp = HttpApiBuilder.group(GatewayApi, "cabinet", (handlers
       .handle("storage", () =>
         Effect.gen(function*() {
           const u = yield* user
-          const now = yield* Clock.currentTimeMillis
+          const now = yield* accounting.now
           const [snapshot, funds] = yield* Effect.all([files.snapshot(u.accountId), accounts.funds(u.accountId, now)])
           return StorageReport.make({ ...snapshot, daysLeft: funds.daysCovered })
         }))

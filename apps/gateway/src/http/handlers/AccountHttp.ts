@@ -1,8 +1,8 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { WagateApi } from "@wagate/domain/Api"
 import { CurrentKey, type Principal } from "@wagate/domain/Auth"
+import * as DomainClock from "@wagate/domain/DomainClock"
 import { Accounts, balanceFigures, toLinkedNumber } from "@wagate/store/Accounts"
-import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { requireAccountKey } from "../NumberScope.js"
@@ -12,7 +12,7 @@ export const makeStatus = Effect.map(Accounts, (accounts) =>
   Effect.fn("Account.status")(function*(principal: Principal) {
     const [numbers, current] = yield* Effect.all([
       accounts.numbers(principal.accountId, principal.numberId),
-      Effect.flatMap(Clock.currentTimeMillis, (now) => accounts.funds(principal.accountId, now))
+      Effect.flatMap(DomainClock.now, (now) => accounts.funds(principal.accountId, now))
     ], { concurrency: "unbounded" })
     const linked = numbers.map((n) => toLinkedNumber(n, current))
     return principal.numberId === null ? { numbers: linked, balance: balanceFigures(current) } : { numbers: linked }
@@ -23,7 +23,7 @@ export const AccountHttp = HttpApiBuilder.group(WagateApi, "account", (handlers)
     const accounts = yield* Accounts
     const status = yield* makeStatus
     const funds = Effect.flatMap(CurrentKey, (principal) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => accounts.funds(principal.accountId, now)))
+      Effect.flatMap(DomainClock.now, (now) => accounts.funds(principal.accountId, now)))
     return handlers
       .handle("status", () => Effect.flatMap(CurrentKey, status))
       .handle("balance", () =>

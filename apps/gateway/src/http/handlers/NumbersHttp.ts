@@ -1,8 +1,8 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { WagateApi } from "@wagate/domain/Api"
 import { CurrentKey } from "@wagate/domain/Auth"
+import * as DomainClock from "@wagate/domain/DomainClock"
 import { Accounts, toLinkedNumber } from "@wagate/store/Accounts"
-import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { NumberScope } from "../NumberScope.js"
@@ -15,7 +15,7 @@ export const NumbersHttp = HttpApiBuilder.group(WagateApi, "numbers", (handlers)
       .handle("list", () =>
         Effect.gen(function*() {
           const principal = yield* CurrentKey
-          const now = yield* Clock.currentTimeMillis
+          const now = yield* DomainClock.now
           const [account, numbers, funds] = yield* Effect.all([
             accounts.find(principal.accountId),
             accounts.numbers(principal.accountId, principal.numberId),
@@ -30,7 +30,7 @@ export const NumbersHttp = HttpApiBuilder.group(WagateApi, "numbers", (handlers)
         Effect.gen(function*() {
           const principal = yield* CurrentKey
           const number = yield* scope.byId(principal, path.id)
-          const now = yield* Clock.currentTimeMillis
+          const now = yield* DomainClock.now
           const funds = yield* accounts.funds(principal.accountId, now)
           const linked = toLinkedNumber(number, funds)
           const answer = { status: linked.status, phone: linked.phone, paid_until: linked.paid_until }

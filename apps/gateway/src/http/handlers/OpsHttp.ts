@@ -20,7 +20,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Instant, Int8, NullOrInstant, NullOrInt8, NullOrString } from "@wagate/store/Columns"
 import { isoOrNull } from "@wagate/store/Time"
-import * as Clock from "effect/Clock"
+import * as DomainClock from "@wagate/domain/DomainClock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -85,7 +85,7 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
         Option.match({ onNone: () => Effect.fail(new NotFound({ error: `No account ${id}` })), onSome: Effect.succeed })
       )
     const balance = (id: AccountId) =>
-      Effect.map(Effect.flatMap(Clock.currentTimeMillis, (now) => accounts.funds(id, now)), balanceFigures)
+      Effect.map(Effect.flatMap(DomainClock.now, (now) => accounts.funds(id, now)), balanceFigures)
 
     return handlers
       .handle("createAccount", ({ payload }) =>
@@ -95,7 +95,7 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
       .handle("showAccount", ({ path }) =>
         Effect.gen(function*() {
           const found = yield* account(path.id)
-          const now = yield* Clock.currentTimeMillis
+          const now = yield* DomainClock.now
           const funds = yield* accounts.funds(found.id, now)
           const numbers = yield* accounts.numbers(found.id)
           const keyRows = yield* keysOf(found.id).pipe(Effect.orDie)
@@ -144,7 +144,7 @@ export const OpsHttp = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
             bounded(entityTimeout),
             firstLink(number.id, `link it with POST /ops/v1/numbers/${number.id}/link (CLI: number link --number ${number.id})`)
           )
-          const funds = yield* accounts.funds(found.id, yield* Clock.currentTimeMillis)
+          const funds = yield* accounts.funds(found.id, yield* DomainClock.now)
           return { number: toLinkedNumber({ ...number, status: link.status }, funds), link: yield* linkView(number.id, link) }
         }))
       .handle("linkStatus", ({ path }) =>

@@ -4,10 +4,10 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { WagateApi } from "@wagate/domain/Api"
 import { CurrentKey } from "@wagate/domain/Auth"
+import * as DomainClock from "@wagate/domain/DomainClock"
 import * as StorageReport from "@wagate/media/StorageReport"
 import { Accounts } from "@wagate/store/Accounts"
 import { MediaFiles } from "@wagate/store/MediaFiles"
-import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import { requireAccountKey } from "../NumberScope.js"
 
@@ -20,7 +20,7 @@ export const StorageHttp = HttpApiBuilder.group(WagateApi, "storage", (handlers)
         const principal = yield* CurrentKey
         yield* requireAccountKey(principal)
         const accountId = principal.accountId
-        const now = yield* Clock.currentTimeMillis
+        const now = yield* DomainClock.now
         const [snapshot, funds] = yield* Effect.all([files.snapshot(accountId), accounts.funds(accountId, now)], {
           concurrency: "unbounded"
         })
