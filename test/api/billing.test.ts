@@ -16,7 +16,8 @@ import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import { execFile } from "node:child_process"
 import { join } from "node:path"
-import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
+import { cabinetSettings, mailbox, signedUp } from "../support/Cabinet.js"
+import { eventually, linked, provision, uniquePhone } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
 import {
   type DatabaseContext,
@@ -526,10 +527,17 @@ describe("billing", () => {
     Effect.gen(function*() {
       const time = ManualClock.make(START)
       const database = yield* freshDatabase
-      const gateway = yield* startGateway(database, options(time))
-      // The first day of the number and 10 KZT; then one storage pack (5 GB + 1 byte kept: 33 KZT a day).
-      const acme = yield* provision(gateway.ops, { numbers: 1, credit: 340 })
-      const [number] = acme.numbers
+      const box = yield* mailbox
+      const gateway = yield* startGateway(database, options(time, cabinetSettings(box)))
+      // An account with its cabinet: the first day of its number and 10 KZT; then one storage
+      // pack (5 GB + 1 byte kept: 33 KZT a day).
+      const cabinet = yield* signedUp(gateway.url, box, `owes-${uniquePhone()}@shop.kz`)
+      const accountId: number = (yield* cabinet.get("/me")).body.account_id
+      yield* gateway.ops.ops.credit({ path: { id: accountId }, payload: { amount: 340 } }).pipe(Effect.orDie)
+      const { number } = yield* gateway.ops.ops.addNumber({ path: { id: accountId }, payload: { phone: uniquePhone() } }).pipe(Effect.orDie)
+      yield* linked(gateway.ops, number.id)
+      const acme = { accountId, accountKey: (yield* gateway.ops.ops.issueKey({ payload: { account_id: accountId } }).pipe(Effect.orDie)).key }
+      const toResume = Effect.map(cabinet.get("/balance"), (r) => r.body.to_resume)
       yield* storeFile(database, acme.accountId, number.id, 5 * 1024 ** 3 + 1)
       for (let d = 1; d <= 3; d++) {
         time.set(Almaty.midnightOf(Almaty.dateOf(START + d * DAY)) + 60_000)
@@ -543,16 +551,20 @@ describe("billing", () => {
         active_numbers: 0,
         paused_numbers: 1
       })
+      assert.strictEqual(yield* toResume, 419)
       // One day's price settles the debt first: not enough, and the answer says so (no days
       // claimed while the number waits for money; the balance is short of 330 by 89 KZT).
       const short = yield* gateway.ops.ops.credit({ path: { id: acme.accountId }, payload: { amount: 330 } }).pipe(Effect.orDie)
       assert.deepStrictEqual(short, { balance: 241, daily_charge: 33, days_left: 0, active_numbers: 0, paused_numbers: 1 })
       assert.deepStrictEqual(yield* get(gateway, "/api/v1/balance", acme.accountKey), short)
+      // The cabinet says what resumes it.
+      assert.strictEqual(yield* toResume, 89)
       time.adjust("10 seconds")
       assert.strictEqual(yield* send(gateway, acme.accountKey, uniquePhone()), "402 number_paused")
       // What was missing resumes it at once: today is charged, nothing is owed.
       const resumed = yield* gateway.ops.ops.credit({ path: { id: acme.accountId }, payload: { amount: 89 } }).pipe(Effect.orDie)
       assert.deepStrictEqual(resumed, { balance: 0, daily_charge: 363, days_left: 0, active_numbers: 1, paused_numbers: 0 })
+      assert.strictEqual(yield* toResume, 0)
       time.adjust("10 seconds")
       assert.strictEqual(yield* send(gateway, acme.accountKey, uniquePhone()), "200 ok")
       const rows = yield* ledger(gateway, acme.accountId)
