@@ -499,6 +499,27 @@ describe("billing", () => {
       assert.strictEqual(yield* send(gateway, acme.accountKey, uniquePhone()), "402 number_paused")
     }), 60_000)
 
+  it.scopedLive("a send on a day the drawdown has not reached yet settles the day first: never sent unpaid", () =>
+    Effect.gen(function*() {
+      const time = ManualClock.make(START)
+      // The drawdown sleeps by real time here: it does not run before the test ends.
+      const gateway = yield* startGateway(yield* freshDatabase, options(time, { billingTickMs: DAY }))
+      // Two numbers and 990 KZT: today (660) is paid, tomorrow covers only the older number.
+      const acme = yield* provision(gateway.ops, { numbers: 2, credit: 990 })
+      const [older, newer] = acme.numbers
+      time.set(Almaty.nextMidnight(START) + 1000)
+      // The older number's send settles the account's day: it is charged, the newer is paused
+      // (and its entity told, as the drawdown would).
+      assert.strictEqual(yield* send(gateway, acme.numberKeys[0], uniquePhone()), "200 ok")
+      assert.deepStrictEqual(chargesOn(yield* ledger(gateway, acme.accountId), Almaty.dateOf(time.now())), [older.id])
+      yield* eventually(get(gateway, `/api/v1/limits?from=${newer.id}`, acme.accountKey), (l) => l.paused === true)
+      assert.strictEqual(yield* send(gateway, acme.numberKeys[1], uniquePhone()), "402 number_paused")
+      // The next day, the older number's own send pauses it: nothing is left.
+      time.set(Almaty.nextMidnight(time.now()) + 1000)
+      assert.strictEqual(yield* send(gateway, acme.numberKeys[0], uniquePhone()), "402 number_paused")
+      assert.strictEqual(yield* balanceOf(gateway, acme.accountId), 0)
+    }), 60_000)
+
   it.scopedLive("each number shows its own paid_until: on the last day the balance reaches, only the oldest are paid", () =>
     Effect.gen(function*() {
       const time = ManualClock.make(START)

@@ -201,6 +201,7 @@ export const NumberLive = NumberEntity.toLayer(
         serialized(Effect.map(states.snapshot(numberId), (now) => {
           number.paused = Option.isSome(now) && now.value.paused
           number.pausedBy = Option.isSome(now) ? now.value.pausedBy : null
+          number.paidThrough = Option.isSome(now) ? now.value.paidThrough : number.paidThrough
           return number.paused
         })).pipe(guarded),
       Wake: () => Effect.zipRight(connection.reclaim, Effect.sync(() => ctx.connection.current))

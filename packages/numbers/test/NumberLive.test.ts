@@ -13,6 +13,7 @@ import { NumberEntity } from "@wagate/entities/NumberEntity"
 import { BlobStore } from "@wagate/media/BlobStore"
 import { MediaFetcher } from "@wagate/media/MediaFetcher"
 import { Accounts } from "@wagate/store/Accounts"
+import { Billing } from "@wagate/store/Billing"
 import { Conversations } from "@wagate/store/Conversations"
 import { MediaFiles } from "@wagate/store/MediaFiles"
 import * as Database from "@wagate/store/Database"
@@ -60,6 +61,7 @@ const makeEnv = (sim: Partial<SimConfig> = {}) =>
     Layer.provide(MovableShards),
     Layer.provideMerge(SimulatorDriver.layerTest({ scanDelayMs: 0, deliveredDelayMs: 10, readDelayMs: null, ...sim })),
     Layer.provideMerge(TestRunner.layer),
+    Layer.provideMerge(Billing.Default),
     Layer.provideMerge(Layer.mergeAll(Accounts.Default, Conversations.Default, NumberStates.Default, MediaFiles.Default)),
     Layer.provideMerge(Database.layerTest)
   )

@@ -11,6 +11,7 @@ import { NumberEntity } from "@wagate/entities/NumberEntity"
 import { BlobStore } from "@wagate/media/BlobStore"
 import { MediaFetcher } from "@wagate/media/MediaFetcher"
 import { Accounts } from "@wagate/store/Accounts"
+import { Billing } from "@wagate/store/Billing"
 import { Conversations } from "@wagate/store/Conversations"
 import { MediaFiles } from "@wagate/store/MediaFiles"
 import * as Database from "@wagate/store/Database"
@@ -57,6 +58,7 @@ const Env = Layer.mergeAll(NumberLive, AccountLive).pipe(
   Layer.provide(Layer.succeed(IncomingRetrySettings, { sweepInterval: Duration.millis(100), baseDelayMs: 0 })),
   Layer.provideMerge(SimulatorDriver.layerTest({ scanDelayMs: 0, deliveredDelayMs: 10, readDelayMs: null })),
   Layer.provideMerge(TestRunner.layer),
+  Layer.provideMerge(Billing.Default),
   Layer.provideMerge(Layer.mergeAll(Accounts.Default, Conversations.Default, NumberStates.Default, MediaFiles.Default)),
   Layer.provideMerge(Database.layerTest)
 )

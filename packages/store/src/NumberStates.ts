@@ -36,7 +36,8 @@ const SnapshotRow = Schema.Struct({
   connected_at: Instant,
   cold_blocked_until: Instant,
   restricted_until: Instant,
-  deleted_at: Instant
+  deleted_at: Instant,
+  paid_through: Schema.NullOr(Schema.String)
 })
 
 const ContactCounts = Schema.Struct({
@@ -70,6 +71,8 @@ export interface NumberSnapshot {
   readonly coldBlockedUntil: number | null
   readonly restrictedUntil: number | null
   readonly deleted: boolean
+  /** The last Almaty day (YYYY-MM-DD) the number was charged for; null when never. */
+  readonly paidThrough: string | null
 }
 
 /** @since 1.0.0 */
@@ -102,7 +105,10 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
       Result: SnapshotRow,
       execute: (numberId) =>
         sql`
-          SELECT id, account_id, phone, status, status_reason, paused, pause_reason, linked, link_method, connected_at, cold_blocked_until, restricted_until, deleted_at
+          SELECT id, account_id, phone, status, status_reason, paused, pause_reason, linked, link_method, connected_at, cold_blocked_until, restricted_until, deleted_at,
+            -- By the index of the daily charges (account, kind, number, day).
+            (SELECT max(day)::text FROM ledger
+             WHERE account_id = numbers.account_id AND kind = 'number_day' AND coalesce(number_id, 0) = numbers.id) AS paid_through
           FROM numbers WHERE id = ${numberId}`
     })
 
@@ -121,7 +127,8 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
         connectedAt: ms(r.connected_at),
         coldBlockedUntil: ms(r.cold_blocked_until),
         restrictedUntil: ms(r.restricted_until),
-        deleted: r.deleted_at !== null
+        deleted: r.deleted_at !== null,
+        paidThrough: r.paid_through
       }))
     }, Effect.orDie)
 
