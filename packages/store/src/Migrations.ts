@@ -35,6 +35,7 @@ import blobLeftovers from "./migrations/0019_blob_leftovers.js"
 import mediaCeiling from "./migrations/0020_media_ceiling.js"
 import mediaChatDay from "./migrations/0021_media_chat_day.js"
 import phoneAliases from "./migrations/0022_phone_aliases.js"
+import webhookLogRetention from "./migrations/0023_webhook_log_retention.js"
 import { decoded } from "./Rows.js"
 
 /** @since 1.0.0 */
@@ -60,7 +61,8 @@ export const loader = Migrator.fromRecord({
   "0019_blob_leftovers": blobLeftovers,
   "0020_media_ceiling": mediaCeiling,
   "0021_media_chat_day": mediaChatDay,
-  "0022_phone_aliases": phoneAliases
+  "0022_phone_aliases": phoneAliases,
+  "0023_webhook_log_retention": webhookLogRetention
 })
 
 const table = "wagate_migrations"

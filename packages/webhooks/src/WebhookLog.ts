@@ -151,7 +151,8 @@ export class WebhookLog extends Effect.Service<WebhookLog>()("@wagate/webhooks/W
           : filter.status === "failed"
           ? sql`AND o.failed_at IS NOT NULL AND o.event <> ${NOTICE_EVENT}`
           : filter.status === "notice"
-          ? sql`AND o.event = ${NOTICE_EVENT}`
+          // Notices are written failed: the condition lets the failed events' index serve them.
+          ? sql`AND o.failed_at IS NOT NULL AND o.event = ${NOTICE_EVENT}`
           : sql`AND o.delivered_at IS NULL AND o.failed_at IS NULL`
         const before = filter.before === undefined ? sql`` : sql`AND o.id < ${filter.before}`
         return sql`
