@@ -1,14 +1,105 @@
 /**
- * The webhook delivery log's `failed` and `notice` filters read an index of the failed events,
- * not the account's whole history.
+ * The webhook delivery log does not grow for ever: a process that hosts entities deletes, when it
+ * starts and every hour after, the events delivered or failed (and the notices) more than
+ * WEBHOOK_LOG_RETENTION_DAYS ago with their attempts. Events still waiting (held behind a turned-off
+ * endpoint included), events delivered within the retention however old, and events a kept resend
+ * repeats stay, and can be resent. The log's `failed` and `notice` filters read an index of the
+ * failed events, not the account's whole history.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
 import { provision } from "../support/Fixtures.js"
-import { freshDatabase, sql } from "../support/TestGateway.js"
-import { call, eventually, webhookGateway } from "../support/Webhooks.js"
+import { type DatabaseContext, freshDatabase, sql } from "../support/TestGateway.js"
+import { call, code, eventually, webhookGateway } from "../support/Webhooks.js"
 
-describe("webhook delivery log filters", () => {
+const DAY = 24 * 60 * 60 * 1000
+
+interface Entry {
+  readonly event?: string
+  readonly createdDaysAgo: number
+  readonly deliveredDaysAgo?: number
+  readonly failedDaysAgo?: number
+  readonly resendOf?: string
+}
+
+/** An event of the account's log as the delivery loop leaves it, with one attempt when it was tried. */
+const logged = (database: DatabaseContext, accountId: number, e: Entry) =>
+  sql(database, (sql) =>
+    Effect.gen(function*() {
+      const ago = (days: number | undefined) => (days === undefined ? null : new Date(Date.now() - days * DAY))
+      const event = e.event ?? "session.status"
+      const payload = JSON.stringify({ event, timestamp: 1, data: { status: "x" } })
+      const [row] = yield* sql<{ id: string }>`
+        INSERT INTO webhook_outbox (account_id, event, payload, created_at, delivered_at, failed_at, attempts, resend_of)
+        VALUES (${accountId}, ${event}, ${payload}::jsonb, ${ago(e.createdDaysAgo)}, ${ago(e.deliveredDaysAgo)},
+                ${ago(e.failedDaysAgo)}, ${e.deliveredDaysAgo === undefined && e.failedDaysAgo === undefined ? 0 : 1},
+                ${e.resendOf ?? null})
+        RETURNING id::text`
+      if (e.deliveredDaysAgo !== undefined || e.failedDaysAgo !== undefined) {
+        yield* sql`
+          INSERT INTO webhook_deliveries (outbox_id, account_id, attempt, url, status, created_at)
+          VALUES (${row!.id}, ${accountId}, 1, 'http://127.0.0.1:9/hook', ${e.deliveredDaysAgo === undefined ? 500 : 200},
+                  ${ago(e.deliveredDaysAgo ?? e.failedDaysAgo)})`
+      }
+      return Number(row!.id)
+    }))
+
+describe("webhook delivery log retention", () => {
+  it.scopedLive("deletes events delivered or failed before the retention with their attempts; keeps waiting, recent and resent ones", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      // A gateway that keeps the log for ever sets the account's webhook up, then turns it off
+      // so its waiting events stay waiting.
+      const firstScope = yield* Scope.make()
+      const first = yield* webhookGateway(database, { settings: { webhookLogRetentionDays: 0 } }).pipe(Scope.extend(firstScope))
+      const acme = yield* provision(first.ops, { numbers: 0 })
+      const key = acme.accountKey
+      const hook = { url: "http://127.0.0.1:9/hook" }
+      assert.strictEqual((yield* call(first, "PUT", "/api/v1/webhook", key, hook)).status, 200)
+      assert.strictEqual((yield* call(first, "PUT", "/api/v1/webhook", key, { ...hook, enabled: false })).status, 200)
+
+      const log = (e: Entry) => logged(database, acme.accountId, e)
+      const oldDelivered = yield* log({ createdDaysAgo: 31, deliveredDaysAgo: 31 })
+      const oldFailed = yield* log({ createdDaysAgo: 34, failedDaysAgo: 31 })
+      const oldNotice = yield* log({ event: "webhook.status", createdDaysAgo: 31, failedDaysAgo: 31 })
+      const oldWaiting = yield* log({ createdDaysAgo: 40 })
+      const lateDelivered = yield* log({ createdDaysAgo: 40, deliveredDaysAgo: 29 })
+      const resent = yield* log({ createdDaysAgo: 35, deliveredDaysAgo: 35 })
+      const resend = yield* log({ createdDaysAgo: 2, deliveredDaysAgo: 2, resendOf: String(resent) })
+      const recent = yield* log({ createdDaysAgo: 1, deliveredDaysAgo: 1 })
+      const ids = (a: { body: any }) => a.body.deliveries.map((d: any) => d.id).sort((x: number, y: number) => x - y)
+      assert.lengthOf(ids(yield* call(first, "GET", "/api/v1/webhook/deliveries", key)), 8)
+      yield* Scope.close(firstScope, Exit.void)
+
+      const gateway = yield* webhookGateway(database, { settings: { webhookLogRetentionDays: 30 } })
+      const kept = yield* eventually(
+        call(gateway, "GET", "/api/v1/webhook/deliveries", key),
+        (a) => a.status === 200 && a.body.deliveries.length === 5,
+        30_000
+      )
+      assert.deepStrictEqual(ids(kept), [oldWaiting, lateDelivered, resent, resend, recent])
+      for (const gone of [oldDelivered, oldFailed, oldNotice]) {
+        assert.strictEqual(code(yield* call(gateway, "GET", `/api/v1/webhook/deliveries/${gone}`, key)), "404 not_found")
+      }
+      // Their attempts went with them.
+      const attempts = yield* sql(database, (sql) =>
+        sql<{ outbox_id: string }>`SELECT outbox_id::text FROM webhook_deliveries WHERE account_id = ${acme.accountId} ORDER BY outbox_id`)
+      assert.deepStrictEqual(attempts.map((a) => Number(a.outbox_id)), [lateDelivered, resent, resend, recent])
+      assert.deepStrictEqual(
+        ids(yield* call(gateway, "GET", "/api/v1/webhook/deliveries?status=pending", key)),
+        [oldWaiting]
+      )
+      assert.deepStrictEqual(ids(yield* call(gateway, "GET", "/api/v1/webhook/deliveries?status=failed", key)), [])
+
+      // What is kept can still be resent: the resend and the event it repeats.
+      for (const event_id of [resent, resend]) {
+        const again = yield* call(gateway, "POST", "/api/v1/webhook/resend", key, { event_id })
+        assert.deepStrictEqual([again.status, again.body.queued], [202, 1])
+      }
+    }), { timeout: 90_000 })
+
   it.scopedLive("the failed and notice filters read the failed events' index, not the account's history", () =>
     Effect.gen(function*() {
       const database = yield* freshDatabase

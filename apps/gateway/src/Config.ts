@@ -62,6 +62,8 @@ export interface GatewaySettings {
   readonly webhookPollIntervalMs: Option.Option<number>
   /** Wake webhook entities through PostgreSQL LISTEN/NOTIFY (false: poll only). */
   readonly webhookListen: boolean
+  /** Delivered and failed webhook events (and notices) older than this many days are deleted; 0: kept for ever. */
+  readonly webhookLogRetentionDays: number
   /** Incoming files larger than this are not stored (the message is, with the file skipped). */
   readonly incomingMediaMaxBytes: number
   /** Incoming files downloaded at once per number. */
@@ -185,6 +187,17 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
   webhookListen: Config.boolean("WEBHOOK_LISTEN").pipe(
     Config.withDefault(true),
     Config.withDescription("Wake webhook deliveries through PostgreSQL LISTEN/NOTIFY; false polls only")
+  ),
+  // Ten times the retry window (about three days): a receiver back from a long outage can still
+  // be sent a month of events again (POST /webhook/resend); 0 keeps the log for ever.
+  webhookLogRetentionDays: integerWithin(
+    "WEBHOOK_LOG_RETENTION_DAYS",
+    0,
+    36_500,
+    "WEBHOOK_LOG_RETENTION_DAYS must be from 0 (keep the delivery log for ever) to 36500"
+  ).pipe(
+    Config.withDefault(30),
+    Config.withDescription("Delivered and failed webhook events older than this many days leave the delivery log; 0 keeps them")
   ),
   incomingMediaMaxBytes: atLeast("INCOMING_MEDIA_MAX_BYTES", 1).pipe(
     Config.withDefault(IncomingMedia.DEFAULT_MAX_BYTES),

@@ -1,6 +1,6 @@
 /**
  * Background upkeep on every process that hosts entities (expired Idempotency-Keys, processed
- * cluster messages, kept files): a sweep that runs at once and then every interval, for the life
+ * cluster messages, kept files, the webhook delivery log): a sweep that runs at once and then every interval, for the life
  * of the layer. Everything it works on is in the database, so it resumes after a restart, and
  * several processes share it.
  */

@@ -48,6 +48,12 @@ const bounds: ReadonlyArray<readonly [string, ReadonlyArray<string>, string, Rea
   ["ENTITY_TIMEOUT_MS", ["0", "-1", TOO_LONG], ms("ENTITY_TIMEOUT_MS"), ["1", "15000"]],
   ["WEBHOOK_TIMEOUT_MS", ["0", TOO_LONG], ms("WEBHOOK_TIMEOUT_MS"), ["1"]],
   ["WEBHOOK_POLL_INTERVAL_MS", ["0", TOO_LONG], ms("WEBHOOK_POLL_INTERVAL_MS"), ["1"]],
+  [
+    "WEBHOOK_LOG_RETENTION_DAYS",
+    ["-1", "36501"],
+    "WEBHOOK_LOG_RETENTION_DAYS must be from 0 (keep the delivery log for ever) to 36500",
+    ["0", "30", "36500"]
+  ],
   ["INCOMING_MEDIA_MAX_BYTES", ["0"], "INCOMING_MEDIA_MAX_BYTES must be at least 1", ["1"]],
   ["INCOMING_MEDIA_CONCURRENCY", ["0"], "INCOMING_MEDIA_CONCURRENCY must be at least 1", ["1"]],
   ["INCOMING_MEDIA_PROCESS_DOWNLOADS", ["0"], "INCOMING_MEDIA_PROCESS_DOWNLOADS must be at least 1", ["1"]],
