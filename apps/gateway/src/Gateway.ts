@@ -56,6 +56,7 @@ import { HttpLive } from "./http/Server.js"
 import * as ClusterUpkeep from "./ClusterUpkeep.js"
 import * as IdempotencyUpkeep from "./IdempotencyUpkeep.js"
 import * as MediaUpkeep from "./MediaUpkeep.js"
+import * as MessageUpkeep from "./MessageUpkeep.js"
 import * as WebhookLogUpkeep from "./WebhookLogUpkeep.js"
 import * as MetricsServer from "./infra/MetricsServer.js"
 import * as WebhookKeys from "./infra/WebhookKeys.js"
@@ -125,6 +126,7 @@ export const layer = (settings: GatewaySettings, infra: Infrastructure) => {
       WebhookDispatcher,
       MediaUpkeep.layer(settings.mediaUpkeepIntervalMs),
       IdempotencyUpkeep.layer,
+      MessageUpkeep.layer(settings.messageRetentionDays),
       ClusterUpkeep.layer,
       WebhookLogUpkeep.layer(settings.webhookLogRetentionDays),
       exportEntities(settings),

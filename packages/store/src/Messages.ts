@@ -1,5 +1,6 @@
 /**
- * Reading stored messages and chats. Writes belong to the number entities.
+ * Reading stored messages and chats, and deleting those past the retention period. Every other
+ * write belongs to the number entities.
  *
  * @since 1.0.0
  */
@@ -20,6 +21,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Int8, NullOrInt8, nullOrOneOf, NullOrString, oneOf } from "./Columns.js"
+import { decoded } from "./Rows.js"
 
 /** What GET /messages asks for, already resolved and validated. @since 1.0.0 */
 export interface MessageFilter {
@@ -177,6 +179,17 @@ const toChat = (r: typeof ChatRow.Type): Chat => ({
   created_at: r.created_at
 })
 
+const NumberRow = Schema.Struct({ id: Int8 })
+const ExpiredRow = Schema.Struct({ messages: Int8, files: Int8, bytes: Int8 })
+
+/** What one batch of the message retention deleted. @since 1.0.0 */
+export interface Expired {
+  readonly messages: number
+  /** Files of those messages still counted in the account's storage, and their bytes, given back. */
+  readonly files: number
+  readonly bytes: number
+}
+
 const PageRequest = Schema.Struct({
   accountId: Schema.Number,
   numberId: Schema.NullOr(Schema.Number),
@@ -298,6 +311,52 @@ export class Messages extends Effect.Service<Messages>()("@wagate/store/Messages
       return rows.map(toChat)
     }, Effect.orDie)
 
-    return { page, find, chats } as const
+    /** Every number that may have messages, in a stable order. */
+    const numberIds = Effect.fn("Messages.numberIds")(function*() {
+      return (yield* decoded(NumberRow, sql`SELECT id FROM numbers ORDER BY id`)).map((r) => r.id)
+    }, Effect.orDie)
+
+    /**
+     * Deletes up to `limit` messages of a number created before `before`, oldest first, with
+     * their file rows, in one short statement; returns how many. Unsent messages and incoming
+     * files still downloading are work in progress and stay; rows another transaction holds are
+     * skipped (the next batch or run takes them). A file still counted leaves the account's
+     * storage as its row goes (the `media_usage` triggers); a blob not purged yet is left to the
+     * media upkeep, which removes it from `backupUntil` on (a deleted file's own purge date, if
+     * it was deleted before), so a database restored from a backup of the last 30 days still finds
+     * its files. Idempotency-Keys still naming a message (long expired: they live a day) go with it.
+     */
+    const expireBatch = Effect.fn("Messages.expireBatch")(
+      function*(numberId: number, before: Date, backupUntil: Date, limit: number) {
+        const [row] = yield* decoded(
+          ExpiredRow,
+          sql`
+          WITH old AS (
+            SELECT id FROM messages
+            WHERE number_id = ${numberId} AND created_at < ${before} AND NOT unsent AND NOT media_pending
+            ORDER BY created_at LIMIT ${limit}
+            FOR UPDATE SKIP LOCKED
+          ), keys AS (
+            DELETE FROM idempotency_keys k USING old WHERE k.message_id = old.id
+          ), files AS (
+            DELETE FROM media_files f USING old WHERE f.message_id = old.id
+            RETURNING f.blob_key, f.size, f.deleted_at, f.purge_after, f.purged_at
+          ), blobs AS (
+            INSERT INTO blob_leftovers (blob_key, remove_after)
+            SELECT blob_key, coalesce(purge_after, ${backupUntil}) FROM files WHERE purged_at IS NULL
+            ON CONFLICT (blob_key) DO NOTHING
+          ), gone AS (
+            DELETE FROM messages m USING old WHERE m.id = old.id RETURNING m.id
+          )
+          SELECT (SELECT count(*) FROM gone) AS messages,
+                 (SELECT count(*) FROM files WHERE deleted_at IS NULL) AS files,
+                 (SELECT coalesce(sum(size), 0) FROM files WHERE deleted_at IS NULL) AS bytes`
+        )
+        return { messages: row?.messages ?? 0, files: row?.files ?? 0, bytes: row?.bytes ?? 0 } satisfies Expired
+      },
+      Effect.orDie
+    )
+
+    return { page, find, chats, numberIds, expireBatch } as const
   })
 }) {}

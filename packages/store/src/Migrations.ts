@@ -36,6 +36,7 @@ import mediaCeiling from "./migrations/0020_media_ceiling.js"
 import mediaChatDay from "./migrations/0021_media_chat_day.js"
 import phoneAliases from "./migrations/0022_phone_aliases.js"
 import webhookLogRetention from "./migrations/0023_webhook_log_retention.js"
+import idempotencyKeyMessage from "./migrations/0024_idempotency_key_message.js"
 import { decoded } from "./Rows.js"
 
 /** @since 1.0.0 */
@@ -62,7 +63,8 @@ export const loader = Migrator.fromRecord({
   "0020_media_ceiling": mediaCeiling,
   "0021_media_chat_day": mediaChatDay,
   "0022_phone_aliases": phoneAliases,
-  "0023_webhook_log_retention": webhookLogRetention
+  "0023_webhook_log_retention": webhookLogRetention,
+  "0024_idempotency_key_message": idempotencyKeyMessage
 })
 
 const table = "wagate_migrations"
