@@ -39,8 +39,8 @@ export const sweep = Effect.gen(function*() {
     const due = yield* files.claimPurge(now, PURGE_BATCH)
     const failed = yield* Effect.forEach(due, (file) =>
       blobs.delete(file.blobKey).pipe(
-        Effect.as([] as Array<number>),
-        Effect.catchAll((error) => Effect.as(Effect.logWarning("purging a deleted file failed", error), [file.id]))
+        Effect.as([] as Array<typeof file>),
+        Effect.catchAll((error) => Effect.as(Effect.logWarning("purging a deleted file failed", error), [file]))
       ), { concurrency: 8 })
     yield* files.releasePurge(failed.flat(), new Date(now.getTime() + PURGE_RETRY_MS))
     if (due.length < PURGE_BATCH) break

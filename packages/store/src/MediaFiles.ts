@@ -447,10 +447,27 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
       return rows.map((r) => ({ id: r.id, blobKey: r.blob_key }))
     }, Effect.orDie)
 
-    const releasePurge = Effect.fn("MediaFiles.releasePurge")(function*(ids: ReadonlyArray<number>, retryAt: Date) {
-      if (ids.length === 0) return
-      yield* sql`UPDATE media_files SET purge_after = ${retryAt}, purged_at = NULL WHERE id = ANY(${ids}::bigint[])`
-    }, Effect.orDie)
+    /**
+     * A claimed file whose row is gone meanwhile (its message deleted by the message retention)
+     * is recorded as a leftover blob instead, so its blob is still tried again.
+     */
+    const releasePurge = Effect.fn("MediaFiles.releasePurge")(
+      function*(failed: ReadonlyArray<{ readonly id: number; readonly blobKey: string }>, retryAt: Date) {
+        if (failed.length === 0) return
+        yield* sql`
+          WITH failed AS (
+            SELECT * FROM unnest(${failed.map((f) => f.id)}::bigint[], ${failed.map((f) => f.blobKey)}::text[])
+              AS t(id, blob_key)
+          ), back AS (
+            UPDATE media_files f SET purge_after = ${retryAt}, purged_at = NULL FROM failed WHERE f.id = failed.id
+            RETURNING f.id
+          )
+          INSERT INTO blob_leftovers (blob_key, remove_after)
+          SELECT blob_key, ${retryAt} FROM failed WHERE id NOT IN (SELECT id FROM back)
+          ON CONFLICT (blob_key) DO UPDATE SET remove_after = EXCLUDED.remove_after`
+      },
+      Effect.orDie
+    )
 
     /**
      * Records a blob that may be in the store with no file row (an upload that failed as it may
