@@ -7,12 +7,23 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Almaty from "@wagate/domain/Almaty"
+import type { Hooks } from "@wagate/numbers/NumberHooks"
+import { SimNetwork } from "@wagate/whatsapp/sim/SimNetwork"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Scope from "effect/Scope"
 import * as FileServer from "../support/FileServer.js"
-import { linked, provision, type Provisioned, uniquePhone } from "../support/Fixtures.js"
+import { eventually, linked, provision, type Provisioned, uniquePhone } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
-import { freshDatabase, type GatewayOptions, type RunningGateway, startGateway } from "../support/TestGateway.js"
+import {
+  freshDatabase,
+  type GatewayOptions,
+  type RunningGateway,
+  simulatedNetwork,
+  startGateway
+} from "../support/TestGateway.js"
 
 /** 12:00 in Almaty on a Monday; the number is linked at this moment. */
 const NOON = Date.parse("2026-11-23T07:00:00.000Z")
@@ -484,4 +495,50 @@ describe("POST /messages/send", () => {
       files.release()
       assert.strictEqual(code(yield* Fiber.join(held)), "200 ok")
     }), { timeout: 30_000 })
+})
+
+describe("limits across refusals, pauses and restarts", () => {
+  it.scopedLive("a paused number hands nothing it queued to the network, after a restart too, and sends it once resumed", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const network = yield* simulatedNetwork
+      const sim = Context.get(network, SimNetwork)
+      // A number whose connection is lost stays offline until the restart.
+      yield* sim.updateConfig({ reconnectDelayMs: 86_400_000 })
+      const time = ManualClock.make(NOON)
+      let offline = ""
+      const numberHooks: Hooks = {
+        onSend: () => Effect.void,
+        afterRecord: ({ text }) => text === "queued" ? Effect.orDie(sim.disconnect(offline, "connection_lost")) : Effect.void
+      }
+      const options = { sim: network, domainClock: time.clock, numberHooks }
+      const firstScope = yield* Scope.make()
+      const first = yield* startGateway(database, options).pipe(Scope.extend(firstScope))
+      const acme = yield* provision(first.ops)
+      const number = acme.numbers[0]!
+      offline = number.phone
+      const peer = uniquePhone()
+      // Accepted, but the connection dropped before the network took it: it waits, pending.
+      const queued = yield* send(first, acme.accountKey, { to: peer, text: "queued" })
+      assert.strictEqual(code(queued), "200 ok")
+      yield* first.ops.ops.pause({ path: { id: number.id }, payload: { paused: true } })
+      yield* Scope.close(firstScope, Exit.void)
+
+      // Connected again after a restart, still paused: the message stays where it was.
+      const second = yield* startGateway(database, options)
+      yield* linked(second.ops, number.id)
+      const api = yield* second.client(acme.accountKey)
+      const deadline = Date.now() + 2_000
+      while (Date.now() < deadline) {
+        assert.strictEqual((yield* sim.sent({ to: peer })).length, 0)
+        assert.strictEqual((yield* api.messages.get({ path: { id: queued.body.id } })).status, "pending")
+        yield* Effect.sleep("50 millis")
+      }
+
+      // Resumed: it goes out at once (not at the next sweep), under its id, once.
+      yield* second.ops.ops.pause({ path: { id: number.id }, payload: { paused: false } })
+      const out = yield* eventually(sim.sent({ to: peer }), (sent) => sent.length > 0, 5_000)
+      assert.deepStrictEqual(out.map((m) => m.waMessageId), [queued.body.wa_message_id])
+      yield* eventually(api.messages.get({ path: { id: queued.body.id } }), (m) => m.status !== "pending")
+    }), { timeout: 60_000 })
 })

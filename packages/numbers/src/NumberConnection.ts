@@ -343,12 +343,17 @@ export const open = (ctx: NumberContext) =>
      * behind it. A failed one's attachment is not kept, as when the network refuses a send: the
      * file stored before the send is removed, and no longer counted if it was. Runs beside the
      * number's other work, never inside its serialized section.
+     *
+     * A paused number (its balance ran out, or the operator paused it) hands nothing to the
+     * network: what it had queued waits, its attempts not counted, and goes out once it is
+     * resumed (`sendPending`).
      */
+    const mayHandOver = () => ctx.connection.current.status === "WORKING" && !number.paused
     const resendPending = resending.withPermits(1)(Effect.gen(function*() {
-      if (ctx.connection.current.status !== "WORKING") return
+      if (!mayHandOver()) return
       for (const p of yield* conversations.pending(numberId)) {
         if (ctx.inFlight.has(p.wa_message_id)) continue
-        if (ctx.connection.current.status !== "WORKING") return
+        if (!mayHandOver()) return
         const at = new Date(yield* DomainClock.now)
         const reject = (error: string) =>
           Effect.gen(function*() {
@@ -453,6 +458,8 @@ export const open = (ctx: NumberContext) =>
        * Connects again if the number was given up (its shard moved away) and has come back: the
        * entity that gave it up may still be running when its runner gets the shard back.
        */
-      reclaim
+      reclaim,
+      /** Sends what is pending now, beside the caller (a resumed number's queued messages). */
+      sendPending: Effect.asVoid(Effect.forkIn(inEntity(resendPending), Context.get(entityContext, Scope.Scope)))
     }
   })

@@ -198,11 +198,13 @@ export const NumberLive = NumberEntity.toLayer(
           return ctx.connection.current
         }).pipe(guarded),
       RefreshPaused: () =>
-        serialized(Effect.map(states.snapshot(numberId), (now) => {
+        serialized(Effect.flatMap(states.snapshot(numberId), (now) => {
+          const wasPaused = number.paused
           number.paused = Option.isSome(now) && now.value.paused
           number.pausedBy = Option.isSome(now) ? now.value.pausedBy : null
           number.paidThrough = Option.isSome(now) ? now.value.paidThrough : number.paidThrough
-          return number.paused
+          // Resumed: what it queued while paused goes out now, not at the next sweep.
+          return wasPaused && !number.paused ? Effect.as(connection.sendPending, false) : Effect.succeed(number.paused)
         })).pipe(guarded),
       Wake: () => Effect.zipRight(connection.reclaim, Effect.sync(() => ctx.connection.current))
     })
