@@ -541,4 +541,45 @@ describe("limits across refusals, pauses and restarts", () => {
       assert.deepStrictEqual(out.map((m) => m.waMessageId), [queued.body.wa_message_id])
       yield* eventually(api.messages.get({ path: { id: queued.body.id } }), (m) => m.status !== "pending")
     }), { timeout: 60_000 })
+
+  it.scopedLive("a first message the network refused leaves the person a new contact, after a restart too", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const network = yield* simulatedNetwork
+      const time = ManualClock.make(NOON)
+      const firstScope = yield* Scope.make()
+      const first = yield* startGateway(database, { sim: network, domainClock: time.clock }).pipe(Scope.extend(firstScope))
+      const acme = yield* provision(first.ops)
+      const newContacts = (gateway: RunningGateway) =>
+        Effect.flatMap(gateway.client(acme.accountKey), (api) => api.limits.get({ urlParams: {} })).pipe(
+          Effect.map((limits) => limits.used.new_contacts)
+        )
+      const [refused, refusedBeforeRestart] = [uniquePhone(), uniquePhone()]
+      for (const to of [refused, refusedBeforeRestart]) {
+        yield* first.sim.failures(to, { mode: "reject", times: 1 })
+        assert.strictEqual(code(yield* send(first, acme.accountKey, { to, text: "Hello from the shop" })), "502 send_failed")
+        time.adjust("5 seconds")
+      }
+      assert.strictEqual(yield* newContacts(first), 0)
+      // Delivered this time, it is the first message to a new person: counted, and spaced as one.
+      assert.strictEqual(code(yield* send(first, acme.accountKey, { to: refused, text: "Hello from the shop" })), "200 ok")
+      assert.strictEqual(yield* newContacts(first), 1)
+      // A person who wrote stays known when a reply to them is refused.
+      const peer = yield* peerWhoWrote(first, acme)
+      yield* first.sim.failures(peer, { mode: "reject", times: 1 })
+      time.adjust("1 second")
+      assert.strictEqual(code(yield* send(first, acme.accountKey, { to: peer, text: "Yes, we do" })), "502 send_failed")
+      yield* Scope.close(firstScope, Exit.void)
+
+      const second = yield* startGateway(database, { sim: network, domainClock: time.clock })
+      time.adjust("1 second")
+      assert.strictEqual(code(yield* send(second, acme.accountKey, { to: peer, text: "Yes, we do" })), "200 ok")
+      assert.strictEqual(yield* newContacts(second), 1)
+      time.adjust("1 second")
+      const tooSoon = yield* send(second, acme.accountKey, { to: refusedBeforeRestart, text: "Hello from the shop" })
+      assert.deepStrictEqual([code(tooSoon), tooSoon.headers["retry-after"]], ["429 rate_limited", "2"])
+      time.adjust("2 seconds")
+      assert.strictEqual(code(yield* send(second, acme.accountKey, { to: refusedBeforeRestart, text: "Hello from the shop" })), "200 ok")
+      assert.strictEqual(yield* newContacts(second), 2)
+    }), { timeout: 60_000 })
 })

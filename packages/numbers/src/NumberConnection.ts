@@ -370,6 +370,7 @@ export const open = (ctx: NumberContext) =>
               at
             })
             ctx.counters.uncountSend(p.created_at.getTime(), p.first_contact)
+            if (p.first_contact) ctx.contacts.forget(p.peer !== "" ? p.peer : p.chat_id)
             if (p.media === null) return
             // Once the record says so: a file still counted is never served from a key already gone.
             const stored = new Set([OutgoingMedia.sentKey(number.accountId, numberId, p.wa_message_id), ...uncounted])

@@ -36,11 +36,14 @@ export interface KnownContacts {
   readonly canonical: (phone: string) => Effect.Effect<string, SqlError>
   /** `asked` is `phone` for WhatsApp: its chat and contact are merged into the phone's. */
   readonly alias: (asked: string, phone: string) => void
+  /** A first message to `phone` was refused: PostgreSQL tells again whether the person is known. */
+  readonly forget: (phone: string) => void
 }
 
 /**
  * People this number has talked with. The entity is the only writer of its contacts, so once
- * known a phone stays known; unknown phones are looked up in PostgreSQL.
+ * known a phone stays known, unless the first message to it is refused by the network (then
+ * PostgreSQL is asked again); unknown phones are looked up in PostgreSQL.
  */
 export const knownContacts = (conversations: Conversations, numberId: number): KnownContacts => {
   const known = new Set<string>()
@@ -68,5 +71,8 @@ export const knownContacts = (conversations: Conversations, numberId: number): K
         return found ?? phone
       }))
   }
-  return { isKnown, remember, canonical, alias }
+  const forget = (phone: string) => {
+    known.delete(phone)
+  }
+  return { isKnown, remember, canonical, alias, forget }
 }

@@ -354,6 +354,8 @@ export const make = (ctx: NumberContext, session: Session) =>
           answer: { status: failure.status, body: { error: failure.error, code: failure.code } }
         })
         counters.uncountSend(r.now, r.firstContact)
+        // The person stays a new contact, unless the record kept them (they wrote meanwhile).
+        if (r.firstContact) ctx.contacts.forget(payload.to)
         return yield* failure
       }
       // Unavailable: the message stays pending and goes out when the connection is back.

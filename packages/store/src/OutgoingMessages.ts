@@ -309,7 +309,8 @@ export const make = Effect.gen(function*() {
 
   /**
    * The network refused the message: `failed` with the reason, the ack event, and the send no
-   * longer counts against today's limits; the answer kept for its Idempotency-Key becomes
+   * longer counts against today's limits (a first message no longer makes its person a contact);
+   * the answer kept for its Idempotency-Key becomes
    * `answer`, in the same transaction. Its attachment is not kept: it shows so (`size` null,
    * `media_skipped` with the reason), and a file counted for it (a send the network did not take
    * at once, failed later by the pending sweep) is no longer, in the same transaction. Returns
@@ -343,6 +344,20 @@ export const make = Effect.gen(function*() {
         UPDATE daily_usage SET messages = greatest(messages - 1, 0),
           new_contacts = greatest(new_contacts - ${m.firstContact ? 1 : 0}, 0)
         WHERE number_id = ${m.numberId} AND day = ${m.day}`
+      // A first message the network refused leaves the person a new contact: the contact its
+      // record made goes, unless the person wrote meanwhile or another message to them is not
+      // failed (one exchanged since, or still on its way).
+      if (m.firstContact) {
+        yield* sql`
+          DELETE FROM contacts c USING messages m
+          WHERE m.id = ${m.messageId} AND c.number_id = m.number_id
+            AND (c.phone = nullif(m.peer, '') OR (m.peer = '' AND c.phone IS NULL AND c.lid = m.peer_lid))
+            AND NOT c.wrote_first AND c.first_in_at IS NULL
+            AND NOT EXISTS (
+              SELECT 1 FROM messages o
+              WHERE o.number_id = m.number_id AND o.chat_id = m.chat_id AND o.id <> m.id AND o.status <> 'failed'
+            )`
+      }
       yield* Outbox.enqueue(
         sql,
         m.accountId,
