@@ -582,4 +582,32 @@ describe("limits across refusals, pauses and restarts", () => {
       assert.strictEqual(code(yield* send(second, acme.accountKey, { to: refusedBeforeRestart, text: "Hello from the shop" })), "200 ok")
       assert.strictEqual(yield* newContacts(second), 2)
     }), { timeout: 60_000 })
+
+  it.scopedLive("first messages the network refused are no mailing: the same answer before and after a restart", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const network = yield* simulatedNetwork
+      const time = ManualClock.make(NOON)
+      const firstScope = yield* Scope.make()
+      const first = yield* startGateway(database, { sim: network, domainClock: time.clock }).pipe(Scope.extend(firstScope))
+      const acme = yield* provision(first.ops)
+      // After warm-up: 150 first messages a day, so only the mailing rule can stop these.
+      time.adjust("4 days")
+      const mailing = (gateway: RunningGateway, refused: boolean) =>
+        Effect.gen(function*() {
+          const to = uniquePhone()
+          if (refused) yield* gateway.sim.failures(to, { mode: "reject", times: 1 })
+          const answer = yield* send(gateway, acme.accountKey, { to, text: "BIG SALE today only!" })
+          time.adjust("5 seconds")
+          return code(answer)
+        })
+      for (let i = 0; i < 10; i++) assert.strictEqual(yield* mailing(first, true), "502 send_failed")
+      // 24 sent in all, 14 delivered: the next is the 15th of the pattern, not its 25th.
+      for (let i = 0; i < 15; i++) assert.strictEqual(yield* mailing(first, false), "200 ok", `delivered ${i + 1}`)
+      yield* Scope.close(firstScope, Exit.void)
+
+      const second = yield* startGateway(database, { sim: network, domainClock: time.clock })
+      for (let i = 15; i < 24; i++) assert.strictEqual(yield* mailing(second, false), "200 ok", `delivered ${i + 1}`)
+      assert.strictEqual(yield* mailing(second, false), "429 spam_detected")
+    }), { timeout: 60_000 })
 })

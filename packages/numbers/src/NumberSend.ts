@@ -291,7 +291,9 @@ export const make = (ctx: NumberContext, session: Session) =>
         return yield* Effect.fail(withQuota(decision.error, quota()))
       }
       const { waMessageId } = prepared
-      const at = new Date(yield* DomainClock.now)
+      // The moment of the decision: the counters remember a first message by it, and find it by
+      // the record's time when the network refuses it (after a restart too).
+      const at = new Date(now)
       const day = Almaty.dateOf(now)
       const messageId = yield* conversations.recordOutgoing({
         accountId: number.accountId,
