@@ -610,4 +610,15 @@ describe("limits across refusals, pauses and restarts", () => {
       for (let i = 15; i < 24; i++) assert.strictEqual(yield* mailing(second, false), "200 ok", `delivered ${i + 1}`)
       assert.strictEqual(yield* mailing(second, false), "429 spam_detected")
     }), { timeout: 60_000 })
+
+  it.scopedLive("a first message half a second after another is told the rest of the 5 s, and goes after it", () =>
+    Effect.gen(function*() {
+      const { acme, gateway, time } = yield* world()
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to: uniquePhone(), text: "hi" })), "200 ok")
+      time.adjust("500 millis")
+      const early = yield* send(gateway, acme.accountKey, { to: uniquePhone(), text: "hi" })
+      assert.deepStrictEqual([code(early), early.headers["retry-after"]], ["429 rate_limited", "5"])
+      time.adjust("4500 millis")
+      assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to: uniquePhone(), text: "hi" })), "200 ok")
+    }))
 })

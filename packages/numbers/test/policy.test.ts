@@ -162,9 +162,18 @@ describe("send policy", () => {
     ["a first message after the suspension ended", { coldBlockedUntil: now }, first, "allow"],
     ["a first message while the network restricts the number", { restrictedUntil: now + 7_200_000 }, first, "new_contacts_limit 7200"],
     ["a reply while the network restricts the number", { restrictedUntil: now + 7_200_000 }, reply, "allow"],
-    // Long blocks are reported before short ones.
+    // Of the blocks at once, the longest answers: its wait is the real one.
     ["daily limit and rate at once", { messagesToday: 1000, lastSendAt: now - 10 }, reply, "daily_limit 25200"],
-    ["suspension and daily limit at once", { coldBlockedUntil: now + 60_000, messagesToday: 1000 }, first, "cold_blocked 60"]
+    ["suspension and daily limit at once", { coldBlockedUntil: now + 60_000, messagesToday: 1000 }, first, "daily_limit 25200"],
+    ["suspension past midnight and daily limit", { coldBlockedUntil: now + 86_000_000, messagesToday: 1000 }, first, "cold_blocked 86000"],
+    ["restriction and suspension at once", { coldBlockedUntil: now + 60_000, restrictedUntil: now + 7_200_000 }, first, "new_contacts_limit 7200"],
+    [
+      "a first message 0.5 s after the last one, a first message too",
+      { lastSendAt: now - 500, lastFirstContactAt: now - 500 },
+      first,
+      "rate_limited 5"
+    ],
+    ["a reply 0.5 s after a first message", { lastSendAt: now - 500, lastFirstContactAt: now - 500 }, reply, "rate_limited 1"]
   ] as const)("%s: %s", (_, s, send, expected) => {
     assert.strictEqual(refusal(s, send), expected)
   })
