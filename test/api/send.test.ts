@@ -621,4 +621,24 @@ describe("limits across refusals, pauses and restarts", () => {
       time.adjust("4500 millis")
       assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to: uniquePhone(), text: "hi" })), "200 ok")
     }))
+
+  it.scopedLive("a clock stepped back across midnight keeps the new day's counters", () =>
+    Effect.gen(function*() {
+      const { acme, gateway, time } = yield* world()
+      const api = yield* gateway.client(acme.accountKey)
+      const midnight = Almaty.nextMidnight(NOON)
+      time.set(midnight + 1000)
+      for (let i = 0; i < 3; i++) {
+        assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to: uniquePhone(), text: `morning ${i}` })), "200 ok")
+        time.adjust("5 seconds")
+      }
+      // An NTP correction puts the clock two seconds before midnight, then it runs on.
+      time.set(midnight - 2000)
+      assert.strictEqual((yield* api.limits.get({ urlParams: {} })).used.messages, 3)
+      time.set(midnight + 30_000)
+      const used = (yield* api.limits.get({ urlParams: {} })).used
+      assert.deepStrictEqual([used.messages, used.new_contacts], [3, 3])
+      const next = yield* send(gateway, acme.accountKey, { to: uniquePhone(), text: "morning 3" })
+      assert.strictEqual(next.headers["x-ratelimit-remaining"], "196")
+    }))
 })

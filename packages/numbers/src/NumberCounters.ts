@@ -38,9 +38,15 @@ export const make = (options: {
     components: null
   }
 
-  /** The counters of the Almaty day containing `now`. */
+  /**
+   * The counters of the Almaty day containing `now`. Days only move forward: a clock stepped back
+   * across midnight (an NTP correction) keeps counting on the later day rather than wipe it, which
+   * would let the number send that day's messages again once the clock is past midnight once more.
+   * (ISO dates compare as strings.)
+   */
   const today = (now: number) => {
-    if (Almaty.dateOf(now) !== usage.day) usage = { day: Almaty.dateOf(now), messages: 0, newContacts: 0, checks: 0 }
+    const day = Almaty.dateOf(now)
+    if (day > usage.day) usage = { day, messages: 0, newContacts: 0, checks: 0 }
     return usage
   }
 
