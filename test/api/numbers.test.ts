@@ -13,7 +13,7 @@ import * as Scope from "effect/Scope"
 import { execFile } from "node:child_process"
 import { join } from "node:path"
 import { cabinetSettings, mailbox, signedUp } from "../support/Cabinet.js"
-import { eventually, linked, provision, uniquePhone } from "../support/Fixtures.js"
+import { eventually, linked, provision, seedMessages, uniquePhone } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
 import * as PreviousRunner from "../support/PreviousRunner.js"
 import { freshDatabase, OPERATOR_TOKEN, type RunningGateway, simulatedNetwork, sql, startGateway } from "../support/TestGateway.js"
@@ -218,6 +218,31 @@ describe("GET /limits", () => {
       assert.include(["low", "critical"], bad.tier)
       assert.strictEqual(bad.limits.messages_per_day, 300)
       assert.isAtMost(bad.limits.new_contacts_per_day, 30)
+    }))
+
+  it.scopedLive("a group's chatter moves neither the trust index nor whether it has enough data", () =>
+    Effect.gen(function*() {
+      const time = ManualClock.make(NOON)
+      const gateway = yield* startGateway(yield* freshDatabase, { domainClock: time.clock })
+      const acme = yield* provision(gateway.ops, { numbers: 2 })
+      const [quiet, inGroups] = acme.numbers
+      time.adjust("20 days")
+      const at = new Date(time.now() - 3 * 86_400_000)
+      // Twins: ten messages each to people who never answered; one also sits in busy groups.
+      for (const n of [quiet, inGroups]) {
+        yield* seedMessages(gateway.database, acme.accountId, Array.from({ length: 10 }, () => ({
+          numberId: n.id, peer: uniquePhone(), direction: "out" as const, createdAt: at
+        })))
+      }
+      yield* seedMessages(gateway.database, acme.accountId, Array.from({ length: 40 }, (_, i) => ({
+        numberId: inGroups.id, peer: uniquePhone(), direction: "in" as const, group: true, text: `chat ${i}`, createdAt: at
+      })))
+      // The index is recomputed at most every 5 minutes.
+      time.adjust("6 minutes")
+      const api = yield* gateway.client(acme.accountKey)
+      const [a, b] = yield* Effect.forEach([quiet, inGroups], (n) => api.limits.get({ urlParams: { from: String(n.id) } }))
+      assert.deepStrictEqual([b.rating, b.enough_data, b.tier], [a.rating, a.enough_data, a.tier])
+      assert.isFalse(b.enough_data)
     }))
 })
 

@@ -181,7 +181,8 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
     /**
      * The counts behind the trust index of each number asked, over the 14 days before its `since`
      * (and its first messages older than a day). The numbers that ask at once (all of them as
-     * they start after a restart) share one statement.
+     * they start after a restart) share one statement. Messages count only in the number's own
+     * 1:1 chats: a group's chatter says nothing of how people take its messages.
      */
     const trustCounts = yield* Batched.withResults(
       (asked: ReadonlyArray<{ readonly numberId: number; readonly since: Date; readonly dayAgo: Date }>) =>
@@ -204,7 +205,7 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
               SELECT count(*) FILTER (WHERE direction = 'in') AS incoming,
                      count(*) FILTER (WHERE direction = 'out') AS outgoing,
                      count(*) FILTER (WHERE direction = 'out' AND status = 'failed') AS failed
-              FROM messages WHERE number_id = d.number_id AND created_at >= d.since
+              FROM messages WHERE number_id = d.number_id AND created_at >= d.since AND NOT is_group
             ) m
             ORDER BY d.i`
         )
