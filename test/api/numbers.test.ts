@@ -282,6 +282,28 @@ describe("POST /contacts/check", () => {
       assert.strictEqual(limits.used.checks, 200)
     }), { timeout: 60_000 })
 
+  it.scopedLive("the one-a-second rule holds across a restart, like the day's count", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const network = yield* simulatedNetwork
+      const time = ManualClock.make(NOON)
+      const firstScope = yield* Scope.make()
+      const first = yield* startGateway(database, { sim: network, domainClock: time.clock }).pipe(Scope.extend(firstScope))
+      const acme = yield* provision(first.ops)
+      const check = (gateway: RunningGateway) => post(gateway, "/api/v1/contacts/check", acme.accountKey, { phone: uniquePhone() })
+      assert.strictEqual(code(yield* check(first)), "200 ok")
+      yield* Scope.close(firstScope, Exit.void)
+
+      const second = yield* startGateway(database, { sim: network, domainClock: time.clock })
+      yield* linked(second.ops, acme.numbers[0].id)
+      time.adjust("500 millis")
+      const fast = yield* check(second)
+      assert.deepStrictEqual([code(fast), fast.headers["retry-after"], fast.headers["x-ratelimit-remaining"]], ["429 rate_limited", "1", "199"])
+      time.adjust("500 millis")
+      const next = yield* check(second)
+      assert.deepStrictEqual([code(next), next.headers["x-ratelimit-remaining"]], ["200 ok", "198"])
+    }))
+
   it.scopedLive("402 number_paused and 409 not_connected", () =>
     Effect.gen(function*() {
       const gateway = yield* startGateway(yield* freshDatabase)

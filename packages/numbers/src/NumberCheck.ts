@@ -12,6 +12,8 @@ const CHECK_INTERVAL_MS = 1000
 
 export const make = (ctx: NumberContext, session: Session, states: NumberStates) => {
   const { counters, number, numberId } = ctx
+  // The last check this entity made; before its first, the day's last one as recorded (by an
+  // earlier owner of the number, before a restart or a move).
   let lastCheckAt: number | null = null
 
   return (phone: string) =>
@@ -28,7 +30,8 @@ export const make = (ctx: NumberContext, session: Session, states: NumberStates)
           quota: quota()
         })
       }
-      if (lastCheckAt !== null && now - lastCheckAt < CHECK_INTERVAL_MS) {
+      const last = lastCheckAt ?? used.lastCheckAt
+      if (last !== null && now - last < CHECK_INTERVAL_MS) {
         return yield* new RateLimited({ error: "One contact check a second per number", retryAfter: 1, quota: quota() })
       }
       const result = yield* session.exists(phone).pipe(
@@ -36,7 +39,8 @@ export const make = (ctx: NumberContext, session: Session, states: NumberStates)
       )
       lastCheckAt = now
       used.checks++
-      yield* states.countCheck(numberId, used.day)
+      used.lastCheckAt = now
+      yield* states.countCheck(numberId, used.day, new Date(now))
       return { exists: result.exists, chatId: result.chatId, quota: quota() }
     })
 }

@@ -46,7 +46,7 @@ export const make = (options: {
    */
   const today = (now: number) => {
     const day = Almaty.dateOf(now)
-    if (day > usage.day) usage = { day, messages: 0, newContacts: 0, checks: 0 }
+    if (day > usage.day) usage = { day, messages: 0, newContacts: 0, checks: 0, lastCheckAt: null }
     return usage
   }
 

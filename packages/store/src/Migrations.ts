@@ -37,6 +37,7 @@ import mediaChatDay from "./migrations/0021_media_chat_day.js"
 import phoneAliases from "./migrations/0022_phone_aliases.js"
 import webhookLogRetention from "./migrations/0023_webhook_log_retention.js"
 import idempotencyKeyMessage from "./migrations/0024_idempotency_key_message.js"
+import lastCheck from "./migrations/0025_last_check.js"
 import { decoded } from "./Rows.js"
 
 /** @since 1.0.0 */
@@ -64,7 +65,8 @@ export const loader = Migrator.fromRecord({
   "0021_media_chat_day": mediaChatDay,
   "0022_phone_aliases": phoneAliases,
   "0023_webhook_log_retention": webhookLogRetention,
-  "0024_idempotency_key_message": idempotencyKeyMessage
+  "0024_idempotency_key_message": idempotencyKeyMessage,
+  "0025_last_check": lastCheck
 })
 
 const table = "wagate_migrations"

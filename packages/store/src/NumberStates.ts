@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Batched from "./Batched.js"
+import { NullOrInstant } from "./Columns.js"
 import * as Outbox from "./Outbox.js"
 import { decoded } from "./Rows.js"
 
@@ -48,7 +49,12 @@ const ContactCounts = Schema.Struct({
   answered: Count
 })
 
-const UsageRow = Schema.Struct({ messages: Schema.Number, new_contacts: Schema.Number, checks: Schema.Number })
+const UsageRow = Schema.Struct({
+  messages: Schema.Number,
+  new_contacts: Schema.Number,
+  checks: Schema.Number,
+  last_check_at: NullOrInstant
+})
 
 const MessageCounts = Schema.Struct({ incoming: Count, outgoing: Count, failed: Count })
 const TrustCounts = Schema.Struct({ ...ContactCounts.fields, ...MessageCounts.fields })
@@ -81,6 +87,8 @@ export interface Usage {
   readonly messages: number
   readonly newContacts: number
   readonly checks: number
+  /** When the day's last contact check was made (the one-a-second rule outlives a restart). */
+  readonly lastCheckAt: number | null
 }
 
 /** @since 1.0.0 */
@@ -136,14 +144,20 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
       Request: Schema.Struct({ numberId: Schema.Number, day: Schema.String }),
       Result: UsageRow,
       execute: ({ day, numberId }) =>
-        sql`SELECT messages, new_contacts, checks FROM daily_usage WHERE number_id = ${numberId} AND day = ${day}`
+        sql`SELECT messages, new_contacts, checks, last_check_at FROM daily_usage WHERE number_id = ${numberId} AND day = ${day}`
     })
 
     /** Counters of the Almaty day containing `now`. */
     const usage = Effect.fn("NumberStates.usage")(function*(numberId: number, now: number) {
       const day = Almaty.dateOf(now)
       const row = Option.getOrUndefined(yield* findUsage({ numberId, day }))
-      return { day, messages: row?.messages ?? 0, newContacts: row?.new_contacts ?? 0, checks: row?.checks ?? 0 } satisfies Usage
+      return {
+        day,
+        messages: row?.messages ?? 0,
+        newContacts: row?.new_contacts ?? 0,
+        checks: row?.checks ?? 0,
+        lastCheckAt: row?.last_check_at?.getTime() ?? null
+      } satisfies Usage
     }, Effect.orDie)
 
     const findLastSend = SqlSchema.findOne({
@@ -300,16 +314,17 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
     )
     const setRating = (numberId: number, rating: number) => writeRating({ numberId, rating })
 
-    /** Counts one contact check on the Almaty day of `now`. */
     /** The number's entity dropped a request after failing on it twice: operators see why. */
     const setFault = Effect.fn("NumberStates.setFault")(function*(numberId: number, fault: string, at: Date) {
       yield* sql`UPDATE numbers SET fault = ${fault}, fault_at = ${at} WHERE id = ${numberId}`
     }, Effect.orDie)
 
-    const countCheck = Effect.fn("NumberStates.countCheck")(function*(numberId: number, day: string) {
+    /** Counts one contact check, made `at`, on the Almaty day `day`. */
+    const countCheck = Effect.fn("NumberStates.countCheck")(function*(numberId: number, day: string, at: Date) {
       yield* sql`
-        INSERT INTO daily_usage (number_id, day, checks) VALUES (${numberId}, ${day}, 1)
-        ON CONFLICT (number_id, day) DO UPDATE SET checks = daily_usage.checks + 1`
+        INSERT INTO daily_usage (number_id, day, checks, last_check_at) VALUES (${numberId}, ${day}, 1, ${at})
+        ON CONFLICT (number_id, day) DO UPDATE SET checks = daily_usage.checks + 1,
+          last_check_at = greatest(daily_usage.last_check_at, EXCLUDED.last_check_at)`
     })
 
     const findLive = SqlSchema.findAll({
