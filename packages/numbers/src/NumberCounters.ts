@@ -58,12 +58,16 @@ export const make = (options: {
       trust = { rating, enoughData: TrustIndex.enoughData(inputs), at: now, components: TrustIndex.components(inputs) }
     })
 
-  const limitsAt = (now: number) => {
-    const daily = Tiers.dailyLimits({
+  /** The daily limits of the number's tier, whatever the network says. */
+  const tierLimitsAt = (now: number) =>
+    Tiers.dailyLimits({
       rating: trust.rating,
       enoughData: trust.enoughData,
       warmup: Tiers.inWarmup(number.connectedAt, now)
     })
+
+  const limitsAt = (now: number) => {
+    const daily = tierLimitsAt(now)
     // A restriction by the network closes first messages to new people while it lasts.
     const restricted = number.restrictedUntil !== null && number.restrictedUntil > now
     return restricted ? { ...daily, newContactsPerDay: 0 } : daily
@@ -165,6 +169,7 @@ export const make = (options: {
     handOffDelay,
     today,
     refreshTrust,
+    tierLimitsAt,
     limitsAt,
     quotaAt,
     recentFirstContactsAt,

@@ -276,7 +276,9 @@ export const make = (ctx: NumberContext, session: Session) =>
         messagesToday: used.messages,
         newContactsToday: used.newContacts,
         messagesPerDay: limits.messagesPerDay,
-        newContactsPerDay: limits.newContactsPerDay,
+        // The tier's: a restriction by the network is a limit of its own there, with its own end
+        // (the day's new contacts closed by it would wait for midnight, not for that end).
+        newContactsPerDay: counters.tierLimitsAt(now).newContactsPerDay,
         lastSendAt: counters.history.lastSendAt,
         lastFirstContactAt: counters.history.lastFirstContactAt,
         coldBlockedUntil: number.coldBlockedUntil,
