@@ -79,14 +79,18 @@ export const make = (options: {
     return recentFirstContacts
   }
 
-  /** A send was recorded: it counts on today and in the history the limits look at. */
-  const countSend = (now: number, firstContact: boolean, textHash: string) => {
+  /**
+   * A send decided at `now` was recorded at `recordedAt`: it counts on today and in the history
+   * the limits look at. A first message is remembered by its record's time, as PostgreSQL gives
+   * it after a restart, and by which a refusal finds it.
+   */
+  const countSend = (now: number, firstContact: boolean, textHash: string, recordedAt: number) => {
     const used = today(now)
     used.messages++
     if (firstContact) {
       used.newContacts++
       history.lastFirstContactAt = now
-      recentFirstContacts.push({ at: now, textHash })
+      recentFirstContacts.push({ at: recordedAt, textHash })
     }
     history.lastSendAt = now
   }

@@ -293,9 +293,7 @@ export const make = (ctx: NumberContext, session: Session) =>
         return yield* Effect.fail(withQuota(decision.error, quota()))
       }
       const { waMessageId } = prepared
-      // The moment of the decision: the counters remember a first message by it, and find it by
-      // the record's time when the network refuses it (after a restart too).
-      const at = new Date(now)
+      const at = new Date(yield* DomainClock.now)
       const day = Almaty.dateOf(now)
       const messageId = yield* conversations.recordOutgoing({
         accountId: number.accountId,
@@ -324,7 +322,7 @@ export const make = (ctx: NumberContext, session: Session) =>
           ))
       )
       ctx.contacts.remember(payload.to)
-      counters.countSend(now, firstContact, textHash)
+      counters.countSend(now, firstContact, textHash, at.getTime())
       // Not re-sent by the pending sweep while this send hands it over itself.
       ctx.inFlight.add(waMessageId)
       return { _tag: "Recorded", messageId, waMessageId, at, day, now, firstContact, quota } as const
@@ -357,7 +355,7 @@ export const make = (ctx: NumberContext, session: Session) =>
           at: r.at,
           answer: { status: failure.status, body: { error: failure.error, code: failure.code } }
         })
-        counters.uncountSend(r.now, r.firstContact)
+        counters.uncountSend(r.at.getTime(), r.firstContact)
         // The person stays a new contact, unless the record kept them (they wrote meanwhile).
         if (r.firstContact) ctx.contacts.forget(payload.to)
         return yield* failure
