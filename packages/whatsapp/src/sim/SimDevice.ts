@@ -124,6 +124,21 @@ export const deliver = (device: SimDevice, event: DriverEvent): boolean => {
   return false
 }
 
+/**
+ * Gives back what a closed session received and never handled: messages and acks reach the
+ * number's session again (the one connected now, or the next), ahead of what waits for it, as
+ * WhatsApp hands a device again what it did not acknowledge. The rest was news for that session
+ * only.
+ *
+ * @since 1.0.0
+ */
+export const redeliver = (device: SimDevice, events: ReadonlyArray<DriverEvent>): void => {
+  const kept = events.filter((event) => event._tag === "Incoming" || event._tag === "Ack")
+  if (kept.length === 0) return
+  if (isConnected(device)) for (const event of kept) device.mailbox!.offer(event)
+  else device.pending.unshift(...kept)
+}
+
 /** @since 1.0.0 */
 export const snapshot = (device: SimDevice): SimNumberState => ({
   phone: device.phone,

@@ -8,9 +8,16 @@
  * most, and a fiber parked that long for each session is memory the garbage collector promotes
  * and later sweeps on every event, while a short-lived one dies young.
  *
+ * A session that closes gracefully drains its mailbox first: what was queued before is still
+ * handed over, and what could not be in time is given back to the network (see `SimSession`).
+ *
  * @since 1.0.0
  */
+import * as Deferred from "effect/Deferred"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
 import * as FiberSet from "effect/FiberSet"
 import type * as Scope from "effect/Scope"
 import type { DriverEvent } from "../WhatsAppDriver.js"
@@ -19,6 +26,12 @@ import type { DriverEvent } from "../WhatsAppDriver.js"
 export interface SimMailbox {
   /** Queues an event; synchronous, so the network can emit inside its own atomic state changes. */
   readonly offer: (event: DriverEvent) => void
+  /**
+   * Takes no more events and waits, at most `within`, until those queued are handed over.
+   * Answers those that were not (the one being handled first, then the rest, in order); they
+   * are no longer handed over.
+   */
+  readonly drain: (within: Duration.DurationInput) => Effect.Effect<ReadonlyArray<DriverEvent>>
 }
 
 /**
@@ -37,6 +50,10 @@ export const make = (
     yield* Effect.addFinalizer(() => Effect.sync(() => (open = false)))
     const queued: Array<DriverEvent> = []
     let handing = false
+    /** The event being handed over now, if any. */
+    let current: DriverEvent | null = null
+    /** Told when the queue has run empty (a drain waits for it). */
+    let emptied: Deferred.Deferred<void> | null = null
     // A handler that dies must not silence the session: the next events still arrive.
     const handle = (event: DriverEvent) =>
       onEvent(event).pipe(
@@ -50,8 +67,11 @@ export const make = (
       const event = queued.shift()
       if (event === undefined) {
         handing = false
+        current = null
+        if (emptied !== null) Deferred.unsafeDone(emptied, Exit.void)
         return Effect.void
       }
+      current = event
       return Effect.zipRight(handle(event), handOver)
     })
     return {
@@ -62,6 +82,19 @@ export const make = (
         handing = true
         // Started on the scheduler, not now: the network is inside one of its atomic changes.
         run(handOver, { immediate: false })
-      }
+      },
+      drain: (within) =>
+        Effect.suspend(() => {
+          open = false
+          if (!handing) return Effect.succeed([])
+          const done = emptied ??= Deferred.unsafeMake<void>(FiberId.none)
+          // Interruptible: a drain runs in a finalizer, where the wait would not end at the limit.
+          return Effect.map(Effect.timeoutOption(Effect.interruptible(Deferred.await(done)), within), (finished) => {
+            if (finished._tag === "Some") return []
+            const left = [...(current === null ? [] : [current]), ...queued.splice(0)]
+            current = null
+            return left
+          })
+        })
     }
   })

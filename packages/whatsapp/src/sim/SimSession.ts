@@ -35,9 +35,26 @@ export const connect = (
   Effect.gen(function*() {
     const mailbox = yield* SimMailbox.make(owner.phone, onEvent)
     const device = yield* Effect.sync(() => attach(model, owner, mailbox))
-    yield* Effect.addFinalizer(() => Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sync(() => detach(model, device, mailbox, now))))
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        detach(model, device, mailbox, now)
+        // What the session already received is handled before it is gone (an ack is stored, not
+        // dropped); what it could not handle in time reaches the number's next session.
+        const left = yield* mailbox.drain(DRAIN_LIMIT)
+        SimDevice.redeliver(device, left)
+      })
+    )
     return make(model, device, mailbox)
   }).pipe(Effect.withSpan("SimNetwork.connect", { attributes: { phone: owner.phone } }))
+
+/**
+ * How long a closing session goes on handing over the events it had received: enough for a
+ * database under load to store them; what is left then goes back to the network.
+ *
+ * @since 1.0.0
+ */
+export const DRAIN_LIMIT = "10 seconds"
 
 /** What a session that a newer one replaced is told (it hears nothing else until it is back). */
 export const REPLACED = "replaced by another session of this device"

@@ -1,7 +1,8 @@
 /**
  * The `simulator` WhatsApp driver: sessions on the in-process {@link SimNetwork}. Closing a
- * session's scope detaches it (no more events reach it, and events it had not handled yet are
- * dropped); the number stays linked on the network, so the next `open` goes STARTING, WORKING.
+ * session's scope detaches it (no more events reach it) and waits while it handles the events it
+ * had already received; messages and acks it could not handle in time are handed to the number's
+ * next session. The number stays linked on the network, so the next `open` goes STARTING, WORKING.
  *
  * @since 1.0.0
  */

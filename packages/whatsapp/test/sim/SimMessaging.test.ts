@@ -5,7 +5,9 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import type * as Scope from "effect/Scope"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
 import type { SimConfig } from "../../src/sim/SimConfig.js"
 import { SimNetwork } from "../../src/sim/SimNetwork.js"
@@ -361,6 +363,42 @@ describe("SimNetwork sending", () => {
         yield* session.send(text("M2", PEER))
         yield* TestClock.adjust(500)
         assert.deepStrictEqual(rec.take(), ["60000 ack M2 sent", "60500 ack M2 delivered"])
+      })
+    ))
+
+  it.scoped("a closing session handles the acks it had received first; those it cannot in time reach the next session", () =>
+    run(
+      { autoScan: false, readDelayMs: null },
+      Effect.gen(function*() {
+        const driver = yield* WhatsAppDriver
+        // The first session stores an ack in a second, and never stores M2's delivery.
+        const closing = yield* Scope.make()
+        const first = Recorder.make({
+          handle: (event) =>
+            event._tag !== "Ack" || event.ack !== "delivered"
+              ? Effect.void
+              : event.waMessageId === "M2"
+              ? Effect.never
+              : Effect.sleep("1 second")
+        })
+        const session = yield* driver.open({ id: 1, phone: A, linked: true }, first.onEvent).pipe(Scope.extend(closing))
+        yield* Recorder.settle
+        for (const id of ["M1", "M2", "M3"]) yield* session.send(text(id, PEER))
+        yield* TestClock.adjust(500)
+        assert.deepStrictEqual(first.take().filter((l) => l.includes("delivered")), ["500 ack M1 delivered"])
+
+        // It closes while storing M1's delivery, with M2's and M3's behind it.
+        const closed = yield* Effect.fork(Scope.close(closing, Exit.void))
+        yield* TestClock.adjust(1000)
+        assert.deepStrictEqual(first.take(), ["1500 ack M2 delivered"])
+        yield* TestClock.adjust("10 seconds")
+        yield* Fiber.join(closed)
+
+        // What it could not store in time comes to the number's next session, once.
+        const next = Recorder.make()
+        yield* driver.open({ id: 1, phone: A, linked: true }, next.onEvent)
+        yield* TestClock.adjust("1 minute")
+        assert.deepStrictEqual(next.take(), ["11500 STARTING", "11500 WORKING", "11500 ack M2 delivered", "11500 ack M3 delivered"])
       })
     ))
 })
