@@ -219,7 +219,8 @@ export class SimRpcs extends RpcGroup.make(
     error: WireUnavailable
   }),
   Rpc.make("Logout", { payload: { session: Schema.Number } }),
-  // The runner has handled (stored) an incoming message; until then the network keeps it and
-  // hands it to the number's next session, as WhatsApp redelivers what a device did not receipt.
-  Rpc.make("Received", { payload: { phone: Schema.String, waMessageId: Schema.String } })
+  // The runner has handled (stored) an incoming message, or with `ack` that ack of its own
+  // message; until then the network keeps it and hands it to the number's next session, as
+  // WhatsApp redelivers what a device did not acknowledge.
+  Rpc.make("Received", { payload: { phone: Schema.String, waMessageId: Schema.String, ack: Schema.optional(Ack) } })
 ) {}

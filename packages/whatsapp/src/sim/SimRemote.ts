@@ -59,6 +59,13 @@ const driverEvent = (wire: typeof SimProtocol.Event.Type): DriverEvent =>
 export const make = Effect.gen(function*() {
   const client = yield* RpcClient.make(SimRpcs)
   const unavailable = (reason: string) => new DriverUnavailable({ reason })
+  /** An incoming message or an ack handled (stored, or kept for a retry): the network may forget it. */
+  const received = (phone: string, event: typeof SimProtocol.Event.Type) =>
+    event._tag === "Incoming"
+      ? Effect.ignore(client.Received({ phone, waMessageId: event.message.waMessageId }))
+      : event._tag === "Ack"
+      ? Effect.ignore(client.Received({ phone, waMessageId: event.waMessageId, ack: event.ack }))
+      : Effect.void
   const session = (
     phone: string,
     linked: boolean | undefined,
@@ -74,13 +81,7 @@ export const make = Effect.gen(function*() {
             ? Effect.zipRight(Effect.sync(() => {
               id = item.session
             }), Deferred.succeed(opened, item.session))
-            : item.event._tag === "Incoming"
-            // Handled (stored, or kept for a retry): the network may forget it.
-            ? Effect.zipRight(
-              onEvent(driverEvent(item.event)),
-              client.Received({ phone, waMessageId: item.event.message.waMessageId }).pipe(Effect.ignore)
-            )
-            : onEvent(driverEvent(item.event))
+            : Effect.zipRight(onEvent(driverEvent(item.event)), received(phone, item.event))
         ),
         Effect.catchAllCause((cause) => Effect.logWarning("simulator: the session's stream ended", cause)),
         // Lost while the number's entity still holds it (the socket to the simulator dropped, or

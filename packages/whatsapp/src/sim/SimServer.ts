@@ -56,11 +56,17 @@ const wireEvent = (event: DriverEvent): Effect.Effect<typeof SimProtocol.Event.T
   )
 }
 
+/** The key of an incoming message, or of one ack of a sent message, among those kept. */
+const keyOf = (waMessageId: string, ack?: string) => ack === undefined ? waMessageId : `${waMessageId} ${ack}`
+
 /** @since 1.0.0 */
 export const layerHandlers = SimRpcs.toLayer(Effect.gen(function*() {
   const network = yield* SimNetwork
   const sessions = new Map<number, Session>()
-  /** Incoming messages handed to a runner and not yet confirmed stored, by phone and message id. */
+  /**
+   * Incoming messages and acks handed to a runner and not yet confirmed stored, by phone and
+   * `keyOf` (a message's acks are kept one by one).
+   */
   const unreceived = new Map<string, Map<string, typeof SimProtocol.SessionItem.Type>>()
   let nextSession = 0
   const session = (id: number) =>
@@ -104,7 +110,8 @@ export const layerHandlers = SimRpcs.toLayer(Effect.gen(function*() {
           unreceived.set(phone, waiting)
         }
         const kept = waiting
-        // What an earlier session of the number got but never confirmed (its runner died) comes first.
+        // What an earlier session of the number got but never confirmed (its runner died, or it
+        // closed with events still on their way) comes first.
         const redelivered = [...kept.values()]
         yield* mailbox.offer({ _tag: "Opened", session: id })
         for (const item of redelivered) yield* mailbox.offer(item)
@@ -113,7 +120,8 @@ export const layerHandlers = SimRpcs.toLayer(Effect.gen(function*() {
           (event) =>
             Effect.flatMap(wireEvent(event), (wire) => {
               const item = { _tag: "Event", event: wire } as const
-              if (wire._tag === "Incoming") kept.set(wire.message.waMessageId, item)
+              if (wire._tag === "Incoming") kept.set(keyOf(wire.message.waMessageId), item)
+              else if (wire._tag === "Ack") kept.set(keyOf(wire.waMessageId, wire.ack), item)
               return mailbox.offer(item)
             })
         ).pipe(Scope.extend(scope))
@@ -132,6 +140,6 @@ export const layerHandlers = SimRpcs.toLayer(Effect.gen(function*() {
     SessionExists: ({ phone, session: id }) =>
       Effect.flatMap(session(id), (s) => Effect.mapError(s.exists(phone), unavailable)),
     Logout: ({ session: id }) => Effect.flatMap(session(id), (s) => s.logout).pipe(Effect.catchAll(() => Effect.void)),
-    Received: ({ phone, waMessageId }) => Effect.sync(() => unreceived.get(phone)?.delete(waMessageId))
+    Received: ({ ack, phone, waMessageId }) => Effect.sync(() => unreceived.get(phone)?.delete(keyOf(waMessageId, ack)))
   })
 }))

@@ -138,4 +138,42 @@ describe("standalone simulator", () => {
       yield* waitFor(() => later.length > 0 ? true : undefined)
       assert.deepStrictEqual(later, ["hello?"])
     }))
+
+  it.scopedLive("acks its runner never confirmed are handed to the number's next session, each once", () =>
+    Effect.gen(function*() {
+      const { driver, network } = yield* remote
+      // The first runner's session closes while it is storing the delivered ack.
+      const closing = yield* Scope.make()
+      const taken: Array<string> = []
+      const first = yield* driver.open({ id: 1, phone: A, linked: true }, (e) =>
+        e._tag !== "Ack" ? Effect.void : Effect.zipRight(
+          Effect.sync(() => void taken.push(e.ack)),
+          e.ack === "delivered" ? Effect.never : Effect.void
+        )
+      ).pipe(Scope.extend(closing))
+      yield* waitFor(() => Effect.runSync(network.number(A)).status === "WORKING" ? true : undefined)
+      yield* first.send({ waMessageId: "M1", to: PEER, content: { kind: "text", text: "Салем" } })
+      yield* waitFor(() => taken.includes("delivered") ? true : undefined)
+      yield* Scope.close(closing, Exit.void)
+
+      // The runner that takes the number over gets the ack it did not store, and confirms it.
+      const next = yield* Scope.make()
+      const acks: Array<string> = []
+      yield* driver.open({ id: 1, phone: A, linked: true }, (e) =>
+        Effect.sync(() => void (e._tag === "Ack" && acks.push(`${e.waMessageId} ${e.ack}`)))
+      ).pipe(Scope.extend(next))
+      yield* waitFor(() => acks.length > 0 ? true : undefined)
+      assert.deepStrictEqual(acks, ["M1 delivered"])
+      yield* Effect.sleep("200 millis")
+      yield* Scope.close(next, Exit.void)
+
+      // Confirmed: a later session does not get it again.
+      const later: Array<string> = []
+      yield* driver.open({ id: 1, phone: A, linked: true }, (e) =>
+        Effect.sync(() => void (e._tag === "Ack" && later.push(`${e.waMessageId} ${e.ack}`)))
+      )
+      yield* network.inbound({ to: A, from: PEER, text: "hello?" })
+      yield* Effect.sleep("300 millis")
+      assert.deepStrictEqual(later, [])
+    }))
 })
