@@ -67,8 +67,34 @@ const onUpdate = (ctx: SessionContext, update: Extract<SocketSignal, { _tag: "Up
     else if (update.connection === "close") yield* Reconnect.closed(ctx, update.lastDisconnect?.error)
   })
 
+/**
+ * How long a closing session goes on handing over what it had received: enough for a database
+ * under load to store it.
+ *
+ * @since 1.0.0
+ */
+export const DRAIN_LIMIT = "10 seconds"
+
+/**
+ * What a closing session still hands over: messages and delivery reports Baileys has already
+ * acknowledged to WhatsApp, which will not send them again (and the LID and group facts beside
+ * them). Nothing else happens any more: no reconnect, no link.
+ */
+const HANDED_OVER_WHILE_CLOSING: ReadonlySet<Signal["_tag"]> = new Set<Signal["_tag"]>([
+  "Upsert",
+  "Updates",
+  "Receipts",
+  "Lids",
+  "Groups",
+  "NotOnWhatsApp",
+  "Drained"
+])
+
 const handle = (ctx: SessionContext, s: Signal): Effect.Effect<void> => {
   if ("gen" in s && s.gen !== ctx.state.gen) return Effect.void
+  if (ctx.state.closed && !HANDED_OVER_WHILE_CLOSING.has(s._tag)) {
+    return "done" in s ? Deferred.succeed(s.done, undefined) : Effect.void
+  }
   switch (s._tag) {
     case "Start":
       if (ctx.auth.isLinked()) return Reconnect.resume(ctx)
@@ -103,6 +129,8 @@ const handle = (ctx: SessionContext, s: Signal): Effect.Effect<void> => {
       return ctx.onEvent({ _tag: "Ack", waMessageId: s.waMessageId, ack: "failed", error: Sending.NOT_ON_WHATSAPP })
     case "PhoneMapped":
       return ctx.onEvent({ _tag: "PhoneMapped", asked: s.asked, phone: s.phone })
+    case "Drained":
+      return Deferred.succeed(s.done, undefined)
   }
 }
 
@@ -158,6 +186,20 @@ export const open = (
           ))
       ),
       scope
+    )
+    // Added after the fiber, so it runs before the fiber is stopped: what the socket reported
+    // before the session began to close is handed over (an ack stored, not dropped), within
+    // DRAIN_LIMIT. Interruptible, or the wait would not end at the limit inside a finalizer.
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        state.closed = true
+        const drained = yield* Deferred.make<void>()
+        ctx.signal({ _tag: "Drained", done: drained })
+        const finished = yield* Effect.timeoutOption(Effect.interruptible(Deferred.await(drained)), DRAIN_LIMIT)
+        if (finished._tag === "None") {
+          yield* Effect.logWarning(`number ${number.id}: events received before the session closed were not all handled in ${DRAIN_LIMIT}`)
+        }
+      })
     )
 
     const connected = (): BaileysSocket | DriverUnavailable =>

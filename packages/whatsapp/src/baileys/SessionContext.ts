@@ -62,6 +62,8 @@ export type Signal =
   | { readonly _tag: "NotOnWhatsApp"; readonly waMessageId: string }
   /** WhatsApp knows the phone `asked` as `phone`, where a message went (`Sending.send`). */
   | { readonly _tag: "PhoneMapped"; readonly asked: string; readonly phone: string }
+  /** The session is closing: every signal before this one has been handled. */
+  | { readonly _tag: "Drained"; readonly done: Deferred.Deferred<void> }
 
 /** @since 1.0.0 */
 export interface NumberRef {
@@ -95,6 +97,7 @@ export interface SessionState {
   /** The connect slot the current handshake holds, until it opens, shows a QR or closes. */
   slot: Deferred.Deferred<void> | null
   watchdog: Fiber.RuntimeFiber<void> | null
+  /** The session is closing or closed: it only hands over what it already received. */
   closed: boolean
 }
 

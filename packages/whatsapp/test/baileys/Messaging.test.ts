@@ -4,12 +4,15 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Boom } from "@hapi/boom"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import { Readable } from "node:stream"
 import { DriverUnavailable, fileOf, type OutgoingContent, SendRejected } from "../../src/WhatsAppDriver.js"
 import { Closes } from "./support/FakeSocket.js"
 import { opusHead, wav } from "./support/Audio.js"
+import * as Recorder from "../support/Recorder.js"
 import * as Harness from "./support/Harness.js"
 
 const { advance, flush, working } = Harness
@@ -152,6 +155,41 @@ describe("Baileys driver: acks and restrictions", () => {
         "0 ack 3EB0G delivered",
         "0 ack 3EB0F failed (delivery failed (479))"
       ])
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("a session that closes hands over the delivery reports it had received before it is gone", () => {
+    const h = Harness.make()
+    return Effect.gen(function*() {
+      // Storing the first ack takes a while; the others arrive meanwhile.
+      const stored = yield* Deferred.make<void>()
+      const rec = Recorder.make({
+        handle: (event) => event._tag === "Ack" && event.waMessageId === "3EB0A" ? Deferred.await(stored) : Effect.void
+      })
+      Harness.storeLinked(h, 1)
+      const opened = yield* Harness.open({ id: 1, linked: true }, rec)
+      const socket = h.fake.latest()
+      socket.open()
+      yield* flush
+      rec.take()
+      const key = (id: string) => ({ remoteJid: `${TO}@s.whatsapp.net`, id, fromMe: true })
+      socket.emit("messages.update", [{ key: key("3EB0A"), update: { status: 3 } }])
+      socket.emit("message-receipt.update", [
+        {
+          key: { remoteJid: "120363000000000001@g.us", id: "3EB0G", fromMe: true },
+          receipt: { userJid: `${TO}@s.whatsapp.net`, readTimestamp: 1700000000 }
+        }
+      ])
+      socket.emit("messages.update", [{ key: key("3EB0B"), update: { status: 4 } }])
+      yield* flush
+      assert.deepStrictEqual(rec.take(), ["0 ack 3EB0A delivered"])
+
+      // The number's entity stops (its runner stops, or its shard moves) meanwhile.
+      const closing = yield* Effect.fork(opened.close)
+      yield* flush
+      yield* Deferred.succeed(stored, undefined)
+      yield* Fiber.join(closing)
+      assert.deepStrictEqual(rec.take(), ["0 ack 3EB0G read", "0 ack 3EB0B read"])
     }).pipe(Effect.provide(h.layer))
   })
 
