@@ -10,12 +10,15 @@ import * as RpcClient from "@effect/rpc/RpcClient"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as SimOutgoing from "./SimOutgoing.js"
 import { SimUnknownNumber, SimWrongPairingCode, SimWrongState } from "./SimErrors.js"
 import { SimNetwork, type SimNetworkService } from "./SimNetwork.js"
+import { DRAIN_LIMIT } from "./SimSession.js"
 import {
   type DriverEvent,
   DriverUnavailable,
@@ -55,6 +58,12 @@ const incoming = (wire: typeof SimProtocol.Incoming.Type): IncomingMessage => ({
 const driverEvent = (wire: typeof SimProtocol.Event.Type): DriverEvent =>
   wire._tag === "Incoming" ? { _tag: "Incoming", message: incoming(wire.message) } : wire
 
+/** What reaches a session's handler, in order: the network's events, the stream lost, the end of a drain. */
+type Arrived =
+  | { readonly _tag: "Event"; readonly event: typeof SimProtocol.Event.Type }
+  | { readonly _tag: "Lost" }
+  | { readonly _tag: "Drained"; readonly done: Deferred.Deferred<void> }
+
 /** @since 1.0.0 */
 export const make = Effect.gen(function*() {
   const client = yield* RpcClient.make(SimRpcs)
@@ -75,26 +84,51 @@ export const make = Effect.gen(function*() {
       const opened = yield* Deferred.make<number>()
       // The session on the network now; a new one after the stream was lost.
       let id = 0
-      yield* client.Connect({ phone, linked }).pipe(
+      // What arrived, waiting for the number's handler: taken off the wire as it comes, so a
+      // session that closes can still hand over all it received (below).
+      const inbox = yield* Queue.unbounded<Arrived>()
+      yield* Queue.take(inbox).pipe(
+        Effect.flatMap((arrived) => {
+          switch (arrived._tag) {
+            case "Event":
+              return Effect.zipRight(onEvent(driverEvent(arrived.event)), received(phone, arrived.event))
+            case "Lost":
+              return onEvent({ _tag: "Connection", status: "STARTING", reason: "the connection to the network was lost" })
+            case "Drained":
+              return Deferred.succeed(arrived.done, undefined)
+          }
+        }),
+        Effect.forever,
+        Effect.forkScoped
+      )
+      const receiving = yield* client.Connect({ phone, linked }).pipe(
         Stream.runForEach((item) =>
           item._tag === "Opened"
             ? Effect.zipRight(Effect.sync(() => {
               id = item.session
             }), Deferred.succeed(opened, item.session))
-            : Effect.zipRight(onEvent(driverEvent(item.event)), received(phone, item.event))
+            : Queue.offer(inbox, { _tag: "Event", event: item.event })
         ),
         Effect.catchAllCause((cause) => Effect.logWarning("simulator: the session's stream ended", cause)),
         // Lost while the number's entity still holds it (the socket to the simulator dropped, or
         // the simulator detached it): the entity hears so, and the session is opened again, as a
         // WhatsApp connection reconnects on its own.
-        Effect.zipRight(Effect.whenEffect(
-          onEvent({ _tag: "Connection", status: "STARTING", reason: "the connection to the network was lost" }),
-          Deferred.isDone(opened)
-        )),
+        Effect.zipRight(Effect.whenEffect(Queue.offer(inbox, { _tag: "Lost" }), Deferred.isDone(opened))),
         Effect.zipRight(Effect.sleep("1 second")),
         Effect.forever,
         Effect.annotateLogs({ phone }),
         Effect.forkScoped
+      )
+      // Runs before the handler is stopped: the session leaves the network, then what it had
+      // received is handed over (within DRAIN_LIMIT; what is not, the network keeps for the
+      // number's next session, unconfirmed).
+      yield* Effect.addFinalizer(() =>
+        Effect.gen(function*() {
+          yield* Fiber.interrupt(receiving)
+          const done = yield* Deferred.make<void>()
+          yield* Queue.offer(inbox, { _tag: "Drained", done })
+          yield* Effect.timeoutOption(Effect.interruptible(Deferred.await(done)), DRAIN_LIMIT)
+        })
       )
       yield* Deferred.await(opened)
       return {

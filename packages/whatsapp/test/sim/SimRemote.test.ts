@@ -10,8 +10,10 @@ import * as RpcServer from "@effect/rpc/RpcServer"
 import { assert, describe, it } from "@effect/vitest"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import { createServer } from "node:http"
@@ -173,6 +175,43 @@ describe("standalone simulator", () => {
         Effect.sync(() => void (e._tag === "Ack" && later.push(`${e.waMessageId} ${e.ack}`)))
       )
       yield* network.inbound({ to: A, from: PEER, text: "hello?" })
+      yield* Effect.sleep("300 millis")
+      assert.deepStrictEqual(later, [])
+    }))
+
+  it.scopedLive("a session that closes hands over the acks it had received before it is gone, and they are not handed over again", () =>
+    Effect.gen(function*() {
+      const { driver, network } = yield* remote
+      // Storing the sent ack takes a while; the delivered ack arrives meanwhile.
+      const stored = yield* Deferred.make<void>()
+      const closing = yield* Scope.make()
+      const acks: Array<string> = []
+      const first = yield* driver.open({ id: 1, phone: A, linked: true }, (e) =>
+        e._tag !== "Ack" ? Effect.void : Effect.zipRight(
+          Effect.sync(() => void acks.push(`${e.waMessageId} ${e.ack}`)),
+          e.ack === "sent" ? Deferred.await(stored) : Effect.void
+        )
+      ).pipe(Scope.extend(closing))
+      yield* waitFor(() => Effect.runSync(network.number(A)).status === "WORKING" ? true : undefined)
+      yield* first.send({ waMessageId: "M1", to: PEER, content: { kind: "text", text: "Салем" } })
+      yield* waitFor(() => Effect.runSync(network.sent({ from: A }))[0]?.ack === "delivered" ? true : undefined)
+      // Time for the delivered ack to cross the wire.
+      yield* Effect.sleep("300 millis")
+      assert.deepStrictEqual(acks, ["M1 sent"])
+
+      // The runner stops meanwhile: the session closes once both acks are stored.
+      const closed = yield* Effect.fork(Scope.close(closing, Exit.void))
+      yield* Effect.sleep("100 millis")
+      yield* Deferred.succeed(stored, undefined)
+      yield* Fiber.join(closed)
+      assert.deepStrictEqual(acks, ["M1 sent", "M1 delivered"])
+
+      // Both were stored by it: the number's next session does not get them again.
+      yield* Effect.sleep("200 millis")
+      const later: Array<string> = []
+      yield* driver.open({ id: 1, phone: A, linked: true }, (e) =>
+        Effect.sync(() => void (e._tag === "Ack" && later.push(`${e.waMessageId} ${e.ack}`)))
+      )
       yield* Effect.sleep("300 millis")
       assert.deepStrictEqual(later, [])
     }))
