@@ -4,7 +4,7 @@
  * those whose entities run in that process reach them directly, the others through the cluster.
  * Meanwhile a third process joins (taking shards away from the one sending) and another stops
  * (its shards come to the one sending): every send must be accepted, retried only with 503
- * `capacity` while its number reconnects, and reach the network exactly once.
+ * `capacity` while its number reconnects, reach the network exactly once, and end `read`.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -70,5 +70,7 @@ describe.skipIf(process.env.WAGATE_CLUSTER_TEST === "0")("processes that serve H
         []
       )
       yield* Effect.promise(() => ClusterLoad.assertSentOnce(cluster.simUrl, "local", sends))
+      // Acks on their way when numbers moved were stored all the same.
+      yield* ClusterLoad.assertAllRead(cluster)
     })), { timeout: 600_000 })
 })

@@ -246,3 +246,24 @@ export const assertIncomingKept = (cluster: { readonly sql: SqlClient.SqlClient 
     }
     deepStrictEqual(left, [])
   })
+
+/**
+ * Every message the network took reaches `read` (the simulator reads each 2 s after its send),
+ * however often its number moved meanwhile: an ack on its way when a number's session closed is
+ * stored by that session or by the number's next one, never lost.
+ */
+export const assertAllRead = (cluster: { readonly sql: SqlClient.SqlClient }) =>
+  Effect.gen(function*() {
+    const unread = Effect.map(
+      cluster.sql<{ text: string; status: string }>`
+        SELECT text, status FROM messages WHERE direction = 'out' AND status <> 'read' ORDER BY id`,
+      (rows) => rows.map((r) => `${r.text}: ${r.status}`)
+    ).pipe(Effect.orDie)
+    const deadline = Date.now() + 30_000
+    let left = yield* unread
+    while (left.length > 0 && Date.now() < deadline) {
+      yield* Effect.sleep("500 millis")
+      left = yield* unread
+    }
+    deepStrictEqual(left, [])
+  })
