@@ -28,7 +28,7 @@ export interface HeldSession {
   readonly reclaim: Effect.Effect<void>
 }
 
-/** The holder of the number's sessions (`start` opens the first); events of a session closed since are dropped. */
+/** The holder of the number's sessions (`start` opens the first); connection events of a session closed since are dropped. */
 export const make = (options: {
   readonly numberId: number
   /** The number's shard, for the log. */
@@ -62,7 +62,11 @@ export const make = (options: {
     const connect = Effect.gen(function*() {
       const mine = ++generation
       const scope = yield* Scope.fork(options.scope, ExecutionStrategy.sequential)
-      const session = yield* options.open((event) => mine === generation ? options.onEvent(event) : Effect.void).pipe(
+      // A session given up says nothing more about the connection, but the acks and messages it
+      // hands over as it closes are still the number's: dropped, they would be lost.
+      const session = yield* options.open((event) =>
+        mine === generation || event._tag !== "Connection" ? options.onEvent(event) : Effect.void
+      ).pipe(
         Scope.extend(scope),
         Effect.onInterrupt(() => Scope.close(scope, Exit.void))
       )
