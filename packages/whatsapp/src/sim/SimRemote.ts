@@ -11,6 +11,7 @@ import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
@@ -87,11 +88,14 @@ export const make = Effect.gen(function*() {
       // What arrived, waiting for the number's handler: taken off the wire as it comes, so a
       // session that closes can still hand over all it received (below).
       const inbox = yield* Queue.unbounded<Arrived>()
+      // Confirmations on their way: the next event does not wait for one (a round trip to the
+      // simulator for each ack would hold up the number's events, its connection's included).
+      const confirming = yield* FiberSet.make<void>()
       yield* Queue.take(inbox).pipe(
         Effect.flatMap((arrived) => {
           switch (arrived._tag) {
             case "Event":
-              return Effect.zipRight(onEvent(driverEvent(arrived.event)), received(phone, arrived.event))
+              return Effect.zipRight(onEvent(driverEvent(arrived.event)), FiberSet.run(confirming, received(phone, arrived.event)))
             case "Lost":
               return onEvent({ _tag: "Connection", status: "STARTING", reason: "the connection to the network was lost" })
             case "Drained":
@@ -127,7 +131,11 @@ export const make = Effect.gen(function*() {
           yield* Fiber.interrupt(receiving)
           const done = yield* Deferred.make<void>()
           yield* Queue.offer(inbox, { _tag: "Drained", done })
-          yield* Effect.timeoutOption(Effect.interruptible(Deferred.await(done)), DRAIN_LIMIT)
+          // Handed over and confirmed, so the number's next session does not get them again.
+          yield* Effect.timeoutOption(
+            Effect.interruptible(Effect.zipRight(Deferred.await(done), FiberSet.awaitEmpty(confirming))),
+            DRAIN_LIMIT
+          )
         })
       )
       yield* Deferred.await(opened)
