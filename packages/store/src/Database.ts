@@ -37,8 +37,67 @@ export class DatabaseKind extends Context.Tag("@wagate/store/DatabaseKind")<Data
  */
 export class DatabasePool extends Context.Tag("@wagate/store/DatabasePool")<DatabasePool, Pg.Pool>() {}
 
+/**
+ * What every process does once per database at start-up, the first time alone: creating the
+ * tables it needs when they are missing (the gateway's migrations, the cluster's own tables).
+ * PostgreSQL lets two sessions that create the same table at once collide (`relation ... already
+ * exists`, or `duplicate key value violates unique constraint "pg_type_typname_nsp_index"` for
+ * `CREATE TABLE IF NOT EXISTS`), which would end the start of the processes of a deployment
+ * started all at once on a fresh database. `holding` runs its effect under one advisory lock of
+ * the database, so the others wait and then find the tables made.
+ *
+ * @since 1.0.0
+ */
+export class StartupLock extends Context.Tag("@wagate/store/StartupLock")<StartupLock, {
+  readonly holding: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError, R>
+}>() {}
+
+/**
+ * `layer` built under the {@link StartupLock}: its construction creates tables (the cluster's
+ * storage does).
+ *
+ * @since 1.0.0
+ */
+export const madeAlone = <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E | SqlError, R | StartupLock> =>
+  Layer.scopedContext(Effect.flatMap(StartupLock, (lock) => lock.holding(Layer.build(layer))))
+
 /** @since 1.0.0 */
-export type Database = PgClient.PgClient | SqlClient.SqlClient | DatabaseKind | DatabasePool
+export type Database = PgClient.PgClient | SqlClient.SqlClient | DatabaseKind | DatabasePool | StartupLock
+
+// The two-key form of advisory locks, apart from the cluster's single-key shard locks (which
+// StartGate counts) and the exports' key space.
+const STARTUP_LOCK_SPACE = 0x77737470 // "wstp"
+
+/**
+ * The lock on a session of its own, opened for the effect and closed after it (which frees the
+ * lock), so neither a pool's connection nor its statement time limit is taken by the wait.
+ */
+const startupLock = (config: Pg.ClientConfig) =>
+  StartupLock.of({
+    holding: (effect) =>
+      Effect.acquireUseRelease(
+        Effect.tryPromise({
+          try: async () => {
+            const client = new Pg.Client(config)
+            client.on("error", () => {})
+            await client.connect()
+            try {
+              await client.query("SELECT pg_advisory_lock($1, 0)", [STARTUP_LOCK_SPACE])
+            } catch (error) {
+              await client.end().catch(() => {})
+              throw error
+            }
+            return client
+          },
+          catch: (cause) => new SqlError({ cause, message: "Could not take the database's start-up lock" })
+        }),
+        () => effect,
+        (client) => Effect.promise(() => client.end().catch(() => {}))
+      )
+  })
+
+/** The embedded database serves one process: nobody to wait for. */
+const alone = StartupLock.of({ holding: (effect) => effect })
 
 /**
  * Clients that close their connection when the server has not answered a query within
@@ -103,13 +162,15 @@ const NO_ANSWER_GRACE_MS = 5_000
 /**
  * Migrates the database on a connection of its own, closed when done: a migration may rewrite a
  * large table, and the migrator waits for another process's migration to end (a table lock), so
- * neither is held to the statement time limit of the pool that serves requests.
+ * neither is held to the statement time limit of the pool that serves requests. Under the
+ * start-up lock: the migrator creates its own table first, and two processes doing that at once
+ * collide.
  */
 const layerMigrated = (config: Pg.PoolConfig & { readonly application_name: string }) =>
-  Layer.effectDiscard(Effect.scoped(Effect.flatMap(
+  Layer.effectDiscard(startupLock(config).holding(Effect.scoped(Effect.flatMap(
     Layer.build(layerPool({ ...config, max: 1 })),
     (migrator) => Effect.provide(Migrations.run, migrator)
-  )))
+  ))))
 
 /**
  * A PostgreSQL server, migrated at start-up.
@@ -155,6 +216,7 @@ export const layerPostgres = (options: {
       {})
   }).pipe(
     Layer.provideMerge(layerMigrated(connection)),
+    Layer.provideMerge(Layer.succeed(StartupLock, startupLock(connection))),
     Layer.provideMerge(Layer.succeed(DatabaseKind, "postgres"))
   )
 }
@@ -205,6 +267,7 @@ export const layerEmbedded = (options: { readonly dataDir?: string | undefined }
         max: 1,
         application_name: "wagate"
       })),
+      Layer.provideMerge(Layer.succeed(StartupLock, alone)),
       Layer.provideMerge(Layer.succeed(DatabaseKind, "embedded"))
     )
   }))

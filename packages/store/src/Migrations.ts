@@ -1,6 +1,7 @@
 /**
- * Numbered migrations, run at start-up by every process (the migrator serialises them with a
- * table lock, so processes starting together are safe). A database migrated further than this
+ * Numbered migrations, run at start-up by every process, one process at a time (under the
+ * database's start-up lock, see `Database.StartupLock`; the migrator's own table lock covers only
+ * what follows the creation of its table). A database migrated further than this
  * version knows is refused: the migrator alone would run nothing and start on a schema this code
  * was not written for.
  *

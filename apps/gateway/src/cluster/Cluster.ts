@@ -2,12 +2,19 @@
  * The cluster this process joins. Numbers and accounts are entities sharded over the runners;
  * an `api` process only holds clients. With the embedded database there is one process, which
  * hosts every shard itself.
+ *
+ * On PostgreSQL, @effect/cluster creates its tables (`cluster_*`) when its storage is built, with
+ * statements that collide when two processes run them at once: every process of a deployment
+ * started together on a fresh database would. They are built under the database's start-up lock
+ * (`Database.StartupLock`), which the gateway's migrations take too.
  */
 import * as RunnerAddress from "@effect/cluster/RunnerAddress"
 import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as SingleRunner from "@effect/cluster/SingleRunner"
 import * as SqlMessageStorage from "@effect/cluster/SqlMessageStorage"
+import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
+import * as Database from "@wagate/store/Database"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { GatewaySettings } from "../Config.js"
@@ -50,7 +57,11 @@ export const layer = (settings: GatewaySettings, database: "postgres" | "embedde
     return SingleRunner.layer({ runnerStorage: "memory", shardingConfig: sharding })
   }
   if (!hostsEntities(settings)) {
-    return NodeClusterSocket.layer({ clientOnly: true, storage: "sql", shardingConfig: sharding })
+    // The storage `sql` gives, built under the database's start-up lock.
+    return NodeClusterSocket.layer({ clientOnly: true, storage: "byo", shardingConfig: sharding }).pipe(
+      Layer.provideMerge(Layer.orDie(Database.madeAlone(Layer.merge(SqlMessageStorage.layer, SqlRunnerStorage.layer)))),
+      Layer.provide(ShardingConfig.layerFromEnv(sharding))
+    )
   }
   const shardingConfig = {
     ...sharding,
@@ -58,14 +69,16 @@ export const layer = (settings: GatewaySettings, database: "postgres" | "embedde
     runnerListenAddress: Option.some(RunnerAddress.make(settings.runnerListenHost, settings.runnerPort))
   }
   // The storage `sql` gives, with the runner storage behind the cold start's gate (whose state
-  // the runner's report reads).
+  // the runner's report reads); built under the database's start-up lock.
   return NodeClusterSocket.layer({ storage: "byo", shardingConfig }).pipe(
-    Layer.provideMerge(Layer.orDie(SqlMessageStorage.layer)),
-    Layer.provideMerge(StartGate.layer({
-      minRunners: settings.clusterMinRunners,
-      waitMs: settings.clusterStartWaitMs,
-      self: `${settings.runnerHost}:${settings.runnerPort}`
-    })),
+    Layer.provideMerge(Layer.orDie(Database.madeAlone(Layer.merge(
+      SqlMessageStorage.layer,
+      StartGate.layer({
+        minRunners: settings.clusterMinRunners,
+        waitMs: settings.clusterStartWaitMs,
+        self: `${settings.runnerHost}:${settings.runnerPort}`
+      })
+    )))),
     Layer.provide(ShardingConfig.layerFromEnv(shardingConfig))
   )
 }
