@@ -127,20 +127,50 @@ const logProcessWarnings = Effect.gen(function*() {
   )
 })
 
+/**
+ * What an error says, with what it was caused by: a failed statement's `SqlError` says "Failed to
+ * execute statement", and PostgreSQL's words are its cause.
+ */
+const said = (error: unknown): string => {
+  if (typeof error !== "object" || error === null) return String(error)
+  const own = "message" in error && typeof error.message === "string" && error.message !== ""
+    ? error.message
+    : "_tag" in error && typeof error._tag === "string"
+    ? error._tag
+    : String(error)
+  const cause = "cause" in error && error.cause !== undefined && error.cause !== error ? said(error.cause) : ""
+  return cause === "" || own.includes(cause) ? own : `${own}: ${cause}`
+}
+
+/** Every failure and defect of `cause`, each with its causes, on one line. */
+export const causeSummary = (cause: Cause.Cause<unknown>): string => {
+  const reasons = [...Cause.failures(cause), ...Cause.defects(cause)].map(said)
+  return reasons.length > 0 ? reasons.join("; ") : Cause.pretty(cause).split("\n")[0]!
+}
+
+/**
+ * The process's end on an error, logged with what went wrong in the message (the runtime's own
+ * report logs the cause alone, with an empty message, which a JSON log shows as `"message":[]`).
+ */
+const reportEnd = (cause: Cause.Cause<unknown>) =>
+  Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logError(`stopped on an error: ${causeSummary(cause)}`, cause)
+
 /** Runs a process of `layer` (Main, or Main with a test's hooks) until SIGTERM/SIGINT. */
 export const launch = (layer: Layer.Layer<never, unknown>) =>
   NodeRuntime.runMain(
     Effect.gen(function*() {
-      const telemetry = yield* Telemetry.settings
+      // A bad setting of the log itself is reported by the default logger.
+      const telemetry = yield* Effect.tapErrorCause(Telemetry.settings, reportEnd)
       return yield* Layer.launch(Layer.mergeAll(Layer.scopedDiscard(logStrayRejections), Layer.scopedDiscard(logProcessWarnings), layer)).pipe(
         // Once every part has stopped (the HTTP server, the entities, the pools).
         Effect.ensuring(Effect.logInfo("stopped")),
+        Effect.tapErrorCause(reportEnd),
         // Without an exporter spans would only cost time: each one allocates and captures a stack.
         Effect.withTracerEnabled(Option.isSome(Telemetry.tracesUrl(telemetry))),
         Effect.provide(Telemetry.layer(telemetry))
       )
     }),
-    { disablePrettyLogger: true }
+    { disablePrettyLogger: true, disableErrorReporting: true }
   )
 
 // Run when started as the program (`npm start`), not when a test's entry point imports Main.
