@@ -78,19 +78,19 @@ const startupLock = (config: Pg.ClientConfig) =>
       Effect.acquireUseRelease(
         Effect.tryPromise({
           try: async () => {
-            const client = new Pg.Client(config)
+            // Connecting is bounded as the pool's first check is; the wait for the lock is not.
+            const client = new Pg.Client({ ...config, connectionTimeoutMillis: 5_000 })
             client.on("error", () => {})
             await client.connect()
-            try {
-              await client.query("SELECT pg_advisory_lock($1, 0)", [STARTUP_LOCK_SPACE])
-            } catch (error) {
-              await client.end().catch(() => {})
-              throw error
-            }
             return client
           },
-          catch: (cause) => new SqlError({ cause, message: "Could not take the database's start-up lock" })
-        }),
+          catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
+        }).pipe(Effect.tap((client) =>
+          Effect.tryPromise({
+            try: () => client.query("SELECT pg_advisory_lock($1, 0)", [STARTUP_LOCK_SPACE]),
+            catch: (cause) => new SqlError({ cause, message: "Could not take the database's start-up lock" })
+          }).pipe(Effect.tapError(() => Effect.promise(() => client.end().catch(() => {}))))
+        )),
         () => effect,
         (client) => Effect.promise(() => client.end().catch(() => {}))
       )
