@@ -143,7 +143,7 @@ const said = (error: unknown): string => {
 }
 
 /** Every failure and defect of `cause`, each with its causes, on one line. */
-export const causeSummary = (cause: Cause.Cause<unknown>): string => {
+const causeSummary = (cause: Cause.Cause<unknown>): string => {
   const reasons = [...Cause.failures(cause), ...Cause.defects(cause)].map(said)
   return reasons.length > 0 ? reasons.join("; ") : Cause.pretty(cause).split("\n")[0]!
 }
