@@ -16,21 +16,24 @@ export interface ManualClock {
   readonly now: () => number
 }
 
+/** A clock that reads `now` and sleeps by `sleep`. */
+const clockOf = (now: () => number, sleep: Clock.Clock["sleep"]): Clock.Clock => ({
+  [Clock.ClockTypeId]: Clock.ClockTypeId,
+  unsafeCurrentTimeMillis: now,
+  currentTimeMillis: Effect.sync(now),
+  unsafeCurrentTimeNanos: () => BigInt(now()) * 1_000_000n,
+  currentTimeNanos: Effect.sync(() => BigInt(now()) * 1_000_000n),
+  sleep
+})
+
 export const make = (start: number = Date.now()): ManualClock => {
   let current = start
   const now = () => current
-  const clock: Clock.Clock = {
-    [Clock.ClockTypeId]: Clock.ClockTypeId,
-    unsafeCurrentTimeMillis: now,
-    currentTimeMillis: Effect.sync(now),
-    unsafeCurrentTimeNanos: () => BigInt(now()) * 1_000_000n,
-    currentTimeNanos: Effect.sync(() => BigInt(now()) * 1_000_000n),
-    sleep: (duration) =>
-      Effect.async<void>((resume) => {
-        const timer = setTimeout(() => resume(Effect.void), Duration.toMillis(duration))
-        return Effect.sync(() => clearTimeout(timer))
-      })
-  }
+  const clock = clockOf(now, (duration) =>
+    Effect.async<void>((resume) => {
+      const timer = setTimeout(() => resume(Effect.void), Duration.toMillis(duration))
+      return Effect.sync(() => clearTimeout(timer))
+    }))
   return {
     clock,
     set: (epochMs) => void (current = epochMs),
@@ -54,20 +57,13 @@ export const stepped = (start: number = Date.now()): ManualClock & { readonly sl
     sleepers = sleepers.filter((s) => s.until > current)
     for (const s of due) s.wake()
   }
-  const clock: Clock.Clock = {
-    [Clock.ClockTypeId]: Clock.ClockTypeId,
-    unsafeCurrentTimeMillis: now,
-    currentTimeMillis: Effect.sync(now),
-    unsafeCurrentTimeNanos: () => BigInt(now()) * 1_000_000n,
-    currentTimeNanos: Effect.sync(() => BigInt(now()) * 1_000_000n),
-    sleep: (duration) =>
-      Effect.async<void>((resume) => {
-        const sleeper = { until: current + Duration.toMillis(duration), wake: () => resume(Effect.void) }
-        if (sleeper.until <= current) return resume(Effect.void)
-        sleepers.push(sleeper)
-        return Effect.sync(() => void (sleepers = sleepers.filter((s) => s !== sleeper)))
-      })
-  }
+  const clock = clockOf(now, (duration) =>
+    Effect.async<void>((resume) => {
+      const sleeper = { until: current + Duration.toMillis(duration), wake: () => resume(Effect.void) }
+      if (sleeper.until <= current) return resume(Effect.void)
+      sleepers.push(sleeper)
+      return Effect.sync(() => void (sleepers = sleepers.filter((s) => s !== sleeper)))
+    }))
   return {
     clock,
     set: moveTo,
