@@ -30,6 +30,8 @@ export interface GatewaySettings {
   readonly maxBodyBytes: number
   /** Longest time to receive a whole request (headers and body), in milliseconds. */
   readonly requestTimeoutMs: number
+  /** Longest time a graceful stop waits for requests in progress before it closes their connections. */
+  readonly drainTimeoutMs: number
   /** Longest time to receive a request's headers, in milliseconds. */
   readonly headersTimeoutMs: number
   /** Take the client address from X-Forwarded-For (only behind a trusted proxy). */
@@ -131,6 +133,12 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
   requestTimeoutMs: milliseconds("HTTP_REQUEST_TIMEOUT_MS").pipe(
     Config.withDefault(30_000),
     Config.withDescription("Longest time to receive a whole request, headers and body (408 after it)")
+  ),
+  drainTimeoutMs: milliseconds("HTTP_DRAIN_TIMEOUT_MS", 0).pipe(
+    Config.withDefault(10_000),
+    Config.withDescription(
+      "Longest wait of a graceful stop for requests in progress (a slow download), in milliseconds; then their connections close"
+    )
   ),
   headersTimeoutMs: milliseconds("HTTP_HEADERS_TIMEOUT_MS").pipe(
     Config.withDefault(10_000),

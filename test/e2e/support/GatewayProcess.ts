@@ -110,7 +110,7 @@ export const setup = Effect.gen(function*() {
   const ops = yield* OpsClient.make({ baseUrl: url, token: OPERATOR_TOKEN }).pipe(
     Effect.provide(yield* Layer.build(NodeHttpClient.layerUndici))
   )
-  return { databaseUrl: databaseUrl.toString(), url, env, ops }
+  return { database, databaseUrl: databaseUrl.toString(), url, env, ops }
 })
 
 /** SIGTERM; how the process ended and how long it took. */

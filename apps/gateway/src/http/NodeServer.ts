@@ -5,7 +5,8 @@
  *   `{error, code}` like every other;
  * - wait 300 s for a slow request body: here a request must arrive whole within
  *   `HTTP_REQUEST_TIMEOUT_MS` and its headers within `HTTP_HEADERS_TIMEOUT_MS`.
- * It also holds requests that arrive before the API's routes are built (see {@link make}).
+ * It also holds requests that arrive before the API's routes are built (see {@link make}), and
+ * bounds how long a graceful stop waits for the requests in progress (see {@link drain}).
  */
 import { type ApiError, BadRequest, HeadersTooLarge, RequestTimeout } from "@wagate/domain/ApiError"
 import * as Data from "effect/Data"
@@ -19,6 +20,8 @@ export interface Options {
   readonly requestTimeoutMs: number
   /** Longest time to receive the request line and headers. */
   readonly headersTimeoutMs: number
+  /** Longest time a stop waits for the requests in progress. */
+  readonly drainTimeoutMs: number
 }
 
 const refusal = (error: NodeJS.ErrnoException): ApiError => {
@@ -74,6 +77,7 @@ export const make = (options: Options) => (): Server => {
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS
   })
   server.on("clientError", onClientError)
+  drain(server, options.drainTimeoutMs)
   const held: Array<readonly [IncomingMessage, ServerResponse]> = []
   const hold = (request: IncomingMessage, response: ServerResponse) => void held.push([request, response])
   server.on("request", hold)
@@ -84,6 +88,25 @@ export const make = (options: Options) => (): Server => {
     queueMicrotask(() => held.splice(0).forEach(([request, response]) => listener(request, response)))
   })
   return server
+}
+
+/**
+ * Node's `close` stops accepting connections, closes the idle ones and waits for every request in
+ * progress to end, however long: a client downloading a large file slowly, or one that stopped
+ * reading without closing its connection, held the whole graceful stop (its shards' hand-over,
+ * the pools' close) until SHUTDOWN_TIMEOUT_MS ended the process with status 1. Here the requests
+ * still in progress `drainTimeoutMs` after the stop began have their connections closed; their
+ * clients see a cut connection, as they would at the process's end, and retry elsewhere.
+ */
+const drain = (server: Server, drainTimeoutMs: number) => {
+  const close = server.close.bind(server)
+  server.close = (callback) => {
+    const timer = setTimeout(() => server.closeAllConnections(), drainTimeoutMs).unref()
+    return close((error) => {
+      clearTimeout(timer)
+      callback?.(error)
+    })
+  }
 }
 
 /** The HTTP address cannot be listened on (the port is taken, the host is not this machine's...). */
