@@ -42,6 +42,7 @@ const bounds: ReadonlyArray<readonly [string, ReadonlyArray<string>, string, Rea
   ["MAX_BODY_BYTES", ["0", "-5"], "MAX_BODY_BYTES must be at least 1", ["1", "60"]],
   ["HTTP_REQUEST_TIMEOUT_MS", ["0", "-1", TOO_LONG], ms("HTTP_REQUEST_TIMEOUT_MS"), ["1", MAX_TIMER]],
   ["HTTP_HEADERS_TIMEOUT_MS", ["0", TOO_LONG], ms("HTTP_HEADERS_TIMEOUT_MS"), ["1"]],
+  ["HTTP_DRAIN_TIMEOUT_MS", ["-1", TOO_LONG], ms("HTTP_DRAIN_TIMEOUT_MS", 0), ["0", "10000"]],
   ["CLUSTER_MIN_RUNNERS", ["0"], "CLUSTER_MIN_RUNNERS must be at least 1", ["1", "3"]],
   ["CLUSTER_START_WAIT_MS", ["-1", TOO_LONG], ms("CLUSTER_START_WAIT_MS", 0), ["0"]],
   ["SHUTDOWN_TIMEOUT_MS", ["0", TOO_LONG], ms("SHUTDOWN_TIMEOUT_MS"), ["1"]],
