@@ -520,6 +520,34 @@ describe("billing", () => {
       assert.strictEqual(yield* balanceOf(gateway, acme.accountId), 0)
     }), 60_000)
 
+  it.scopedLive("a contact check on a day the drawdown has not reached yet settles the day first: never checked unpaid", () =>
+    Effect.gen(function*() {
+      const time = ManualClock.make(START)
+      // The drawdown sleeps by real time here: it does not run before the test ends.
+      const gateway = yield* startGateway(yield* freshDatabase, options(time, { billingTickMs: DAY }))
+      // Two numbers and 990 KZT: today (660) is paid, tomorrow covers only the older number.
+      const acme = yield* provision(gateway.ops, { numbers: 2, credit: 990 })
+      const [older, newer] = acme.numbers
+      const check = (key: string) => Effect.map(post(gateway, "/api/v1/contacts/check", key, { phone: uniquePhone() }), (r) => r.answer)
+      time.set(Almaty.nextMidnight(START) + 1000)
+      const today = Almaty.dateOf(time.now())
+      // The newer number's check settles the account's day: the older is charged, the newer is
+      // paused and its check refused.
+      assert.strictEqual(yield* check(acme.numberKeys[1]), "402 number_paused")
+      assert.deepStrictEqual(chargesOn(yield* ledger(gateway, acme.accountId), today), [older.id])
+      yield* eventually(get(gateway, `/api/v1/limits?from=${older.id}`, acme.accountKey), (l) => l.paused === false)
+      assert.isTrue((yield* get(gateway, `/api/v1/limits?from=${newer.id}`, acme.accountKey)).paused)
+      // The older number checks on its paid day, charged once.
+      time.adjust("10 seconds")
+      assert.strictEqual(yield* check(acme.numberKeys[0]), "200 ok")
+      assert.deepStrictEqual(chargesOn(yield* ledger(gateway, acme.accountId), today), [older.id])
+      // The next day, the older number's own check pauses it: nothing is left.
+      time.set(Almaty.nextMidnight(time.now()) + 1000)
+      assert.strictEqual(yield* check(acme.numberKeys[0]), "402 number_paused")
+      assert.strictEqual(yield* balanceOf(gateway, acme.accountId), 0)
+      assert.deepStrictEqual(chargesOn(yield* ledger(gateway, acme.accountId), Almaty.dateOf(time.now())), [])
+    }), 60_000)
+
   it.scopedLive("each number shows its own paid_until: on the last day the balance reaches, only the oldest are paid", () =>
     Effect.gen(function*() {
       const time = ManualClock.make(START)

@@ -1,17 +1,22 @@
-/** Contact checks of a number: one a second, 200 a day, while it is connected. */
+/**
+ * Contact checks of a number: one a second, 200 a day, while it is connected and paid for (a
+ * check on a day not charged yet settles the day first, as a send does).
+ */
 import * as Almaty from "@wagate/domain/Almaty"
 import { Capacity, DailyLimit, NotConnected, NumberPaused, RateLimited } from "@wagate/domain/ApiError"
 import type { NumberStates } from "@wagate/store/NumberStates"
 import type { Session } from "@wagate/whatsapp/WhatsAppDriver"
 import * as Effect from "effect/Effect"
 import * as DomainClock from "@wagate/domain/DomainClock"
+import * as UnpaidDay from "./billing/UnpaidDay.js"
 import type { NumberContext } from "./NumberContext.js"
 import * as Tiers from "./policy/Tiers.js"
 
 const CHECK_INTERVAL_MS = 1000
 
-export const make = (ctx: NumberContext, session: Session, states: NumberStates) => {
+export const make = (ctx: NumberContext, session: Session, states: NumberStates) => Effect.gen(function*() {
   const { counters, number, numberId } = ctx
+  const settleUnpaidDay = yield* UnpaidDay.make(ctx)
   // The last check this entity made; before its first, the day's last one as recorded (by an
   // earlier owner of the number, before a restart or a move).
   let lastCheckAt: number | null = null
@@ -21,6 +26,7 @@ export const make = (ctx: NumberContext, session: Session, states: NumberStates)
       const now = yield* DomainClock.now
       const used = counters.today(now)
       const quota = () => counters.quotaAt(now, Tiers.CHECKS_PER_DAY, counters.today(now).checks)
+      yield* settleUnpaidDay(now)
       if (number.paused) return yield* NumberPaused.because(number.pausedBy)
       if (ctx.connection.current.status !== "WORKING") return yield* new NotConnected()
       if (used.checks >= Tiers.CHECKS_PER_DAY) {
@@ -43,4 +49,4 @@ export const make = (ctx: NumberContext, session: Session, states: NumberStates)
       yield* states.countCheck(numberId, used.day, new Date(now))
       return { exists: result.exists, chatId: result.chatId, quota: quota() }
     })
-}
+})

@@ -97,7 +97,7 @@ export const NumberLive = NumberEntity.toLayer(
     // number's section; if it fails, the first send computes it.
     yield* Effect.forkScoped(Effect.ignore(serialized(counters.refreshTrust(start))))
     const send = yield* NumberSend.make(ctx, connection.session)
-    const check = NumberCheck.make(ctx, connection.session, states)
+    const check = yield* NumberCheck.make(ctx, connection.session, states)
 
     // A linked number that has just started (moved to this runner, or woken) connects within
     // moments: a send or check arriving meanwhile waits for it rather than being refused. If the

@@ -7,11 +7,9 @@ import * as Almaty from "@wagate/domain/Almaty"
 import { type ApiError, Capacity, InvalidParam, NotConnected, NumberPaused, type Quota, SendFailed, StorageUnavailable } from "@wagate/domain/ApiError"
 import type { MessageMedia, MessageSource, MessageType } from "@wagate/domain/Message"
 import { AccountEntity } from "@wagate/entities/AccountEntity"
-import { NumberEntity, type SendContent, type SendPayload } from "@wagate/entities/NumberEntity"
+import type { SendContent, SendPayload } from "@wagate/entities/NumberEntity"
 import { type BlobNotFound, BlobStore, type BlobStoreError } from "@wagate/media/BlobStore"
 import { MediaFetcher } from "@wagate/media/MediaFetcher"
-import { AccountId } from "@wagate/domain/Ids"
-import { Billing } from "@wagate/store/Billing"
 import { Conversations } from "@wagate/store/Conversations"
 import { NumberStates } from "@wagate/store/NumberStates"
 import { chatIdOf, isLid as isLidAddress } from "@wagate/store/OutgoingMessages"
@@ -20,6 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { randomFillSync, randomUUID } from "node:crypto"
 import * as DomainClock from "@wagate/domain/DomainClock"
+import * as UnpaidDay from "./billing/UnpaidDay.js"
 import * as BlobLeftovers from "./BlobLeftovers.js"
 import * as OutgoingMedia from "./OutgoingMedia.js"
 import type { NumberContext } from "./NumberContext.js"
@@ -96,32 +95,8 @@ export const make = (ctx: NumberContext, session: Session) =>
     const fetcher = yield* MediaFetcher
     const blobs = yield* BlobStore
     const accountClient = yield* AccountEntity.client
-    const billing = yield* Billing
-    const numberClient = yield* NumberEntity.client
 
-    /**
-     * A send on an Almaty day the number has not been charged for (the drawdown has not reached
-     * its account yet, a moment after midnight) settles the account's day first, as the drawdown
-     * would, so an unpaid day is never sent on: the number is charged, or paused for the balance.
-     * The other numbers whose pause changed are told, without waiting (this one is in its section).
-     */
-    const settleDay = Effect.fnUntraced(function*(now: number) {
-      const settled = yield* billing.settle(AccountId.make(number.accountId), Almaty.dateOf(now), now)
-      const fresh = yield* states.snapshot(numberId)
-      if (Option.isSome(fresh)) {
-        number.paused = fresh.value.paused
-        number.pausedBy = fresh.value.pausedBy
-        number.paidThrough = fresh.value.paidThrough
-      }
-      const others = settled.changes.filter((c) => c.numberId !== numberId)
-      if (others.length > 0) {
-        yield* Effect.forkDaemon(Effect.forEach(others, (c) =>
-          numberClient(String(c.numberId)).RefreshPaused().pipe(
-            Effect.timeout("5 seconds"),
-            Effect.catchAllCause((cause) => Effect.logWarning(`number ${c.numberId} did not take its pause`, cause))
-          ), { discard: true }))
-      }
-    })
+    const settleUnpaidDay = yield* UnpaidDay.make(ctx)
     const keepFile = yield* OutgoingMedia.make
 
     // An upload that failed may still land, with no file row to count or remove it.
@@ -262,9 +237,7 @@ export const make = (ctx: NumberContext, session: Session) =>
       const quota = () => counters.quotaAt(now, limits.messagesPerDay, counters.today(now).messages)
       const replayed = yield* replay(payload, quota)
       if (Option.isSome(replayed)) return { _tag: "Replayed", sent: replayed.value } as const
-      if (!number.paused && number.paidThrough !== null && Almaty.dateOf(now) > number.paidThrough) {
-        yield* settleDay(now)
-      }
+      yield* settleUnpaidDay(now)
       if (number.paused) return yield* NumberPaused.because(number.pausedBy)
       if (ctx.connection.current.status !== "WORKING") {
         return yield* new NotConnected({ error: `The number is not connected (${ctx.connection.current.status})` })
