@@ -29,10 +29,11 @@ import * as FileServer from "../support/FileServer.js"
 import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
 import * as MediaStores from "../support/MediaStores.js"
-import { freshDatabase, type GatewayWithBlobs, OPERATOR_TOKEN, simulatedNetwork, startGateway } from "../support/TestGateway.js"
+import { type DatabaseContext, freshDatabase, type GatewayWithBlobs, OPERATOR_TOKEN, simulatedNetwork, startGateway } from "../support/TestGateway.js"
 
 const DAY = 86_400_000
 const MB = 1024 * 1024
+const GB = 1024 * MB
 const bytes = (n: number, seed: number) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed) % 256)
 
 /** A peer (or a group author) sends a file; resolves with the message once its file is settled. */
@@ -62,6 +63,20 @@ const receive = (
       (m) => m!
     )
   })
+
+/** A file of `size` bytes kept for the number, counted as any other (the usage triggers run on this insert too). */
+const storeBigFile = (database: DatabaseContext, accountId: number, numberId: number, size: number) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`WITH m AS (
+          INSERT INTO messages (account_id, number_id, direction, source, chat_id, peer, wa_message_id, type, text, status, media)
+          VALUES (${accountId}, ${numberId}, 'in', 'network', '77010000009@c.us', '77010000009', 'BIG1', 'video', '', 'received',
+                  ${JSON.stringify({ kind: "video", mime_type: "video/mp4", filename: null, size, caption: null, deleted: false })}::jsonb)
+          RETURNING id, chat_id, created_at)
+        INSERT INTO media_files (message_id, account_id, number_id, chat_id, kind, mime_type, size, blob_key, created_at)
+        SELECT id, ${accountId}, ${numberId}, chat_id, 'video', 'video/mp4', ${size}, 'media/big', created_at FROM m`).pipe(
+    Effect.provide(database),
+    Effect.orDie
+  )
 
 describe("storage upkeep and policy", () => {
   it.scopedLive("a deleted file's backup is kept 30 days, then purged by the background job, across a restart", () =>
@@ -244,6 +259,42 @@ describe("storage upkeep and policy", () => {
       }
     }), { timeout: 60_000 })
 
+  it.scopedLive("files arriving together on S3 never pass the included 5 GB unpaid", () =>
+    Effect.gen(function*() {
+      const store = yield* MediaStores.s3
+      const database = yield* freshDatabase
+      const gateway = yield* startGateway(database, { blobs: store.layer })
+      // Two numbers and 1340 KZT: today (660) is paid, and the 680 left cover another day of the
+      // numbers (660), but not with a storage pack (660 + 33).
+      const acme = yield* provision(gateway.ops, { numbers: 2, credit: 1340 })
+      const api = yield* gateway.client(acme.accountKey)
+      yield* storeBigFile(database, acme.accountId, acme.numbers[0]!.id, 5 * GB - 1000)
+
+      // Six images of 77,930 bytes at once, from six people, to both numbers: each alone would be
+      // kept, the balance covering a day before it; the first kept takes the account past 5 GB,
+      // and the balance no longer covers a day with the pack it needs.
+      const arrived = yield* Effect.forEach(
+        [0, 1, 2, 3, 4, 5],
+        (i) => receive(gateway, acme.accountKey, acme.numbers[i % 2]!.phone, { size: 77_930 }),
+        { concurrency: "unbounded" }
+      )
+      const kept = arrived.filter((m) => !m.media_skipped)
+      assert.strictEqual(kept.length, 1)
+      for (const m of arrived.filter((m) => m.media_skipped)) {
+        assert.deepStrictEqual(
+          [m.media?.size, m.media_skip_reason],
+          [null, "storage above the included 5 GB is not paid for: the balance does not cover the storage charge"]
+        )
+      }
+      const storage = yield* api.storage.get()
+      assert.deepStrictEqual([storage.used_bytes, storage.files, storage.state], [5 * GB - 1000 + 77_930, 2, "unpaid"])
+      // The files not kept are not left in the bucket either.
+      for (const m of arrived) {
+        const head = yield* gateway.blobs.head(`media/${acme.accountId}/${m.from}/${m.id}`)
+        assert.strictEqual(Option.isSome(head), !m.media_skipped, `message ${m.id}`)
+      }
+    }), { timeout: 60_000 })
+
   it.scopedLive("above the included 5 GB: packs and charges in GET /storage and /balance; unpaid storage keeps no new file", () =>
     Effect.gen(function*() {
       const database = yield* freshDatabase
@@ -253,17 +304,7 @@ describe("storage upkeep and policy", () => {
       const api = yield* gateway.client(acme.accountKey)
       const before = yield* api.account.balance()
       // A file of 5 GB + 1 byte, counted as any other (the usage triggers run on this insert too).
-      yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql`WITH m AS (
-              INSERT INTO messages (account_id, number_id, direction, source, chat_id, peer, wa_message_id, type, text, status, media)
-              VALUES (${acme.accountId}, ${number.id}, 'in', 'network', '77010000009@c.us', '77010000009', 'BIG1', 'video', '',
-                      'received', '{"kind":"video","mime_type":"video/mp4","filename":null,"size":5368709121,"caption":null,"deleted":false}'::jsonb)
-              RETURNING id, chat_id, created_at)
-            INSERT INTO media_files (message_id, account_id, number_id, chat_id, kind, mime_type, size, blob_key, created_at)
-            SELECT id, ${acme.accountId}, ${number.id}, chat_id, 'video', 'video/mp4', 5368709121, 'media/big', created_at FROM m`).pipe(
-        Effect.provide(database),
-        Effect.orDie
-      )
+      yield* storeBigFile(database, acme.accountId, number.id, 5368709121)
       const storage = yield* api.storage.get()
       assert.deepStrictEqual(
         [storage.used_bytes, storage.over_bytes, storage.packs, storage.monthly_charge, storage.daily_charge, storage.state],

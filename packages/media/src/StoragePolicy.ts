@@ -1,9 +1,11 @@
 /**
  * Whether a file is kept, under the account's storage policy and its storage state: pure rules,
  * applied to incoming files before the download (with the announced size) and again with the
- * size actually downloaded. The ceiling is checked once more, for incoming and sent files alike,
- * by the store as it counts the file (`MediaFiles.add`), with {@link ceilingReason} as the reason;
- * so is the per-chat daily limit of incoming files, with {@link chatDailyReason}.
+ * size actually downloaded, under the account's lock as the file is counted (so files arriving
+ * at once never pass the paid storage rule together). The ceiling is checked once more, for
+ * incoming and sent files alike, by the store as it counts the file (`MediaFiles.add`), with
+ * {@link ceilingReason} as the reason; so is the per-chat daily limit of incoming files, with
+ * {@link chatDailyReason}.
  *
  * @since 1.0.0
  */

@@ -125,6 +125,7 @@ export const download = (r: {
 }) =>
   Effect.gen(function*() {
     const conversations = yield* Conversations
+    const accounts = yield* Accounts
     const blobs = yield* BlobStore
     const leftovers = yield* BlobLeftovers.make
     const skip = (reason: string) =>
@@ -175,26 +176,31 @@ export const download = (r: {
             return yield* skip("the file could not be stored: the blob store is unavailable")
         }
       }
-      // The size announced may be missing or wrong: the rules again with the real size.
-      const after = yield* keepReason(r.accountId, r.messageId, put.right.size)
-      if (after !== null) {
-        yield* leftovers.remove(key)
-        return yield* skip(after)
-      }
-      const now = yield* DomainClock.now
-      const stored = yield* conversations.storeIncomingMedia({
-        messageId: r.messageId,
-        accountId: r.accountId,
-        numberId: r.numberId,
-        media: { ...r.described, size: put.right.size },
-        blobKey: key,
-        at: new Date(now),
-        dayStart: new Date(Almaty.startOfDay(now))
-      })
-      // Files arriving at once passed the chat's daily limit or the ceiling together, or the
-      // message was settled meanwhile (it cannot be today, but a stray blob would count nowhere):
-      // the blob goes.
+      // The size announced may be missing or wrong: the rules again with the real size, under
+      // the account's lock as the file is counted, so files arriving at once are decided one
+      // after the other, each on the usage and balance the ones counted before it left (past
+      // the included 5 GB, the first may be paid for and the next not).
+      const stored = yield* accounts.locked(
+        AccountId.make(r.accountId),
+        Effect.gen(function*() {
+          const after = yield* keepReason(r.accountId, r.messageId, put.right.size)
+          if (after !== null) return { _tag: "Refused", reason: after } as const
+          const now = yield* DomainClock.now
+          return yield* conversations.storeIncomingMedia({
+            messageId: r.messageId,
+            accountId: r.accountId,
+            numberId: r.numberId,
+            media: { ...r.described, size: put.right.size },
+            blobKey: key,
+            at: new Date(now),
+            dayStart: new Date(Almaty.startOfDay(now))
+          })
+        })
+      )
+      // Not kept, or the message was settled meanwhile (it cannot be today, but a stray blob
+      // would count nowhere): the blob goes.
       if (stored._tag !== "Counted") yield* leftovers.remove(key)
+      if (stored._tag === "Refused") yield* skip(stored.reason)
       if (stored._tag === "OverChatDaily") yield* skip(StoragePolicy.chatDailyReason(stored.chatDailyMb))
       if (stored._tag === "OverCeiling") yield* skip(StoragePolicy.ceilingReason(stored.ceilingBytes))
     })

@@ -295,7 +295,22 @@ export class Accounts extends Effect.Service<Accounts>()("@wagate/store/Accounts
       } satisfies Funds
     }, Effect.orDie)
 
-    return { create, find, numbers, findNumber, addNumber, setNumberStatus, credit, funds } as const
+    /**
+     * Locks the account's row until the transaction ends (false: no such account): the lock every
+     * change of the account's money takes first (Billing). NO KEY UPDATE leaves rows that
+     * reference the account (messages, files, ledger rows) free to be written meanwhile.
+     */
+    const lockRow = (accountId: number) =>
+      Effect.map(sql`SELECT id FROM accounts WHERE id = ${accountId} FOR NO KEY UPDATE`, (rows) => rows.length > 0)
+
+    /**
+     * Runs `body` in one transaction holding the account's row: what it reads of the account's
+     * balance and usage holds until it commits, and bodies of one account run one after the other.
+     */
+    const locked = <A, R>(accountId: AccountId, body: Effect.Effect<A, never, R>) =>
+      Effect.zipRight(lockRow(accountId), body).pipe(sql.withTransaction, Effect.orDie)
+
+    return { create, find, numbers, findNumber, addNumber, setNumberStatus, credit, funds, lockRow, locked } as const
   })
 }) {}
 

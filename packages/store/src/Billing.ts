@@ -115,8 +115,7 @@ export class Billing extends Effect.Service<Billing>()("@wagate/store/Billing", 
      */
     const lock = (accountId: number) =>
       Effect.gen(function*() {
-        const rows = yield* sql`SELECT id FROM accounts WHERE id = ${accountId} FOR NO KEY UPDATE`
-        if (rows.length === 0) return false
+        if (!(yield* accounts.lockRow(accountId))) return false
         yield* sql`SELECT id FROM numbers WHERE account_id = ${accountId} ORDER BY id FOR NO KEY UPDATE`
         return true
       })

@@ -110,7 +110,9 @@ export const make = Effect.gen(function*() {
    * together, unless it would take its chat past the policy's daily MB since `dayStart` (the
    * start of the Almaty day) or the account past its ceiling: both checked in the same statement,
    * under the account's lock (migrations 0020 and 0021), so files counted at once never pass them
-   * together. A message already settled (stored or skipped) is left as it is.
+   * together. A message already settled (stored or skipped) is left as it is. The gateway runs
+   * it under the account's row lock (`Accounts.locked`), after the storage rules, the unpaid
+   * one among them, applied again there.
    */
   const storeIncomingMedia = Effect.fn("Conversations.storeIncomingMedia")(function*(f: {
     readonly messageId: number
