@@ -11,6 +11,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Scope from "effect/Scope"
 import * as GuardedHttp from "@wagate/media/GuardedHttp"
 import * as http from "node:http"
@@ -83,7 +84,13 @@ export const make = (options: Options): Effect.Effect<Sender, never, Scope.Scope
       const last = draining
       draining = undefined
       if (last === undefined) return Effect.void
-      const close = Scope.close(last.scope, Exit.void)
+      // Closed in a fiber of its own. The request's finalizer was added by the fiber that made
+      // the request (the one the timeout forks), and a finalizer runs with the fiber refs of the
+      // fiber that added it: closed in the caller's fiber, it left that fiber's refs with two
+      // more entries of history an attempt, each with a copy of the context, which an entity's
+      // delivery loop kept for as long as it ran (MBs an hour for a busy account). The fiber's
+      // refs end with it: it is awaited, not joined.
+      const close = Effect.fork(Scope.close(last.scope, Exit.void)).pipe(Effect.flatMap(Fiber.await), Effect.asVoid)
       return Deferred.isDone(last.ended).pipe(
         Effect.flatMap((ended) =>
           ended ? close : Deferred.await(last.ended).pipe(Effect.timeout(DRAIN_LIMIT), Effect.ignore, Effect.ensuring(close))

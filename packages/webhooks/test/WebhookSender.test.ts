@@ -7,6 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
 import * as TestClock from "effect/TestClock"
 import * as WebhookReceiver from "../../../test/support/WebhookReceiver.js"
 import { defaults, WebhookConfig } from "../src/WebhookConfig.js"
@@ -74,6 +75,22 @@ describe("WebhookSender", () => {
       // Answers read whole leave their connection kept alive for the next request.
       for (let i = 0; i < 3; i++) assert.strictEqual((yield* sender.post(receiver.url("/ok"), headers, body)).status, 200)
       assert.deepStrictEqual(new Set(receiver.received("/ok").map((r) => r.remotePort)).size, 1)
+    }))
+
+  it.scopedLive("attempts keep nothing in the fiber that sends them: an entity's delivery loop sends for as long as it runs", () =>
+    Effect.gen(function*() {
+      const receiver = yield* WebhookReceiver.start
+      const sender = yield* WebhookSender.make({ timeout: "5 seconds", allowPrivate: true })
+      receiver.answer("/ok", 200)
+      receiver.answer("/fail", 500)
+      // The history of the fiber's context: each entry holds a copy of the context (with its map).
+      const history = Effect.map(Effect.getFiberRefs, (refs) => refs.locals.get(FiberRef.currentContext)?.length ?? 0)
+      yield* sender.post(receiver.url("/ok"), headers, body)
+      const before = yield* history
+      for (let i = 0; i < 50; i++) {
+        assert.strictEqual((yield* sender.post(receiver.url(i % 5 === 0 ? "/fail" : "/ok"), headers, body)).status, i % 5 === 0 ? 500 : 200)
+      }
+      assert.isAtMost((yield* history) - before, 1)
     }))
 
   it.scopedLive("without permission for private addresses nothing is sent to loopback", () =>
