@@ -4,12 +4,17 @@
  * WEBHOOK_LOG_RETENTION_DAYS ago with their attempts. Events still waiting (held behind a turned-off
  * endpoint included), events delivered within the retention however old, and events a kept resend
  * repeats stay, and can be resent. The log's `failed` and `notice` filters read an index of the
- * failed events, not the account's whole history.
+ * failed events, not the account's whole history. A resend of an event the deletion takes while
+ * the resend is being written answers 404, not 500.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Scope from "effect/Scope"
+import * as WebhookLogUpkeep from "../../apps/gateway/src/WebhookLogUpkeep.js"
 import { provision } from "../support/Fixtures.js"
 import { type DatabaseContext, freshDatabase, sql } from "../support/TestGateway.js"
 import { call, code, eventually, webhookGateway } from "../support/Webhooks.js"
@@ -136,4 +141,59 @@ describe("webhook delivery log retention", () => {
       // Statistics reach the view shortly after each statement: poll.
       yield* eventually(scans, (rows) => Number(rows[0]?.n) >= before + 2, 40_000)
     }), { timeout: 60_000 })
+
+  it.scopedLive("a resend of events the hourly deletion takes while the resend is written: 404 for one event, left out of a range; never 500", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      // The gateway's own sweep is off: the test runs the same sweep where it wants it.
+      const gateway = yield* webhookGateway(database, { settings: { webhookLogRetentionDays: 0 } })
+      const acme = yield* provision(gateway.ops, { numbers: 0 })
+      const key = acme.accountKey
+      assert.strictEqual((yield* call(gateway, "PUT", "/api/v1/webhook", key, { url: "http://127.0.0.1:9/hook", enabled: false })).status, 200)
+      const kept = yield* logged(database, acme.accountId, { createdDaysAgo: 1, deliveredDaysAgo: 1 })
+
+      /** The resend, with the deletion of `old` committed after the resend has seen it and before it writes. */
+      const racing = (body: unknown) =>
+        Effect.gen(function*() {
+          // The hourly deletion, its transaction held open once it has deleted the old event.
+          const swept = yield* Deferred.make<number>()
+          const commit = yield* Deferred.make<void>()
+          const sweeping = yield* Effect.fork(sql(database, (sql) =>
+            WebhookLogUpkeep.sweep(30).pipe(
+              Effect.tap((n) => Deferred.succeed(swept, n)),
+              Effect.zipLeft(Deferred.await(commit)),
+              sql.withTransaction,
+              Effect.provideService(SqlClient.SqlClient, sql)
+            )))
+          assert.strictEqual(yield* Deferred.await(swept), 1)
+          // The resend sees the event (its deletion is not committed) and waits on its row.
+          const resend = yield* Effect.fork(call(gateway, "POST", "/api/v1/webhook/resend", key, body))
+          yield* eventually(
+            sql(database, (sql) =>
+              sql<{ n: number }>`
+                SELECT count(*)::int AS n FROM pg_stat_activity
+                WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO webhook_outbox%resend_of%'`),
+            (rows) => rows[0]!.n === 1,
+            30_000
+          )
+          yield* Deferred.succeed(commit, undefined)
+          yield* Fiber.join(sweeping)
+          return yield* Fiber.join(resend)
+        })
+
+      // Before, the copy referred to the deleted event: a foreign-key error, 500 internal_error.
+      const old = yield* logged(database, acme.accountId, { createdDaysAgo: 31, deliveredDaysAgo: 31 })
+      const one = yield* racing({ event_id: old })
+      assert.strictEqual(code(one), "404 not_found", JSON.stringify(one.body))
+      yield* logged(database, acme.accountId, { createdDaysAgo: 31, deliveredDaysAgo: 31 })
+      const unix = (daysAgo: number) => String(Math.floor((Date.now() - daysAgo * DAY) / 1000))
+      const range = yield* racing({ since: unix(40), until: unix(10) })
+      assert.deepStrictEqual([range.status, range.body.queued], [202, 0], JSON.stringify(range.body))
+
+      // Nothing was queued; the kept event is still resent.
+      const ids = (yield* call(gateway, "GET", "/api/v1/webhook/deliveries", key)).body.deliveries.map((d: any) => d.id)
+      assert.deepStrictEqual(ids, [kept])
+      const again = yield* call(gateway, "POST", "/api/v1/webhook/resend", key, { event_id: kept })
+      assert.deepStrictEqual([again.status, again.body.queued], [202, 1])
+    }), { timeout: 90_000 })
 })

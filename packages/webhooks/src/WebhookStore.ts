@@ -345,11 +345,19 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhoo
       accountId: number,
       which: { readonly eventId: number } | { readonly since: Date | null; readonly until: Date | null }
     ) {
+      // The events copied are locked (KEY SHARE) before the copies are written: the log's hourly
+      // deletion (WebhookLogUpkeep) may delete one after this statement has seen it, and the copy
+      // would then refer to an event that is gone (a foreign-key error, answered 500). Locked, an
+      // event whose deletion commits meanwhile is skipped: not found, or left out of the range.
       if ("eventId" in which) {
         const rows = yield* sql`
+          WITH source AS (
+            SELECT account_id, event, payload, coalesce(resend_of, id) AS original FROM webhook_outbox
+            WHERE account_id = ${accountId} AND id = ${which.eventId} AND event <> ${NOTICE_EVENT}
+            FOR KEY SHARE
+          )
           INSERT INTO webhook_outbox (account_id, event, payload, resend_of)
-          SELECT account_id, event, payload, coalesce(resend_of, id) FROM webhook_outbox
-          WHERE account_id = ${accountId} AND id = ${which.eventId} AND event <> ${NOTICE_EVENT}
+          SELECT account_id, event, payload, original FROM source
           RETURNING id`
         return { queued: rows.length, tooMany: null }
       }
@@ -359,10 +367,14 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhoo
         const { n } = yield* countRange({ accountId, since, until })
         if (n > MAX_RESEND) return { queued: 0, tooMany: n }
         const rows = yield* sql`
+          WITH source AS (
+            SELECT id, account_id, event, payload FROM webhook_outbox
+            WHERE account_id = ${accountId} AND resend_of IS NULL AND event <> ${NOTICE_EVENT}
+              AND created_at >= ${since} AND created_at < ${until}
+            FOR KEY SHARE
+          )
           INSERT INTO webhook_outbox (account_id, event, payload, resend_of)
-          SELECT account_id, event, payload, id FROM webhook_outbox
-          WHERE account_id = ${accountId} AND resend_of IS NULL AND event <> ${NOTICE_EVENT}
-            AND created_at >= ${since} AND created_at < ${until}
+          SELECT account_id, event, payload, id FROM source
           ORDER BY id
           RETURNING id`
         return { queued: rows.length, tooMany: null }
