@@ -5,6 +5,7 @@
  * rotation, isolation between accounts, and no loss across a runner restart mid-retry.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { ExportEvents, type Finished } from "@wagate/store/ExportEvents"
 import * as RetrySchedule from "@wagate/webhooks/RetrySchedule"
@@ -22,7 +23,7 @@ import { pathToFileURL } from "node:url"
 import { Webhook } from "standardwebhooks"
 import { provision, uniquePhone } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
-import { freshDatabase, type RunningGateway, simulatedNetwork, sql } from "../support/TestGateway.js"
+import { freshDatabase, OPERATOR_TOKEN, type RunningGateway, simulatedNetwork, sql } from "../support/TestGateway.js"
 import * as WebhookReceiver from "../support/WebhookReceiver.js"
 import { call, code, embeddedGateway, emit, eventually, outbox, webhookGateway } from "../support/Webhooks.js"
 
@@ -43,6 +44,30 @@ const pause = (ms: number) => Effect.promise(() => new Promise((resolve) => setT
 const pastRetry = (n: number) => Math.ceil(RetrySchedule.baseDelay(n) * (1 + RetrySchedule.JITTER)) + SECOND
 
 const statusOf = (r: WebhookReceiver.Received) => r.json.data.status as string
+
+/** The lines logged from here to the end of the test's scope, with their causes. */
+const capturedLog = Effect.gen(function*() {
+  const logged: Array<{ readonly level: string; readonly message: string; readonly cause: string }> = []
+  yield* Effect.locallyScopedWith(FiberRef.currentLoggers, HashSet.add(Logger.make(({ cause, logLevel, message }) =>
+    void logged.push({
+      level: logLevel.label,
+      message: (Array.isArray(message) ? message : [message]).join(" "),
+      cause: Cause.pretty(cause)
+    })
+  )))
+  return logged
+})
+
+/** wagate_webhook_unreadable_events as the gateway's metrics show it (the counter is the process's). */
+const unreadableCount = (gateway: RunningGateway) =>
+  Effect.gen(function*() {
+    const response = yield* gateway.http.execute(
+      HttpClientRequest.get("/ops/v1/metrics").pipe(HttpClientRequest.bearerToken(OPERATOR_TOKEN))
+    )
+    const text = yield* response.text
+    const line = text.split("\n").find((l) => l.startsWith("wagate_webhook_unreadable_events "))
+    return line === undefined ? 0 : Number(line.split(" ")[1])
+  }).pipe(Effect.orDie)
 
 describe("the envelope and its signature", () => {
   it.scopedLive("a customer's message and the ack of a send reach the receiver as {event, timestamp, data}, signed", () =>
@@ -446,23 +471,82 @@ describe("isolation between accounts", () => {
     }))
 })
 
-describe("a failure outside an attempt", () => {
-  it.scopedLive("an event the gateway cannot read: one error with its cause, retries by the clock with backoff, nothing counted; once it reads, all go out", () =>
+describe("an event that cannot be sent", () => {
+  it.scopedLive("an event whose stored body does not read fails unsent, with why in the delivery log, logged once; the later ones go out in order", () =>
     Effect.gen(function*() {
-      const logged: Array<{ readonly level: string; readonly message: string; readonly cause: string }> = []
-      yield* Effect.locallyScopedWith(FiberRef.currentLoggers, HashSet.add(Logger.make(({ cause, logLevel, message }) =>
-        void logged.push({
-          level: logLevel.label,
-          message: (Array.isArray(message) ? message : [message]).join(" "),
-          cause: Cause.pretty(cause)
-        })
-      )))
+      const logged = yield* capturedLog
+      const receiver = yield* WebhookReceiver.start
+      const gateway = yield* webhookGateway(yield* freshDatabase)
+      const acme = yield* provision(gateway.ops, { numbers: 0 })
+      const key = acme.accountKey
+      yield* setWebhook(gateway, key, receiver.url("/acme"))
+      const unreadableBefore = yield* unreadableCount(gateway)
+      yield* emit(gateway.database, acme.accountId, 1, "before")
+      yield* receiver.waitFor("/acme", 1)
+      // The corruption: an event of a kind this release does not know (as a newer release wrote
+      // it), and a row whose body is no envelope at all.
+      const bad = yield* sql(gateway.database, (sql) =>
+        sql<{ id: string }>`
+          INSERT INTO webhook_outbox (account_id, event, payload)
+          VALUES (${acme.accountId}, 'message.reaction', ${JSON.stringify({ event: "message.reaction", timestamp: 1, data: {} })}::jsonb),
+                 (${acme.accountId}, 'message', '"garbled"'::jsonb)
+          RETURNING id`)
+      const [reaction, garbled] = bad.map((r) => Number(r.id))
+      yield* emit(gateway.database, acme.accountId, 2, "after")
+
+      // Before, the account's queue stopped at the first of them for good.
+      const got = yield* receiver.waitFor("/acme", 3, 20_000)
+      assert.deepStrictEqual(got.map(statusOf), ["before1", "after1", "after2"])
+      yield* pause(500)
+      assert.lengthOf(receiver.received("/acme"), 3, "nothing of the unreadable events is sent")
+
+      const failed = yield* eventually(
+        call(gateway, "GET", "/api/v1/webhook/deliveries?status=failed", key),
+        (a) => a.body.deliveries.length === 2
+      )
+      assert.deepStrictEqual(failed.body.deliveries.map((d: any) => [d.id, d.event_id, d.status, d.attempts, d.response_code]), [
+        [garbled, garbled, "failed", 0, null],
+        [reaction, reaction, "failed", 0, null]
+      ])
+      const [garbledError, reactionError] = failed.body.deliveries.map((d: any) => d.error as string)
+      assert.match(reactionError!, /^Not sent: the gateway cannot read this event's stored body \(event: .*"message\.reaction"/)
+      assert.include(reactionError!, "POST /webhook/resend")
+      assert.match(garbledError!, /^Not sent: the gateway cannot read this event's stored body \(body: Expected \{/)
+      // Its page shows the body as stored, and no attempt.
+      const detail = yield* call(gateway, "GET", `/api/v1/webhook/deliveries/${garbled}`, key)
+      assert.strictEqual(detail.status, 200, JSON.stringify(detail.body))
+      assert.deepStrictEqual([detail.body.payload, detail.body.attempt_log], ["garbled", []])
+      assert.strictEqual((yield* call(gateway, "GET", "/api/v1/webhook", key)).body.pending_events, 0)
+
+      // Logged and counted once each, not at every pass.
+      yield* pause(1000)
+      const lines = logged.filter((l) => new RegExp(`account ${acme.accountId}\\b`).test(l.message))
+      assert.deepStrictEqual(lines.map((l) => [l.level, l.message.replace(/ \(.*\)/, "")]), [
+        ["ERROR", `webhook event evt_${reaction} of account ${acme.accountId} failed unsent: its stored body does not read; the account's later events go on`],
+        ["ERROR", `webhook event evt_${garbled} of account ${acme.accountId} failed unsent: its stored body does not read; the account's later events go on`]
+      ])
+      assert.strictEqual((yield* unreadableCount(gateway)) - unreadableBefore, 2)
+    }), { timeout: 60_000 })
+})
+
+describe("a failure outside an attempt", () => {
+  it.scopedLive("a fault while the queue is worked: one error with its cause, retries by the clock with backoff, nothing counted; once it works, all go out", () =>
+    Effect.gen(function*() {
+      const logged = yield* capturedLog
       const time = ManualClock.stepped(Date.parse("2026-11-28T07:00:00.000Z"))
       const receiver = yield* WebhookReceiver.start
       const gateway = yield* webhookGateway(yield* freshDatabase, { domainClock: time.clock })
       const acme = yield* provision(gateway.ops)
       yield* setWebhook(gateway, acme.accountKey, receiver.url("/acme"))
-      // An event of a kind this release does not know (as a newer one, since rolled back, wrote).
+      // The fault: the database refuses every change of a queued event (as a bug of a statement
+      // would), and the first event of the queue is one to fail unsent, a change.
+      yield* sql(gateway.database, (sql) =>
+        Effect.zipRight(
+          sql`
+            CREATE FUNCTION refuse_outbox_changes() RETURNS trigger LANGUAGE plpgsql
+            AS $$ BEGIN RAISE EXCEPTION 'outbox changes refused by the test'; END $$`,
+          sql`CREATE TRIGGER refuse_outbox_changes BEFORE UPDATE ON webhook_outbox FOR EACH ROW EXECUTE FUNCTION refuse_outbox_changes()`
+        ))
       const [{ id }] = yield* sql(gateway.database, (sql) =>
         sql<{ id: string }>`
           INSERT INTO webhook_outbox (account_id, event, payload)
@@ -470,9 +554,9 @@ describe("a failure outside an attempt", () => {
           RETURNING id`)
       yield* emit(gateway.database, acme.accountId, 2)
 
-      // The loop fails on reading its queue. The poll wakes it every 50 ms: a wake-up ends the
-      // first wait, not the second, which waits for the clock. Before, it failed every second,
-      // each time with an error and its stack.
+      // The loop fails at that change. The poll wakes it every 50 ms: a wake-up ends the first
+      // wait, not the second, which waits for the clock. Before, it failed every second, each
+      // time with an error and its stack.
       const ofAccount = () => logged.filter((l) => new RegExp(`account ${acme.accountId}\\b`).test(l.message))
       yield* eventually(Effect.sync(ofAccount), (ls) => ls.length > 0)
       yield* pause(3000)
@@ -481,23 +565,33 @@ describe("a failure outside an attempt", () => {
         ofAccount()[0]!.message,
         `webhook delivery of account ${acme.accountId} failed; its events wait, and the loop tries again with backoff (up to 30 s)`
       )
-      assert.include(ofAccount()[0]!.cause, "message.reaction")
+      // The cause, with the statement that failed.
+      assert.include(ofAccount()[0]!.cause, "SqlError")
+      assert.include(ofAccount()[0]!.cause, "WebhookStore.failUnsent")
       assert.lengthOf(receiver.received("/acme"), 0)
       time.adjust("1 minute")
       yield* pause(1000)
       assert.deepStrictEqual(ofAccount().map((l) => l.level), ["ERROR"])
 
-      // It reads again (the operator rewrote the event): what waited goes out, in order, each on
-      // its first attempt, and the log says once that the loop is back.
-      yield* sql(gateway.database, (sql) =>
-        sql`UPDATE webhook_outbox SET event = 'webhook.test', payload = ${JSON.stringify({ event: "webhook.test", timestamp: 1, data: {} })}::jsonb WHERE id = ${id}`)
+      // The fault is gone: the loop goes on where it stood, each event on its first attempt, and
+      // the log says once that the loop is back.
+      yield* sql(gateway.database, (sql) => sql`DROP TRIGGER refuse_outbox_changes ON webhook_outbox`)
       time.adjust("1 minute")
-      const got = yield* receiver.waitFor("/acme", 3, 20_000)
-      assert.deepStrictEqual(got.map((r) => r.json.event), ["webhook.test", "session.status", "session.status"])
-      const rows = yield* eventually(outbox(gateway.database, acme.accountId), (rows) => rows.every((r) => r.delivered_at !== null))
-      assert.deepStrictEqual(rows.map((r) => r.attempts), [1, 1, 1])
-      assert.deepStrictEqual(ofAccount().map((l) => l.level), ["ERROR", "INFO"])
-      assert.strictEqual(ofAccount()[1]!.message, `webhook delivery of account ${acme.accountId} resumed after 120 s and 4 retries`)
+      const got = yield* receiver.waitFor("/acme", 2, 20_000)
+      assert.deepStrictEqual(got.map((r) => r.json.event), ["session.status", "session.status"])
+      const rows = yield* eventually(
+        outbox(gateway.database, acme.accountId),
+        (rows) => rows.every((r) => r.delivered_at !== null || r.failed_at !== null)
+      )
+      assert.deepStrictEqual(rows.map((r) => [Number(r.id), r.attempts, r.failed_at !== null]), [
+        [Number(id), 0, true],
+        [Number(rows[1]!.id), 1, false],
+        [Number(rows[2]!.id), 1, false]
+      ])
+      // The event that does not read leaves the queue first, then the loop says it is back.
+      assert.deepStrictEqual(ofAccount().map((l) => l.level), ["ERROR", "ERROR", "INFO"])
+      assert.include(ofAccount()[1]!.message, `webhook event evt_${id} of account ${acme.accountId} failed unsent`)
+      assert.strictEqual(ofAccount()[2]!.message, `webhook delivery of account ${acme.accountId} resumed after 120 s and 4 retries`)
     }), { timeout: 60_000 })
 })
 

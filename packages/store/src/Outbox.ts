@@ -16,7 +16,13 @@ export const EventName = Schema.Literal("message", "message.ack", "session.statu
 /** @since 1.0.0 */
 export type EventName = typeof EventName.Type
 
-/** An event as stored in the outbox (`payload`) and sent as the request body. @since 1.0.0 */
+/**
+ * An event as stored in the outbox (`payload`) and sent as the request body. A stored payload
+ * this schema does not read (changed in the database, or written by a release with other events)
+ * is failed unsent by the delivery loop, so it never holds back the account's later events.
+ *
+ * @since 1.0.0
+ */
 export const Envelope = Schema.Struct({
   event: EventName,
   /** Unix seconds. */

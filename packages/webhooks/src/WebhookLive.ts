@@ -14,12 +14,14 @@ import * as RequestGuard from "@wagate/entities/RequestGuard"
 import { WebhookEntity } from "@wagate/entities/WebhookEntity"
 import * as DomainClock from "@wagate/domain/DomainClock"
 import type { Envelope } from "@wagate/store/Outbox"
+import * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Random from "effect/Random"
@@ -28,7 +30,15 @@ import * as RetrySchedule from "./RetrySchedule.js"
 import * as Signing from "./Signing.js"
 import { WebhookConfig } from "./WebhookConfig.js"
 import * as WebhookSender from "./WebhookSender.js"
-import { type Endpoint, MAX_RESEND, type Outcome, type Queued, type UnreadableSecret, WebhookStore } from "./WebhookStore.js"
+import {
+  type Endpoint,
+  MAX_RESEND,
+  type Outcome,
+  type Queued,
+  type Unreadable,
+  type UnreadableSecret,
+  WebhookStore
+} from "./WebhookStore.js"
 import * as WebhookUrl from "./WebhookUrl.js"
 
 /** Events read from the queue at a time. */
@@ -61,6 +71,22 @@ export const unreadableNotice = (e: UnreadableSecret) =>
   `The signing secret of this webhook can no longer be read: ${sealedWith(e)} (its key was lost or replaced, ` +
   `e.g. when the gateway was moved to another host). Nothing is sent until a new secret is set: ` +
   `POST /webhook/rotate-secret answers one. Events are kept, in order, and delivered signed with the new secret.`
+
+/**
+ * Events failed unsent because their stored body did not read (see `Unreadable`), each once.
+ *
+ * @since 1.0.0
+ */
+export const unreadableEvents = Metric.counter("wagate_webhook_unreadable_events", {
+  description: "Webhook events failed unsent because their stored body is not an envelope this release reads",
+  incremental: true
+})
+
+/** The `error` of an event failed unsent, as the delivery log shows it. */
+export const unreadableError = (reason: string) =>
+  `Not sent: the gateway cannot read this event's stored body (${reason}). It was changed in the database, or ` +
+  `written by a release with events this one does not know; it failed so that the later events go on. ` +
+  `POST /webhook/resend queues it again, for a release that reads it.`
 
 export const WebhookLive = WebhookEntity.toLayer(
   Effect.gen(function*() {
@@ -157,6 +183,21 @@ export const WebhookLive = WebhookEntity.toLayer(
             Effect.as(false)
           )
         }))
+      })
+
+    /**
+     * An event that cannot be sent leaves the queue failed, with why in the delivery log, so the
+     * account's later events go on; no attempt is made or counted. Logged and counted once.
+     */
+    const failUnreadable = (event: Unreadable) =>
+      Effect.gen(function*() {
+        const at = yield* DomainClock.now
+        if (!(yield* store.failUnsent(event.id, unreadableError(event.reason), at))) return
+        yield* Metric.increment(unreadableEvents)
+        yield* Effect.logError(
+          `webhook event ${Signing.webhookId(event.eventId)} of account ${accountId} failed unsent: its stored body ` +
+            `does not read (${event.reason}); the account's later events go on`
+        )
       })
 
     // The entity is the endpoint's only writer, and every change bumps `version`: the endpoint
@@ -265,9 +306,12 @@ export const WebhookLive = WebhookEntity.toLayer(
       }
       yield* recorded
       const queue = yield* store.queue(accountId, BATCH)
+      // Those never sent leave the queue first: the order of those sent stays as it was.
+      const [unreadable, readable] = Arr.separate(queue)
+      yield* Effect.forEach(unreadable, failUnreadable, { discard: true })
       yield* recovered
       if (queue.length === 0) return yield* wait(MAX_WAIT_MS)
-      for (const queued of queue) {
+      for (const queued of readable) {
         if (version !== seen) return
         const now = yield* DomainClock.now
         if (queued.nextAttemptAt !== null && queued.nextAttemptAt > now) return yield* wait(queued.nextAttemptAt - now)

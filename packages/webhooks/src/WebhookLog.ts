@@ -47,10 +47,11 @@ const DeliveryRow = Schema.Struct({
   latency_ms: NullOrInt
 })
 
-const DetailRow = Schema.Struct({
-  ...DeliveryRow.fields,
-  payload: Schema.Struct({ event: Schema.String, timestamp: Schema.Number, data: Schema.Unknown })
-})
+// Any stored body reads: an event failed because its body does not read is shown as it is.
+const DetailRow = Schema.Struct({ ...DeliveryRow.fields, payload: Schema.Unknown })
+
+const RequestBody = Schema.Struct({ event: Schema.String, timestamp: Schema.Number, data: Schema.Unknown })
+const readBody = Schema.decodeUnknownOption(RequestBody)
 
 const AttemptRow = Schema.Struct({
   attempt: Schema.Number,
@@ -194,7 +195,11 @@ export class WebhookLog extends Effect.Service<WebhookLog>()("@wagate/webhooks/W
       const attempts = yield* findAttempts(id)
       return Option.some({
         ...toDelivery(r),
-        payload: { event: r.payload.event, timestamp: r.payload.timestamp, data: r.payload.data },
+        // The body as it is sent (keys in the specification's order), or as stored when it is not one.
+        payload: Option.match(readBody(r.payload), {
+          onNone: () => r.payload,
+          onSome: (b) => ({ event: b.event, timestamp: b.timestamp, data: b.data })
+        }),
         attempt_log: attempts.map((a) => ({
           attempt: a.attempt,
           at: iso(a.created_at),

@@ -16,6 +16,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 
 /** @since 1.0.0 */
@@ -53,6 +54,22 @@ export interface Queued {
   readonly attempts: number
   /** Epoch ms; null: due now. */
   readonly nextAttemptAt: number | null
+}
+
+/**
+ * An event of the account's queue whose stored body is not an envelope this release reads: a
+ * row changed in the database, or written by a release with another shape of events (an event
+ * name this one does not know). It cannot be sent; it is failed with `reason` rather than left
+ * to hold back the account's later events.
+ *
+ * @since 1.0.0
+ */
+export interface Unreadable {
+  /** The outbox row. */
+  readonly id: number
+  readonly eventId: number
+  /** What does not read, e.g. `event: Expected "message" | ..., actual "message.reaction"`. */
+  readonly reason: string
 }
 
 /** What an attempt leads to for its event. @since 1.0.0 */
@@ -100,10 +117,22 @@ const EndpointRow = Schema.Struct({
 const QueuedRow = Schema.Struct({
   id: Int8,
   event_id: Int8,
-  payload: Envelope,
+  // Read row by row (`readEnvelope`): one row that does not read must not hide the others.
+  payload: Schema.Unknown,
   attempts: Schema.Number,
   next_attempt_at: NullOrInstant
 })
+
+const decodeEnvelope = Schema.decodeUnknownEither(Envelope)
+
+/** The stored body as an envelope, or what about it does not read (in one line, at most 300 characters). */
+const readEnvelope = (payload: unknown): Either.Either<Envelope, string> =>
+  Either.mapLeft(decodeEnvelope(payload), (e) =>
+    ParseResult.ArrayFormatter.formatErrorSync(e)
+      .map((issue) => `${issue.path.length === 0 ? "body" : issue.path.join(".")}: ${issue.message}`)
+      .join("; ")
+      .replace(/\s+/g, " ")
+      .slice(0, 300))
 
 /** @since 1.0.0 */
 export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhooks/WebhookStore", {
@@ -154,16 +183,35 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhoo
           ORDER BY id LIMIT ${limit}`
     })
 
-    /** The first `limit` events of the account's queue, oldest first. */
+    /** The first `limit` events of the account's queue, oldest first; those whose body does not read on the left. */
     const queue = Effect.fn("WebhookStore.queue")(function*(accountId: number, limit: number) {
       const rows = yield* findQueue({ accountId, limit })
-      return rows.map((r): Queued => ({
-        id: r.id,
-        eventId: r.event_id,
-        payload: r.payload,
-        attempts: r.attempts,
-        nextAttemptAt: r.next_attempt_at === null ? null : r.next_attempt_at.getTime()
-      }))
+      return rows.map((r): Either.Either<Queued, Unreadable> =>
+        Either.match(readEnvelope(r.payload), {
+          onLeft: (reason) => Either.left({ id: r.id, eventId: r.event_id, reason }),
+          onRight: (payload) =>
+            Either.right({
+              id: r.id,
+              eventId: r.event_id,
+              payload,
+              attempts: r.attempts,
+              nextAttemptAt: r.next_attempt_at === null ? null : r.next_attempt_at.getTime()
+            })
+        })
+      )
+    }, Effect.orDie)
+
+    /**
+     * Fails an event that cannot be sent, with no attempt: the delivery log shows it `failed`
+     * with `error`. False when it had left the queue already (another process failed it first).
+     */
+    const failUnsent = Effect.fn("WebhookStore.failUnsent")(function*(id: number, error: string, at: number) {
+      const rows = yield* sql`
+        UPDATE webhook_outbox SET failed_at = ${new Date(at)}, next_attempt_at = NULL, last_status = NULL,
+          last_error = ${error}
+        WHERE id = ${id} AND delivered_at IS NULL AND failed_at IS NULL
+        RETURNING id`
+      return rows.length > 0
     }, Effect.orDie)
 
     /**
@@ -462,6 +510,7 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhoo
     return {
       endpoint,
       queue,
+      failUnsent,
       reseal,
       missingKeys,
       record,
