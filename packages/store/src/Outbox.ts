@@ -16,13 +16,7 @@ export const EventName = Schema.Literal("message", "message.ack", "session.statu
 /** @since 1.0.0 */
 export type EventName = typeof EventName.Type
 
-/**
- * An event as stored in the outbox (`payload`) and sent as the request body. A stored payload
- * this schema does not read (changed in the database, or written by a release with other events)
- * is failed unsent by the delivery loop, so it never holds back the account's later events.
- *
- * @since 1.0.0
- */
+/** An event as stored in the outbox (`payload`) and sent as the request body. @since 1.0.0 */
 export const Envelope = Schema.Struct({
   event: EventName,
   /** Unix seconds. */
@@ -31,6 +25,18 @@ export const Envelope = Schema.Struct({
 })
 /** @since 1.0.0 */
 export interface Envelope extends Schema.Schema.Type<typeof Envelope> {}
+
+/**
+ * An envelope as the delivery loop reads it back: any event name. During a rolling upgrade a
+ * runner of the previous release may deliver an event a newer one wrote, and sends it as written;
+ * a stored body this does not read (changed in the database) is failed unsent, so it never holds
+ * back the account's later events.
+ *
+ * @since 1.0.0
+ */
+export const StoredEnvelope = Schema.Struct({ ...Envelope.fields, event: Schema.NonEmptyString })
+/** @since 1.0.0 */
+export interface StoredEnvelope extends Schema.Schema.Type<typeof StoredEnvelope> {}
 
 /** @since 1.0.0 */
 export const envelope = (event: EventName, at: number, data: Record<string, unknown>): Envelope => ({

@@ -13,7 +13,7 @@ import { InternalError, InvalidParam, NotFound } from "@wagate/domain/ApiError"
 import * as RequestGuard from "@wagate/entities/RequestGuard"
 import { WebhookEntity } from "@wagate/entities/WebhookEntity"
 import * as DomainClock from "@wagate/domain/DomainClock"
-import type { Envelope } from "@wagate/store/Outbox"
+import type { StoredEnvelope } from "@wagate/store/Outbox"
 import * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -47,7 +47,7 @@ const BATCH = 100
 const MAX_WAIT_MS = 60_000
 
 /** The request body: the envelope, keys in the order of the specification. */
-export const bodyOf = (payload: Envelope): string =>
+export const bodyOf = (payload: StoredEnvelope): string =>
   JSON.stringify({ event: payload.event, timestamp: payload.timestamp, data: payload.data })
 
 /** What held a pass of the loop up: the database away or busy, or a fault of the gateway. */

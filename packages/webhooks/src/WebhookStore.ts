@@ -10,7 +10,7 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import type { DisabledReason } from "@wagate/domain/Webhook"
 import * as Batched from "@wagate/store/Batched"
 import { Int8, NullOrInstant, NullOrString } from "@wagate/store/Columns"
-import { Envelope } from "@wagate/store/Outbox"
+import { StoredEnvelope } from "@wagate/store/Outbox"
 import * as SecretKeyring from "@wagate/store/SecretKeyring"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -50,17 +50,16 @@ export interface Queued {
   readonly id: number
   /** The event it delivers: itself, or the event a resend repeats. */
   readonly eventId: number
-  readonly payload: Envelope
+  readonly payload: StoredEnvelope
   readonly attempts: number
   /** Epoch ms; null: due now. */
   readonly nextAttemptAt: number | null
 }
 
 /**
- * An event of the account's queue whose stored body is not an envelope this release reads: a
- * row changed in the database, or written by a release with another shape of events (an event
- * name this one does not know). It cannot be sent; it is failed with `reason` rather than left
- * to hold back the account's later events.
+ * An event of the account's queue whose stored body is not an envelope (`{event, timestamp,
+ * data}`): a row changed in the database. It cannot be sent; it is failed with `reason` rather
+ * than left to hold back the account's later events.
  *
  * @since 1.0.0
  */
@@ -68,7 +67,7 @@ export interface Unreadable {
   /** The outbox row. */
   readonly id: number
   readonly eventId: number
-  /** What does not read, e.g. `event: Expected "message" | ..., actual "message.reaction"`. */
+  /** What does not read, e.g. `data: is missing`. */
   readonly reason: string
 }
 
@@ -123,10 +122,10 @@ const QueuedRow = Schema.Struct({
   next_attempt_at: NullOrInstant
 })
 
-const decodeEnvelope = Schema.decodeUnknownEither(Envelope)
+const decodeEnvelope = Schema.decodeUnknownEither(StoredEnvelope)
 
 /** The stored body as an envelope, or what about it does not read (in one line, at most 300 characters). */
-const readEnvelope = (payload: unknown): Either.Either<Envelope, string> =>
+const readEnvelope = (payload: unknown): Either.Either<StoredEnvelope, string> =>
   Either.mapLeft(decodeEnvelope(payload), (e) =>
     ParseResult.ArrayFormatter.formatErrorSync(e)
       .map((issue) => `${issue.path.length === 0 ? "body" : issue.path.join(".")}: ${issue.message}`)
