@@ -22,6 +22,8 @@ export interface GatewaySettings {
   readonly databasePoolSize: number
   /** The longest a statement on PostgreSQL runs, in milliseconds (migrations aside); 0: no bound of the gateway's. */
   readonly databaseStatementTimeoutMs: number
+  /** The longest a transaction on PostgreSQL stays open without a statement, in milliseconds; 0: no bound of the gateway's. */
+  readonly databaseIdleInTransactionTimeoutMs: number
   readonly redisUrl: Option.Option<Redacted.Redacted>
   /** Prefix of every Redis key and channel, so several gateways can share one Redis. */
   readonly redisPrefix: string
@@ -114,6 +116,12 @@ export const settings: Config.Config<GatewaySettings> = Config.all({
     Config.withDefault(30_000),
     Config.withDescription(
       "Longest a statement on PostgreSQL runs, in milliseconds (its request answers 503 capacity after it); 0: no bound"
+    )
+  ),
+  databaseIdleInTransactionTimeoutMs: milliseconds("DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS", 0).pipe(
+    Config.withDefault(60_000),
+    Config.withDescription(
+      "Longest a transaction on PostgreSQL stays open without a statement, in milliseconds (then the server ends its session, which rolls it back and frees its locks); 0: no bound"
     )
   ),
   redisUrl: Config.option(secretUrl("REDIS_URL", ["redis:", "rediss:"], "redis://:password@host:6379")),

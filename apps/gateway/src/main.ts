@@ -53,6 +53,7 @@ export const Main = Layer.unwrapScoped(Effect.gen(function*() {
           url,
           maxConnections: settings.databasePoolSize,
           statementTimeoutMs: settings.databaseStatementTimeoutMs,
+          idleInTransactionTimeoutMs: settings.databaseIdleInTransactionTimeoutMs,
           // A runner's sessions carry its address: while one is open, the runner is alive.
           applicationName: Cluster.hostsEntities(settings)
             ? RunnerLiveness.sessionName(`${settings.runnerHost}:${settings.runnerPort}`)

@@ -38,6 +38,7 @@ const bounds: ReadonlyArray<readonly [string, ReadonlyArray<string>, string, Rea
   ["SIM_PORT", ["0", "65536"], "SIM_PORT must be a port number from 1 to 65535", ["3100"]],
   ["DATABASE_POOL_SIZE", ["1", "0", "-3"], "DATABASE_POOL_SIZE must be at least 2", ["2"]],
   ["DATABASE_STATEMENT_TIMEOUT_MS", ["-1", TOO_LONG], ms("DATABASE_STATEMENT_TIMEOUT_MS", 0), ["0", "30000"]],
+  ["DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS", ["-1", TOO_LONG], ms("DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS", 0), ["0", "60000"]],
   ["MESSAGE_RETENTION_DAYS", ["-1", "36501"], "MESSAGE_RETENTION_DAYS must be from 0 (keep every message) to 36500", ["0", "1", "36500"]],
   ["MAX_BODY_BYTES", ["0", "-5"], "MAX_BODY_BYTES must be at least 1", ["1", "60"]],
   ["HTTP_REQUEST_TIMEOUT_MS", ["0", "-1", TOO_LONG], ms("HTTP_REQUEST_TIMEOUT_MS"), ["1", MAX_TIMER]],

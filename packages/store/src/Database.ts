@@ -188,6 +188,13 @@ export const layerPostgres = (options: {
    * bounded by it.
    */
   readonly statementTimeoutMs?: number | undefined
+  /**
+   * The longest a session of the pool stays in a transaction without running a statement, in
+   * milliseconds (PostgreSQL's `idle_in_transaction_session_timeout`): past it the server ends the
+   * session, which rolls the transaction back and frees its locks; 0 or none: the server's own
+   * setting. Migrations are not bounded by it.
+   */
+  readonly idleInTransactionTimeoutMs?: number | undefined
 }): Layer.Layer<Database, unknown> => {
   const connection = {
     connectionString: Redacted.value(options.url),
@@ -198,9 +205,13 @@ export const layerPostgres = (options: {
     keepAliveInitialDelayMillis: 10_000
   }
   const bound = options.statementTimeoutMs ?? 0
+  const idleInTransaction = options.idleInTransactionTimeoutMs ?? 0
   return layerPool({
     ...connection,
     max: options.maxConnections ?? 10,
+    // Sent with the connection's start-up too: a transaction its fiber left open (stuck, or a
+    // bug) is ended by the server instead of holding its locks, and its connection, for good.
+    ...(idleInTransaction > 0 ? { idle_in_transaction_session_timeout: idleInTransaction } : {}),
     ...(bound > 0 ?
       {
         // Sent with the connection's start-up: every statement of every session of the pool is
