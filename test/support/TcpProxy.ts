@@ -2,11 +2,15 @@
  * A TCP proxy on loopback in front of a server (PostgreSQL), which a test can make unresponsive
  * (`freeze`: connections stay open, nothing goes through either way, new ones are accepted and
  * left waiting, as behind a network partition or a stalled server), bring back (`thaw`) or cut
- * (`cut`: every connection reset, as when the server restarts). `freezeOnSend` freezes each
- * connection as its client sends a given text, as a server that stalls on one command;
+ * (`cut`: every connection reset, as when the server restarts), or take the server away (`down`:
+ * every connection reset and each new one reset as it comes, as a server stopped, until `up`).
+ * `freezeOnSend` freezes each connection as its client sends a given text, as a server that
+ * stalls on one command;
  * `holdAnswersOnSend` lets such a request through whole but holds the server's answer, as a
  * server that stalls after it has taken the request; `dropOnSend` resets a connection as its
- * client sends a given text, before the server gets it.
+ * client sends a given text, before the server gets it; `stallSent` stops, for good, the open
+ * connections whose client has sent a given text, as a server (or a network path) that stops
+ * answering on one session while the others go on.
  */
 import * as Effect from "effect/Effect"
 import { connect, createServer, type Socket } from "node:net"
@@ -16,6 +20,13 @@ export interface TcpProxy {
   readonly freeze: Effect.Effect<void>
   readonly thaw: Effect.Effect<void>
   readonly cut: Effect.Effect<void>
+  /** Every connection reset, and each new one too until `up`. */
+  readonly down: Effect.Effect<void>
+  readonly up: Effect.Effect<void>
+  /** How many connections `down` has reset as they came. */
+  readonly refused: () => number
+  /** Stops the open connections whose client has sent `text` (in its first 8 KB); how many it stopped. */
+  readonly stallSent: (text: string) => Effect.Effect<number>
   /** From now on, freezes a connection as its client sends `text` (none: stop doing so). */
   readonly freezeOnSend: (text: string | undefined) => Effect.Effect<void>
   /** How many connections `freezeOnSend` has frozen. */
@@ -32,18 +43,31 @@ export const start = (target: { readonly host: string; readonly port: number }) 
   Effect.acquireRelease(
     Effect.async<{ proxy: TcpProxy; close: () => void }>((resume) => {
       let frozen = false
+      let refusing = false
+      let refused = 0
+      // What the client of each connection has sent, its first 8 KB.
+      const sent = new Map<readonly [Socket, Socket], string>()
       let freezeText: string | undefined
       let frozenOnSend = 0
       let holdText: string | undefined
       let dropText: string | undefined
       let droppedOnSend = 0
       const pairs = new Set<readonly [Socket, Socket]>()
+      const stalledPairs = new Set<readonly [Socket, Socket]>()
       const server = createServer((client) => {
+        if (refusing) {
+          refused++
+          client.on("error", () => {})
+          client.resetAndDestroy()
+          return
+        }
         const upstream = connect(target.port, target.host)
         const pair = [client, upstream] as const
         pairs.add(pair)
+        sent.set(pair, "")
         const drop = () => {
           pairs.delete(pair)
+          sent.delete(pair)
           client.destroy()
           upstream.destroy()
         }
@@ -55,6 +79,8 @@ export const start = (target: { readonly host: string; readonly port: number }) 
             upstream.destroy()
             return
           }
+          const before = sent.get(pair)
+          if (before !== undefined && before.length < 8192) sent.set(pair, before + chunk.toString("latin1"))
           upstream.write(chunk)
           // The server gets the command; its answer waits, unread, until a thaw.
           if (freezeText !== undefined && chunk.includes(freezeText)) {
@@ -69,6 +95,10 @@ export const start = (target: { readonly host: string; readonly port: number }) 
         upstream.on("error", drop).on("close", drop)
         if (frozen) (client.pause(), upstream.pause())
       })
+      const cut = () => {
+        for (const [a, b] of pairs) (a.resetAndDestroy(), b.resetAndDestroy())
+        pairs.clear()
+      }
       server.listen(0, "127.0.0.1", () => {
         const port = (server.address() as { port: number }).port
         resume(Effect.succeed({
@@ -82,10 +112,29 @@ export const start = (target: { readonly host: string; readonly port: number }) 
               frozen = false
               for (const [a, b] of pairs) (a.resume(), b.resume())
             }),
-            cut: Effect.sync(() => {
-              for (const [a, b] of pairs) (a.resetAndDestroy(), b.resetAndDestroy())
-              pairs.clear()
+            cut: Effect.sync(cut),
+            down: Effect.sync(() => {
+              refusing = true
+              cut()
             }),
+            up: Effect.sync(() => {
+              refusing = false
+            }),
+            refused: () => refused,
+            stallSent: (text) =>
+              Effect.sync(() => {
+                let stalled = 0
+                for (const pair of pairs) {
+                  if (!sent.get(pair)?.includes(text)) continue
+                  // Out of `pairs`, a thaw does not bring it back; closing the proxy still does away with it.
+                  pairs.delete(pair)
+                  stalledPairs.add(pair)
+                  pair[0].pause()
+                  pair[1].pause()
+                  stalled++
+                }
+                return stalled
+              }),
             freezeOnSend: (text) =>
               Effect.sync(() => {
                 freezeText = text
@@ -102,7 +151,7 @@ export const start = (target: { readonly host: string; readonly port: number }) 
             droppedOnSend: () => droppedOnSend
           },
           close: () => {
-            for (const [a, b] of pairs) (a.destroy(), b.destroy())
+            for (const [a, b] of [...pairs, ...stalledPairs]) (a.destroy(), b.destroy())
             server.close()
           }
         }))
