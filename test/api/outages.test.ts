@@ -54,17 +54,47 @@ const hourByHourUntil = <A, E>(time: ManualClock.ManualClock, left: Effect.Effec
   })
 
 /** A gateway whose every statement goes through the proxy (the cluster's included). */
-const behindProxy = (options: Pick<GatewayOptions, "domainClock"> = {}) => Effect.gen(function*() {
-  const direct = yield* freshDatabase
-  const [{ name }] = yield* sql(direct, (sql) => sql<{ name: string }>`SELECT current_database() AS name`)
-  const proxy = yield* TcpProxy.start({ host: "127.0.0.1", port: 5432 })
-  const database = yield* Layer.build(Database.layerPostgres({
-    url: Redacted.make(`postgres://postgres@127.0.0.1:${proxy.port}/${name}`),
-    maxConnections: 4
-  }))
-  const gateway = yield* startGateway(database, { ...options, settings: { webhookAllowPrivateUrls: true } })
-  return { proxy, gateway, direct }
+const behindProxy = (options: Pick<GatewayOptions, "domainClock" | "settings"> & { readonly statementTimeoutMs?: number } = {}) =>
+  Effect.gen(function*() {
+    const direct = yield* freshDatabase
+    const [{ name }] = yield* sql(direct, (sql) => sql<{ name: string }>`SELECT current_database() AS name`)
+    const proxy = yield* TcpProxy.start({ host: "127.0.0.1", port: 5432 })
+    const database = yield* Layer.build(Database.layerPostgres({
+      url: Redacted.make(`postgres://postgres@127.0.0.1:${proxy.port}/${name}`),
+      maxConnections: 4,
+      statementTimeoutMs: options.statementTimeoutMs
+    }))
+    const gateway = yield* startGateway(database, {
+      domainClock: options.domainClock,
+      settings: { webhookAllowPrivateUrls: true, ...options.settings }
+    })
+    return { proxy, gateway, direct }
+  })
+
+/** The log lines of the gateways started in the scope, as they come. */
+const logLines = Effect.gen(function*() {
+  const logged: Array<{ readonly level: string; readonly message: string }> = []
+  yield* Effect.locallyScopedWith(FiberRef.currentLoggers, HashSet.add(Logger.make(({ logLevel, message }) =>
+    void logged.push({ level: logLevel.label, message: (Array.isArray(message) ? message : [message]).join(" ") })
+  )))
+  return logged
 })
+
+/** Moves the domain clock a step at a time (the backoffs' waits end) until `check` holds. */
+const stepUntil = <A, E>(time: ManualClock.ManualClock, step: Duration.DurationInput, effect: Effect.Effect<A, E>, check: (a: A) => boolean) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + 30_000
+    for (;;) {
+      time.adjust(step)
+      const tried = Date.now()
+      while (Date.now() - tried < 1_000) {
+        const value = yield* Effect.orDie(effect)
+        if (check(value)) return value
+        yield* Effect.sleep("20 millis")
+      }
+      if (Date.now() > deadline) return yield* Effect.dieMessage(`condition never held; last value: ${JSON.stringify(yield* Effect.orDie(effect))}`)
+    }
+  })
 
 describe("PostgreSQL going away", () => {
   it.scopedLive("every connection reset: requests answer 200 or 503 capacity, never 500 or a hang; then sends, incoming messages and webhooks go on", () =>
@@ -207,6 +237,89 @@ describe("PostgreSQL going away", () => {
       // Deliveries go on.
       yield* emit(direct, acme.accountId, 1)
       assert.strictEqual((yield* receiver.waitFor("/acme", 1, 20_000))[0]!.json.data.status, "e1")
+    }), { timeout: 90_000 })
+})
+
+describe("the webhook notifications' connection", () => {
+  // The poll (hourly here) wakes nothing in these tests: a delivery comes from a notification.
+  const listenOnly = { webhookPollIntervalMs: Option.some(3_600_000) }
+  const ofListening = (logged: ReadonlyArray<{ readonly level: string; readonly message: string }>) =>
+    logged.filter((l) => /^listening for webhook notifications/.test(l.message))
+
+  it.scopedLive("the database wholly away: listening is tried again with backoff by the clock, logs once when it stops and once when it works again, and wakes deliveries once the database is back", () =>
+    Effect.gen(function*() {
+      const logged = yield* logLines
+      const receiver = yield* WebhookReceiver.start
+      const time = ManualClock.stepped(Date.parse("2026-11-28T07:00:00.000Z"))
+      const { direct, gateway, proxy } = yield* behindProxy({ domainClock: time.clock, settings: listenOnly })
+      const acme = yield* provision(gateway.ops)
+      const set = yield* call(gateway, "PUT", "/api/v1/webhook", acme.accountKey, { url: receiver.url("/acme") })
+      assert.strictEqual(set.status, 200)
+      yield* emit(direct, acme.accountId, 1, "before")
+      yield* receiver.waitFor("/acme", 1, 20_000)
+      // Recorded as delivered before the outage, so that it is not delivered again after it.
+      yield* eventually(outbox(direct, acme.accountId), (rows) => rows.every((r) => r.delivered_at !== null), 20_000)
+
+      // Every connection reset, and each new one refused, for ten minutes by the clock.
+      yield* proxy.down
+      // Back before the gateway stops, should the test end early.
+      yield* Effect.addFinalizer(() => proxy.up)
+      yield* eventually(Effect.sync(() => ofListening(logged)), (ls) => ls.length > 0, 20_000)
+      for (let minute = 0; minute < 10; minute++) {
+        const refused = proxy.refused()
+        time.adjust("1 minute")
+        yield* eventually(Effect.sync(proxy.refused), (n) => n > refused, 20_000)
+      }
+      // Before, the listening connection's loss went unseen: nothing was said, and nothing listened again.
+      assert.deepStrictEqual(ofListening(logged).map((l) => l.level), ["WARN"])
+      assert.strictEqual(
+        ofListening(logged)[0]!.message,
+        "listening for webhook notifications failed; the poll wakes deliveries meanwhile, and listening is tried again with backoff (up to 30 s)"
+      )
+
+      yield* proxy.up
+      const back = yield* stepUntil(time, "1 minute", Effect.sync(() => ofListening(logged)), (ls) => ls.length > 1)
+      assert.deepStrictEqual(back.map((l) => l.level), ["WARN", "INFO"])
+      const [, seconds, retries] = back[1]!.message.match(/^listening for webhook notifications works again after (\d+) s and (\d+) retries$/) ?? []
+      assert.isAtLeast(Number(seconds), 600, back[1]!.message)
+      // One try per wait: the waits grew to 30 s (between 15 and 30), so a minute holds one or two, not sixty.
+      assert.isAtLeast(Number(retries), 5, back[1]!.message)
+      assert.isAtMost(Number(retries), 25, back[1]!.message)
+
+      // A notification wakes the delivery again (the poll is hourly).
+      yield* emit(direct, acme.accountId, 1, "after")
+      yield* stepUntil(time, "1 minute", Effect.sync(() => receiver.received("/acme").length), (n) => n >= 2)
+      assert.deepStrictEqual(receiver.received("/acme").map((r) => r.json.data.status), ["before1", "after1"])
+    }), { timeout: 120_000 })
+
+  it.scopedLive("the listening connection stops answering while the others go on: its check finds it within the pool's bound, and listening starts again on a new connection, which wakes deliveries", () =>
+    Effect.gen(function*() {
+      const logged = yield* logLines
+      const receiver = yield* WebhookReceiver.start
+      const time = ManualClock.stepped(Date.parse("2026-11-28T07:00:00.000Z"))
+      const { direct, gateway, proxy } = yield* behindProxy({ domainClock: time.clock, settings: listenOnly, statementTimeoutMs: 1_000 })
+      const acme = yield* provision(gateway.ops)
+      const set = yield* call(gateway, "PUT", "/api/v1/webhook", acme.accountKey, { url: receiver.url("/acme") })
+      assert.strictEqual(set.status, 200)
+      yield* emit(direct, acme.accountId, 1, "before")
+      yield* receiver.waitFor("/acme", 1, 20_000)
+
+      // Nothing goes through the listening connection any more, either way, and nothing closes it.
+      assert.strictEqual(yield* proxy.stallSent('LISTEN "wagate_webhooks"'), 1)
+      yield* emit(direct, acme.accountId, 1, "lost")
+      // Its check is due: unanswered, the connection is closed 6 s later (the 1 s bound and 5 s).
+      // Before, it was never checked: the listener waited on it for good, and only the poll woke deliveries.
+      time.adjust("30 seconds")
+      const [failed] = yield* eventually(Effect.sync(() => ofListening(logged)), (ls) => ls.length > 0, 30_000)
+      assert.strictEqual(failed!.level, "WARN")
+      const back = yield* stepUntil(time, "1 second", Effect.sync(() => ofListening(logged)), (ls) => ls.length > 1)
+      assert.deepStrictEqual(back.map((l) => l.level), ["WARN", "INFO"])
+      assert.match(back[1]!.message, /^listening for webhook notifications works again after \d+ s and 1 retry$/)
+
+      // The next notification wakes the account, whose delivery takes the one missed with it, in order.
+      yield* emit(direct, acme.accountId, 1, "after")
+      yield* receiver.waitFor("/acme", 3, 20_000)
+      assert.deepStrictEqual(receiver.received("/acme").map((r) => r.json.data.status), ["before1", "lost1", "after1"])
     }), { timeout: 90_000 })
 })
 

@@ -38,6 +38,18 @@ export class DatabaseKind extends Context.Tag("@wagate/store/DatabaseKind")<Data
 export class DatabasePool extends Context.Tag("@wagate/store/DatabasePool")<DatabasePool, Pg.Pool>() {}
 
 /**
+ * A session of its own, opened as the pool's sessions are (the same server, start-up settings,
+ * TCP keep-alive, and bound on an answer that does not come), for what holds one for long: the
+ * listening for notifications (Notifications). It is closed with the scope.
+ *
+ * @since 1.0.0
+ */
+export class DatabaseSession extends Context.Tag("@wagate/store/DatabaseSession")<
+  DatabaseSession,
+  Effect.Effect<Pg.Client, SqlError, Scope.Scope>
+>() {}
+
+/**
  * What every process does once per database at start-up, the first time alone: creating the
  * tables it needs when they are missing (the gateway's migrations, the cluster's own tables).
  * PostgreSQL lets two sessions that create the same table at once collide (`relation ... already
@@ -62,7 +74,13 @@ export const madeAlone = <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, 
   Layer.scopedContext(Effect.flatMap(StartupLock, (lock) => lock.holding(Layer.build(layer))))
 
 /** @since 1.0.0 */
-export type Database = PgClient.PgClient | SqlClient.SqlClient | DatabaseKind | DatabasePool | StartupLock
+export type Database =
+  | PgClient.PgClient
+  | SqlClient.SqlClient
+  | DatabaseKind
+  | DatabasePool
+  | DatabaseSession
+  | StartupLock
 
 // The two-key form of advisory locks, apart from the cluster's single-key shard locks (which
 // StartGate counts) and the exports' key space.
@@ -124,11 +142,30 @@ const closedWithoutAnswer = (noAnswerMs: number) =>
     }
   }
 
+/** The settings of a pool, with the class of its clients. */
+type PoolSettings = Pg.PoolConfig & { readonly application_name: string; readonly Client?: typeof Pg.Client | undefined }
+
+/** A session opened as the pool's are, closed with the scope. */
+const session = (config: PoolSettings) =>
+  Effect.acquireRelease(
+    Effect.tryPromise({
+      try: async () => {
+        const client = new (config.Client ?? Pg.Client)(config)
+        // Its failure is seen by its user (the end of the connection); unheard, it would throw.
+        client.on("error", () => {})
+        await client.connect()
+        return client
+      },
+      catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
+    }),
+    (client) => Effect.promise(() => client.end().catch(() => {})).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+  )
+
 /**
  * A pool checked with one query before anything runs on it (as `PgClient.layer` does), and the
  * SQL client on top of it.
  */
-const layerPool = (config: Pg.PoolConfig & { readonly application_name: string }) => {
+const layerPool = (config: PoolSettings) => {
   const pool = Layer.scoped(
     DatabasePool,
     Effect.gen(function*() {
@@ -153,7 +190,7 @@ const layerPool = (config: Pg.PoolConfig & { readonly application_name: string }
   )
   const client = Layer.unwrapEffect(Effect.map(DatabasePool, (pool) =>
     PgClient.layerFromPool({ acquire: Effect.succeed(pool), applicationName: config.application_name })))
-  return Layer.provideMerge(client, pool)
+  return Layer.provideMerge(client, pool).pipe(Layer.merge(Layer.succeed(DatabaseSession, session(config))))
 }
 
 /** How much longer than the statement time limit the gateway waits for a server's answer. */
@@ -166,7 +203,7 @@ const NO_ANSWER_GRACE_MS = 5_000
  * start-up lock: the migrator creates its own table first, and two processes doing that at once
  * collide.
  */
-const layerMigrated = (config: Pg.PoolConfig & { readonly application_name: string }) =>
+const layerMigrated = (config: PoolSettings) =>
   Layer.effectDiscard(startupLock(config).holding(Effect.scoped(Effect.flatMap(
     Layer.build(layerPool({ ...config, max: 1 })),
     (migrator) => Effect.provide(Migrations.run, migrator)

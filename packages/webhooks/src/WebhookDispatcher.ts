@@ -12,19 +12,30 @@
  * does not have.
  */
 import * as Singleton from "@effect/cluster/Singleton"
-import * as PgClient from "@effect/sql-pg/PgClient"
 import { WebhookEntity } from "@wagate/entities/WebhookEntity"
 import * as DomainClock from "@wagate/domain/DomainClock"
 import { DatabaseKind } from "@wagate/store/Database"
+import * as Notifications from "@wagate/store/Notifications"
 import { CHANNEL } from "@wagate/store/Outbox"
 import type * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
+import * as LoopBackoff from "./LoopBackoff.js"
 import { pollIntervalFor, WebhookConfig } from "./WebhookConfig.js"
 import { WebhookStore } from "./WebhookStore.js"
+
+/**
+ * How often the listening session is checked (by the domain clock): a connection that no longer
+ * answers (a stalled server, a network path that drops everything) is found at the next check,
+ * within the pool's bound on an answer (DATABASE_STATEMENT_TIMEOUT_MS and 5 s), and listening
+ * starts again on a new one.
+ */
+const LISTEN_CHECK_INTERVAL = Duration.seconds(30)
 
 export const WebhookDispatcher = Singleton.make(
   "wagate/webhook-dispatcher",
@@ -67,13 +78,40 @@ export const WebhookDispatcher = Singleton.make(
     const wakeAll = (ids: Iterable<number | string>) => Effect.forEach(new Set(ids), wake, { discard: true })
 
     if (kind === "postgres" && settings.listen) {
-      const pg = yield* PgClient.PgClient
-      yield* pg.listen(CHANNEL).pipe(
+      // Listening that fails (the database away, its connection lost or not answering) is tried
+      // again with the delivery loop's backoff, and says so once, and once when it works again:
+      // tried every second with a line each time, it flooded the log for as long as the database
+      // was away. The poll wakes the deliveries meanwhile.
+      let listenFailing: { readonly since: number; failures: number } | undefined
+      const listenFailed = (cause: Cause.Cause<unknown>) =>
+        Effect.gen(function*() {
+          const state = listenFailing ??= { since: yield* DomainClock.now, failures: 0 }
+          state.failures++
+          if (state.failures === 1) {
+            yield* Effect.logWarning(
+              `listening for webhook notifications failed; the poll wakes deliveries meanwhile, and listening is tried ` +
+                `again with backoff (up to ${LoopBackoff.MAX_DELAY_MS / 1000} s)`,
+              cause
+            )
+          }
+          yield* DomainClock.sleep(Duration.millis(LoopBackoff.delay(state.failures, yield* Random.next)))
+        })
+      const listenWorks = Effect.suspend(() => {
+        const state = listenFailing
+        if (state === undefined) return Effect.void
+        listenFailing = undefined
+        return Effect.flatMap(DomainClock.now, (at) =>
+          Effect.logInfo(
+            `listening for webhook notifications works again after ${Math.round((at - state.since) / 1000)} s and ` +
+              `${state.failures} ${state.failures === 1 ? "retry" : "retries"}`
+          ))
+      })
+      yield* Notifications.listen(CHANNEL, { check: DomainClock.sleep(LISTEN_CHECK_INTERVAL), listening: listenWorks }).pipe(
         // Notifications come one per event: a burst wakes each account once.
         Stream.groupedWithin(1024, "2 millis"),
         Stream.runForEach((ids) => wakeAll(Chunk.toReadonlyArray(ids))),
-        Effect.catchAllCause((cause) => Effect.logWarning("webhook notifications stopped; listening again", cause)),
-        Effect.repeat(Schedule.spaced("1 second")),
+        Effect.catchAllCause(listenFailed),
+        Effect.forever,
         Effect.forkScoped
       )
     }
