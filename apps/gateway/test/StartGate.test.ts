@@ -17,15 +17,28 @@ const address = (port: number) => RunnerAddress.make("127.0.0.1", port)
 const SELF = address(40001)
 const runner = (port: number) => Runner.make({ address: address(port), groups: ["default"], weight: 1 })
 
-/** The gate on the cluster's in-memory storage, with `alive()` runners alive. */
+/**
+ * The gate on the cluster's in-memory storage, with `alive()` runners alive; this runner is the
+ * one registered, so the three shards are its own.
+ */
 const gated = (alive: () => number, clusterRunning = false) =>
-  Effect.flatMap(RunnerStorage.makeMemory, (memory) =>
-    StartGate.gate(memory, {
+  Effect.gen(function*() {
+    const memory = yield* RunnerStorage.makeMemory
+    yield* memory.register(runner(40001), true)
+    return yield* StartGate.gate(memory, {
       minRunners: 3,
       waitMs: 30_000,
       registered: Effect.sync(alive),
-      clusterRunning: Effect.sync(() => clusterRunning)
-    }))
+      clusterRunning: Effect.sync(() => clusterRunning),
+      shardsPerGroup: SHARDS.length
+    })
+  })
+
+/** The shards of the default group that the ring of `runners` gives this runner. */
+const shardsOf = (runners: ReadonlyArray<Runner.Runner>, shardsPerGroup: number) =>
+  [...StartGate.assignedTo(SELF, runners.map((r) => [r, true] as const), shardsPerGroup)].map((s) =>
+    ShardId.make("default", Number(s.slice("default:".length)))
+  )
 
 describe("the cold start's gate", () => {
   it.effect("takes no shard until CLUSTER_MIN_RUNNERS runners are alive, then stays open", () =>
@@ -57,11 +70,42 @@ describe("the cold start's gate", () => {
       assert.deepStrictEqual(yield* storage.acquire(SELF, SHARDS), SHARDS)
     }))
 
+  it.effect("takes its first shards only as the runners registered now assign them, not as its older view of the ring did", () =>
+    Effect.gen(function*() {
+      // Three runners registered, the last one after this runner last looked at the ring: its
+      // view is of two runners, whose half of the shards includes some of the third runner's.
+      const memory = yield* RunnerStorage.makeMemory
+      const all = [runner(40001), runner(40002), runner(40003)]
+      for (const r of all) yield* memory.register(r, true)
+      const { state, storage } = yield* StartGate.gate(memory, {
+        minRunners: 3,
+        waitMs: 30_000,
+        registered: Effect.succeed(3),
+        clusterRunning: Effect.succeed(false),
+        shardsPerGroup: 300
+      })
+      const stale = shardsOf(all.slice(0, 2), 300)
+      const current = shardsOf(all, 300)
+      assert.isTrue(stale.length > current.length)
+      assert.deepStrictEqual(yield* storage.acquire(SELF, stale), [], "nothing of an older view")
+      assert.strictEqual(state.waitingFor(), 3)
+      // Its view caught up: it takes its own.
+      assert.deepStrictEqual((yield* storage.acquire(SELF, current)).length, current.length)
+      assert.strictEqual(state.waitingFor(), null)
+    }))
+
   it.effect("with CLUSTER_MIN_RUNNERS 1 there is no gate; a failed look at the runners keeps it shut", () =>
     Effect.gen(function*() {
       const memory = yield* RunnerStorage.makeMemory
+      yield* memory.register(runner(40001), true)
       const never = Effect.die("not asked")
-      const open = yield* StartGate.gate(memory, { minRunners: 1, waitMs: 30_000, registered: never, clusterRunning: never })
+      const open = yield* StartGate.gate(memory, {
+        minRunners: 1,
+        waitMs: 30_000,
+        registered: never,
+        clusterRunning: never,
+        shardsPerGroup: SHARDS.length
+      })
       assert.strictEqual(open.state.waitingFor(), null)
       assert.deepStrictEqual(yield* open.storage.acquire(SELF, SHARDS), SHARDS)
       let failing = true
@@ -69,7 +113,8 @@ describe("the cold start's gate", () => {
         minRunners: 2,
         waitMs: 30_000,
         registered: Effect.suspend(() => failing ? Effect.die("database away") : Effect.succeed(2)),
-        clusterRunning: Effect.succeed(false)
+        clusterRunning: Effect.succeed(false),
+        shardsPerGroup: SHARDS.length
       })
       assert.deepStrictEqual(yield* shut.storage.acquire(SELF, SHARDS), [])
       failing = false

@@ -14,13 +14,27 @@
  *
  * It wraps the runner storage's `acquire`: the cluster's acquisition loop asks again every
  * second while it gets no shard, so an opened gate is seen within a second.
+ *
+ * The gate opens only for a request the runners registered now would give this runner. A
+ * runner asks for the shards of its own view of the ring, which it refreshes every second (later
+ * on a busy host), so the runner that registers last can open the others' gates before they have
+ * seen it: they would take its shards with theirs, connect some of their numbers, and give them
+ * up a second later, when the numbers connect again on it (3 and 11 of 150 numbers in full-suite
+ * runs of `test/cluster/cold-start.test.ts`). The gate stays shut for such a request; the runner
+ * asks again once its view has caught up.
  */
+import type { Runner } from "@effect/cluster/Runner"
+import type { RunnerAddress } from "@effect/cluster/RunnerAddress"
 import * as RunnerStorage from "@effect/cluster/RunnerStorage"
+import * as ShardId from "@effect/cluster/ShardId"
+import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Equal from "effect/Equal"
+import * as HashRing from "effect/HashRing"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as RunnerLiveness from "./RunnerLiveness.js"
@@ -42,6 +56,33 @@ export interface StartGateOptions {
 }
 
 /**
+ * The shards the healthy runners of `runners` give `self`, as the cluster assigns them (a hash
+ * ring of each shard group, weighted).
+ */
+export const assignedTo = (
+  self: RunnerAddress,
+  runners: ReadonlyArray<readonly [runner: Runner, healthy: boolean]>,
+  shardsPerGroup: number
+): ReadonlySet<string> => {
+  const rings = new Map<string, HashRing.HashRing<RunnerAddress>>()
+  for (const [runner, healthy] of runners) {
+    if (!healthy) continue
+    for (const group of runner.groups) {
+      const ring = rings.get(group) ?? HashRing.make<RunnerAddress>()
+      rings.set(group, ring)
+      HashRing.add(ring, runner.address, { weight: runner.weight })
+    }
+  }
+  const mine = new Set<string>()
+  for (const [group, ring] of rings) {
+    HashRing.getShards(ring, shardsPerGroup)?.forEach((owner, i) => {
+      if (Equal.equals(owner, self)) mine.add(ShardId.make(group, i + 1).toString())
+    })
+  }
+  return mine
+}
+
+/**
  * `storage` whose `acquire` takes nothing until the gate opens: `minRunners` runners alive
  * (`registered`), another runner holding shards (`clusterRunning`), or `waitMs` after it was made;
  * with the gate's state.
@@ -51,42 +92,56 @@ export const gate = (
   options: StartGateOptions & {
     readonly registered: Effect.Effect<number, unknown>
     readonly clusterRunning: Effect.Effect<boolean, unknown>
+    /** Shards in each shard group (the cluster's `shardsPerGroup`). */
+    readonly shardsPerGroup: number
   }
 ) =>
   Effect.gen(function*() {
     const startedAt = yield* Clock.currentTimeMillis
     let open = options.minRunners <= 1
     let announced = false
-    const decide = Effect.gen(function*() {
-      const alive = yield* options.registered
-      if (alive >= options.minRunners) {
-        open = true
-        return yield* Effect.logInfo(`${alive} runners registered (CLUSTER_MIN_RUNNERS ${options.minRunners}): taking shards`)
-      }
-      if (yield* options.clusterRunning) {
-        open = true
-        return yield* Effect.logInfo(`joining a running cluster with ${alive} runners registered: taking shards`)
-      }
-      if ((yield* Clock.currentTimeMillis) - startedAt >= options.waitMs) {
-        open = true
-        return yield* Effect.logWarning(
-          `${alive} of CLUSTER_MIN_RUNNERS ${options.minRunners} runners registered after ${options.waitMs} ms: ` +
-            "taking shards without the others"
-        )
-      }
-      if (announced) return
-      announced = true
-      yield* Effect.logInfo(`waiting for ${options.minRunners} runners before taking shards (${alive} registered)`)
-    }).pipe(
-      // The gate stays shut this time; the acquisition loop asks again in a second.
-      Effect.catchAllCause((cause) => Effect.logDebug("cluster start gate: could not look at the runners", cause))
-    )
+    /** Whether the runners registered now give `address` every shard of `shardIds`. */
+    const current = (address: RunnerAddress, shardIds: Iterable<ShardId.ShardId>) =>
+      Effect.map(storage.getRunners, (runners) => {
+        const mine = assignedTo(address, runners, options.shardsPerGroup)
+        for (const shardId of shardIds) if (!mine.has(shardId.toString())) return false
+        return true
+      })
+    /** Opens the gate for this request when it may open, with why. */
+    const decide = (address: RunnerAddress, shardIds: Iterable<ShardId.ShardId>) =>
+      Effect.gen(function*() {
+        const alive = yield* options.registered
+        const why = alive >= options.minRunners
+          ? Effect.logInfo(`${alive} runners registered (CLUSTER_MIN_RUNNERS ${options.minRunners}): taking shards`)
+          : (yield* options.clusterRunning)
+          ? Effect.logInfo(`joining a running cluster with ${alive} runners registered: taking shards`)
+          : (yield* Clock.currentTimeMillis) - startedAt >= options.waitMs
+          ? Effect.logWarning(
+            `${alive} of CLUSTER_MIN_RUNNERS ${options.minRunners} runners registered after ${options.waitMs} ms: ` +
+              "taking shards without the others"
+          )
+          : null
+        if (why !== null) {
+          // The runner's view of the ring lags behind the runners registered: it asks again.
+          if (!(yield* current(address, shardIds))) {
+            return yield* Effect.logDebug("cluster start gate: the shards asked for are not this runner's now; asking again")
+          }
+          open = true
+          return yield* why
+        }
+        if (announced) return
+        announced = true
+        yield* Effect.logInfo(`waiting for ${options.minRunners} runners before taking shards (${alive} registered)`)
+      }).pipe(
+        // The gate stays shut this time; the acquisition loop asks again in a second.
+        Effect.catchAllCause((cause) => Effect.logDebug("cluster start gate: could not look at the runners", cause))
+      )
     const gated = RunnerStorage.RunnerStorage.of({
       ...storage,
       acquire: (address, shardIds) =>
         Effect.suspend(() =>
           open ? storage.acquire(address, shardIds) : Effect.zipRight(
-            decide,
+            decide(address, shardIds),
             Effect.suspend(() => open ? storage.acquire(address, shardIds) : Effect.succeed([]))
           )
         )
@@ -124,7 +179,8 @@ export const layer = (options: StartGateOptions & { readonly self: string }) =>
           WHERE locktype = 'advisory' AND granted AND objsubid = 1
             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
         ) AS held`.pipe(Effect.flatMap(Schema.decodeUnknown(Held)), Effect.map(([row]) => row?.held === true))
-      const { state, storage: gated } = yield* gate(storage, { ...options, registered, clusterRunning })
+      const { shardsPerGroup } = yield* ShardingConfig.ShardingConfig
+      const { state, storage: gated } = yield* gate(storage, { ...options, registered, clusterRunning, shardsPerGroup })
       return Context.make(RunnerStorage.RunnerStorage, gated).pipe(Context.add(StartGateState, state))
     })
   ).pipe(Layer.provide(Layer.orDie(SqlRunnerStorage.layer)))
