@@ -19,9 +19,11 @@
  * runner asks for the shards of its own view of the ring, which it refreshes every second (later
  * on a busy host), so the runner that registers last can open the others' gates before they have
  * seen it: they would take its shards with theirs, connect some of their numbers, and give them
- * up a second later, when the numbers connect again on it (3 and 11 of 150 numbers in full-suite
- * runs of `test/cluster/cold-start.test.ts`). The gate stays shut for such a request; the runner
- * asks again once its view has caught up.
+ * up, when the numbers connect again on it. On a loaded machine a runner so took 150 shards of
+ * 300, let the third runner's 50 go over 15 s while it woke 85 numbers, and, starved of CPU,
+ * lost its shard locks: 46 and 55 numbers of 150 connected twice in two runs of
+ * `test/cluster/cold-start.test.ts`. The gate stays shut for such a request; the runner asks
+ * again once its view has caught up.
  */
 import type { Runner } from "@effect/cluster/Runner"
 import type { RunnerAddress } from "@effect/cluster/RunnerAddress"
