@@ -3,11 +3,12 @@
  * entity can give the number up (close its session) and take it again (open another).
  *
  * The cluster does not stop an entity it is still starting when the entity's shard moves to
- * another runner (a rolling restart, a runner joining). Such an entity opens its session after
- * the new owner did, so the network's newest session is its own, and the owner's, replaced,
- * stays connecting for as long as this entity lives. Given up, it lets the owner's session take
- * the device back. The entity can outlive the move, and the shard can come back to its runner (a
- * kill -9 of the runner that took it): then it connects again when next asked for the session.
+ * another runner (a rolling restart, a runner joining). Such an entity opens no session if the
+ * shard has moved on before it gets to it: one opened then would be the network's newest, and
+ * the owner's, replaced, would be cut off until this one closed. One whose shard moves while its
+ * session opens gives it up at once, which lets the owner's session take the device back. The
+ * entity can outlive the move, and the shard can come back to its runner (a kill -9 of the
+ * runner that took it): then it connects again when next asked for the session.
  */
 import type { DriverEvent, Session } from "@wagate/whatsapp/WhatsAppDriver"
 import { DriverUnavailable } from "@wagate/whatsapp/WhatsAppDriver"
@@ -18,7 +19,7 @@ import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 
 export interface HeldSession {
-  /** Opens the number's first session. */
+  /** Opens the number's first session, unless the number's shard has moved on already. */
   readonly start: Effect.Effect<void>
   /** The number's session whichever it is now: opened again first if given up and back here. */
   readonly session: Session
@@ -109,7 +110,7 @@ export const make = (options: {
     }
 
     const start = Effect.zipRight(
-      switching.withPermits(1)(connect),
+      switching.withPermits(1)(Effect.unlessEffect(connect, movedAway)),
       // Opened for a shard that has moved on meanwhile.
       Effect.whenEffect(giveUp, movedAway)
     )

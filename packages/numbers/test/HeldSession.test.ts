@@ -21,6 +21,8 @@ describe("HeldSession", () => {
     Effect.gen(function*() {
       const applied: Array<string> = []
       const closed = yield* Deferred.make<void>()
+      // The number's shard moves to another runner while its session opens.
+      let moved = false
       const held = yield* HeldSession.make({
         numberId: 1,
         shard: "default:1",
@@ -37,14 +39,33 @@ describe("HeldSession", () => {
               )
             ),
             idle
-          ),
+          ).pipe(Effect.ensuring(Effect.sync(() => void (moved = true)))),
         onEvent: (event: DriverEvent) =>
           Effect.sync(() => void applied.push(event._tag === "Ack" ? `ack ${event.waMessageId} ${event.ack}` : event._tag)),
-        movedAway: Effect.succeed(true),
+        movedAway: Effect.sync(() => moved),
         scope: yield* Effect.scope
       })
       yield* held.start
       yield* Deferred.await(closed)
       assert.deepStrictEqual(applied, ["ack M1 read"])
+    }))
+
+  it.scoped("an entity whose shard moved on before it started opens no session (the owner's is not replaced); it connects when the shard comes back", () =>
+    Effect.gen(function*() {
+      let opened = 0
+      let moved = true
+      const held = yield* HeldSession.make({
+        numberId: 1,
+        shard: "default:1",
+        open: () => Effect.sync(() => (opened++, idle)),
+        onEvent: () => Effect.void,
+        movedAway: Effect.sync(() => moved),
+        scope: yield* Effect.scope
+      })
+      yield* held.start
+      assert.strictEqual(opened, 0)
+      moved = false
+      yield* held.reclaim
+      assert.strictEqual(opened, 1)
     }))
 })
