@@ -289,6 +289,42 @@ describe("MCP: refusals are tool errors with the spec's code and retry time", ()
       assert.strictEqual((yield* gateway.sim.sent()).length, 0)
     }))
 
+  it.scopedLive("text that cannot be stored (U+0000, an unpaired surrogate) is that call's tool error, coded as REST codes it", () =>
+    Effect.gen(function*() {
+      const { acme, gateway } = yield* world()
+      const mcp = yield* connect(gateway, acme.accountKey)
+      const to = uniquePhone()
+      const from = acme.numbers[0].id
+      const cases: Array<[string, Record<string, unknown>, string, string]> = [
+        ["send_message", { to, text: "a\u0000b", from }, "invalid_param", "text"],
+        ["send_message", { to, text: "cut emoji \ud83d", from }, "invalid_param", "text"],
+        ["send_message", { to, image: { url: "https://example.com/a.png", caption: "\udc00" }, from }, "invalid_param", "image.caption"],
+        ["get_limits", { from: "7701\u0000" }, "invalid_from", "from"],
+        ["check_number", { phone: "7701234567\u0000" }, "invalid_param", "phone"]
+      ]
+      for (const [tool, args, code, argument] of cases) {
+        const body = refusal(yield* mcp.call(tool, args))
+        assert.deepStrictEqual(
+          body,
+          { code, error: `${argument} holds U+0000 or an unpaired UTF-16 surrogate, which cannot be stored` },
+          `${tool} ${argument}`
+        )
+      }
+      // The REST API refuses the same body with the same code and sentence.
+      const viaRest = yield* rest(gateway, acme.accountKey, "POST", "/api/v1/messages/send", { to, text: "a\u0000b", from })
+      const viaMcp = refusal(yield* mcp.call("send_message", { to, text: "a\u0000b", from }))
+      assert.deepStrictEqual([viaRest.status, viaRest.body.code, viaRest.body.error], [400, viaMcp.code, viaMcp.error])
+      // In a batch only that call is refused; the others run.
+      const answer = yield* raw(gateway, {
+        headers: { authorization: `Bearer ${acme.accountKey}`, "mcp-protocol-version": "2025-03-26" },
+        body: [toolCall(1, "check_number", { phone: "\u0000" }), toolCall(2, "get_status", {})]
+      })
+      const byId = new Map<unknown, any>(answer.body.map((a: any) => [a.id, a]))
+      assert.strictEqual(refusal(byId.get(1).result).code, "invalid_param")
+      assert.deepStrictEqual(byId.get(2).result.structuredContent.numbers.map((n: any) => n.id), [from])
+      assert.strictEqual((yield* gateway.sim.sent()).length, 0)
+    }))
+
   it.scopedLive("rate_limited (1 a second, the 5 s pause before a first message), number_paused, not_connected", () =>
     Effect.gen(function*() {
       const { acme, gateway, time } = yield* world({ numbers: 2 })

@@ -155,8 +155,12 @@ const readText = (request: HttpServerRequest.HttpServerRequest, maxBytes: number
  */
 const carriesNetworkText = (url: string) => url.split("?")[0] === "/sim/v1/inbound"
 
-/** The MCP endpoint answers a body that is not JSON with JSON-RPC's own parse error. */
-const answersParseErrors = (url: string) => url.split("?")[0] === "/api/mcp"
+/**
+ * The MCP endpoint answers a body that is not JSON with JSON-RPC's own parse error, and checks the
+ * text of each tool call's arguments itself (McpLive), refusing that call as a tool error rather
+ * than the whole request (which may be a batch) with an answer no MCP client reads.
+ */
+const isMcp = (url: string) => url.split("?")[0] === "/api/mcp"
 
 const parse = (text: string, url: string) =>
   Effect.suspend(() => {
@@ -166,9 +170,9 @@ const parse = (text: string, url: string) =>
       value = JSON.parse(text)
     } catch {
       // A syntax error, or nesting so deep that the parser itself gave up.
-      return answersParseErrors(url) ? Effect.succeed<unknown>(undefined) : Effect.fail(new InvalidJson())
+      return isMcp(url) ? Effect.succeed<unknown>(undefined) : Effect.fail(new InvalidJson())
     }
-    const checkText = !carriesNetworkText(url)
+    const checkText = !carriesNetworkText(url) && !isMcp(url)
     const problem = inspect(value, checkText)
     return problem === undefined ? Effect.succeed(value) : Effect.fail(problem)
   })

@@ -6,7 +6,7 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { InvalidFrom, InvalidParam } from "@wagate/domain/ApiError"
 import { isSqlError, logStorageError, storageFailure } from "@wagate/entities/RequestGuard"
-import { McpGateway, type Refusal } from "@wagate/mcp/McpGateway"
+import { type Arguments, McpGateway, type Refusal } from "@wagate/mcp/McpGateway"
 import * as McpHttp from "@wagate/mcp/McpHttp"
 import type { SentMessage } from "@wagate/mcp/Tools"
 import * as Effect from "effect/Effect"
@@ -18,6 +18,17 @@ import { makeStatus } from "../http/handlers/AccountHttp.js"
 import { makeCheck } from "../http/handlers/ContactsHttp.js"
 import { makeLimits } from "../http/handlers/LimitsHttp.js"
 import { makeSendMessage } from "../http/handlers/SendHttp.js"
+import { inspect } from "../http/RequestBody.js"
+
+/**
+ * Refuses arguments holding text that cannot be stored (U+0000, an unpaired surrogate) as the
+ * REST API refuses such a body (RequestBody, which leaves /api/mcp's to the tool): `invalid_param`
+ * naming the argument, `invalid_from` for `from`, as this call's tool error.
+ */
+const storable = (args: Arguments) => {
+  const problem = inspect(args)
+  return problem === undefined ? Effect.void : Effect.fail(problem)
+}
 
 /** `from` as the REST bodies take it: a number id or a phone. */
 const fromOf = (from: unknown) =>
@@ -58,6 +69,7 @@ const make = Effect.gen(function*() {
       Effect.map(auth.countMore(principal.keyId, messages), (fit) => ({ fit, refusal: keyRateLimited() })),
     sendMessage: (principal, args) =>
       storageRefusals(Effect.gen(function*() {
+        yield* storable(args)
         const key = args.idempotency_key
         if (key !== undefined && typeof key !== "string") {
           return yield* new InvalidParam({ error: "idempotency_key must be a string" })
@@ -74,9 +86,14 @@ const make = Effect.gen(function*() {
         } satisfies SentMessage
       })),
     getStatus: (principal) => storageRefusals(status(principal)),
-    getLimits: (principal, args) => storageRefusals(Effect.flatMap(fromOf(args.from), (from) => limits(principal, from))),
+    getLimits: (principal, args) =>
+      storageRefusals(storable(args).pipe(
+        Effect.zipRight(fromOf(args.from)),
+        Effect.flatMap((from) => limits(principal, from))
+      )),
     checkNumber: (principal, args) =>
       storageRefusals(Effect.gen(function*() {
+        yield* storable(args)
         const from = yield* fromOf(args.from)
         if (typeof args.phone !== "string") {
           return yield* new InvalidParam({ error: "phone must be digits in international format" })
