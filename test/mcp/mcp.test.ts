@@ -140,6 +140,38 @@ describe("MCP: handshake and tools", () => {
     }))
 })
 
+describe("MCP: malformed requests", () => {
+  it.scopedLive("params their method's schema refuses are invalid params (-32602) naming what is wrong, never an internal error", () =>
+    Effect.gen(function*() {
+      const { acme, gateway } = yield* world()
+      const headers = { authorization: `Bearer ${acme.accountKey}`, "mcp-protocol-version": "2025-11-25" }
+      const cases: Array<[object, RegExp]> = [
+        [{ jsonrpc: "2.0", id: 1, method: "tools/call" }, /^Invalid params: params: /],
+        [{ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: 5 } }, /^Invalid params: params\.name: /],
+        [{ jsonrpc: "2.0", id: 1, method: "tools/call", params: { arguments: {} } }, /^Invalid params: params\.name: /],
+        [{ jsonrpc: "2.0", id: 1, method: "initialize" }, /^Invalid params: params: /],
+        [
+          { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 42, capabilities: {}, clientInfo: { name: "x", version: "1" } } },
+          /^Invalid params: params\.protocolVersion: /
+        ],
+        [{ jsonrpc: "2.0", id: 1, method: "tools/list", params: { cursor: 7 } }, /^Invalid params: params\.cursor: /]
+      ]
+      for (const [body, message] of cases) {
+        const answer = yield* raw(gateway, { headers, body })
+        assert.deepStrictEqual([answer.status, answer.body.id, answer.body.error?.code], [200, 1, -32602], JSON.stringify(body))
+        assert.match(answer.body.error.message, message, JSON.stringify(body))
+      }
+      // In a batch (2025-03-26) only that request is refused; the others are answered beside it.
+      const batch = yield* raw(gateway, {
+        headers: { authorization: `Bearer ${acme.accountKey}` },
+        body: [{ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: 5 } }, toolCall(2, "get_status", {})]
+      })
+      const byId = new Map<unknown, any>(batch.body.map((a: any) => [a.id, a]))
+      assert.strictEqual(byId.get(1).error.code, -32602)
+      assert.deepStrictEqual(byId.get(2).result.structuredContent.numbers.map((n: any) => n.id), [acme.numbers[0].id])
+    }))
+})
+
 describe("MCP: tools answer as the REST API does", () => {
   it.scopedLive("send_message sends through the number's entity: source mcp, quota, the message reaches the network; idempotency_key sends once", () =>
     Effect.gen(function*() {

@@ -8,7 +8,15 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
 import { MAX_BATCH_SIZE } from "@modelcontextprotocol/sdk/server/requestBody.js"
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, type RequestId } from "@modelcontextprotocol/sdk/types.js"
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  InitializeRequestSchema,
+  ListToolsRequestSchema,
+  PingRequestSchema,
+  type RequestId
+} from "@modelcontextprotocol/sdk/types.js"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { Principal } from "@wagate/domain/Auth"
@@ -122,6 +130,50 @@ const setAsideArguments = (message: unknown, kept: Map<RequestId, unknown>): unk
   if (args === undefined || isObject(args)) return message
   kept.set(message.id, args)
   return { ...message, params }
+}
+
+/**
+ * The SDK's schemas of the requests this server answers. The SDK checks a request against its
+ * schema only inside the handler, and answers a mismatch (no `params`, a tool `name` that is no
+ * string, an `initialize` without `protocolVersion`) as an internal error (-32603) carrying the
+ * validator's dump: it is the client's error, invalid params.
+ */
+const requestSchemas = new Map<string, { readonly safeParse: (u: unknown) => InvalidOr }>([
+  ["initialize", InitializeRequestSchema],
+  ["ping", PingRequestSchema],
+  ["tools/list", ListToolsRequestSchema],
+  ["tools/call", CallToolRequestSchema]
+])
+
+type InvalidOr =
+  | { readonly success: true }
+  | { readonly success: false; readonly error: { readonly issues: ReadonlyArray<{ readonly path: ReadonlyArray<PropertyKey>; readonly message: string }> } }
+
+/** The invalid-params answer to `message` when it is a request of this server its schema refuses. */
+const invalidParams = (message: unknown) => {
+  if (!isRequest(message)) return undefined
+  const checked = requestSchemas.get(message.method)?.safeParse(message)
+  if (checked === undefined || checked.success) return undefined
+  const issues = checked.error.issues.map((issue) => `${issue.path.map(String).join(".")}: ${issue.message}`)
+  return {
+    jsonrpc: "2.0" as const,
+    id: message.id,
+    error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${issues.join("; ")}` }
+  }
+}
+
+/**
+ * Answers the requests `invalidParams` refuses on the transport itself, after its own checks of
+ * the HTTP request (Accept, Content-Type, protocol version) and in the same answer as the other
+ * messages of a batch; the server gets the rest.
+ */
+const refuseInvalidParams = (transport: Transport) => {
+  const deliver = transport.onmessage
+  transport.onmessage = (message, extra) => {
+    const refused = invalidParams(message)
+    if (refused === undefined) deliver?.(message, extra)
+    else transport.send(refused).catch((error) => transport.onerror?.(error))
+  }
 }
 
 /** Headers as the client sent them (the API's middleware relabels bodies as JSON for REST). */
@@ -241,6 +293,7 @@ const answer = (request: HttpServerRequest.HttpServerRequest, principal: Princip
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
     return yield* Effect.promise(async () => {
       await server.connect(transport)
+      refuseInvalidParams(transport)
       return transport.handleRequest(
         new Request(new URL(request.url, "http://localhost"), { method: "POST", headers: sentHeaders(request) }),
         { parsedBody: passed }
