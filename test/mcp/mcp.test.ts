@@ -610,6 +610,24 @@ describe("MCP: JSON-RPC batches", () => {
       assert.deepStrictEqual(within.body.map((a: any) => [a.id, a.result.isError]), [[1, undefined], [2, undefined]])
     }))
 
+  it.scopedLive("a batch is answered with an array, even when one of its messages is a request", () =>
+    Effect.gen(function*() {
+      const { acme, gateway } = yield* world()
+      const headers = { authorization: `Bearer ${acme.accountKey}` }
+      const one = yield* raw(gateway, { headers, body: [toolCall(1, "get_status", {})] })
+      assert.strictEqual(one.status, 200)
+      assert.isArray(one.body)
+      assert.deepStrictEqual(one.body.map((a: any) => a.id), [1])
+      const withNotification = yield* raw(gateway, {
+        headers,
+        body: [{ jsonrpc: "2.0", id: "p", method: "ping" }, { jsonrpc: "2.0", method: "notifications/initialized" }]
+      })
+      assert.deepStrictEqual(withNotification.body, [{ jsonrpc: "2.0", id: "p", result: {} }])
+      // A single message is still answered alone.
+      const alone = yield* raw(gateway, { headers, body: toolCall(2, "get_status", {}) })
+      assert.strictEqual(alone.body.id, 2)
+    }))
+
   it.scopedLive("revisions without batches (2025-06-18 on) refuse one as an invalid request, counted once; so are an empty or oversized batch", () =>
     Effect.gen(function*() {
       const { acme, counter, gateway, redis } = yield* countedKey

@@ -345,7 +345,9 @@ export const handle = (options: Options) =>
     const counted = yield* gateway.countMessages(principal, batch.length - 1)
     const over = overLimit(batch.slice(1 + counted.fit), counted.refusal, yield* Clock.currentTimeMillis)
     const response = yield* answer(request, principal, batch.slice(0, 1 + counted.fit))
-    if (over.length === 0 || (response.status !== 200 && response.status !== 202)) return HttpServerResponse.fromWeb(response)
+    // A batch is answered with an array even when it holds one answer (JSON-RPC), which the SDK
+    // sends alone; the answers to the messages past the limit go beside the others.
+    if (response.status !== 200 && (response.status !== 202 || over.length === 0)) return HttpServerResponse.fromWeb(response)
     const answered: unknown = response.status === 200 ? yield* Effect.promise(() => response.json()) : []
     return json(200, [...(Array.isArray(answered) ? answered : [answered]), ...over])
   })
