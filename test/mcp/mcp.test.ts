@@ -201,7 +201,11 @@ describe("MCP: tools answer as the REST API does", () => {
       time.adjust("1 second")
       const again = yield* mcp.call("send_message", { to: peer, text: "Parcel left", idempotency_key: "order-42" })
       assert.strictEqual(again.structuredContent.id, first.structuredContent.id)
-      assert.isUndefined(again.structuredContent.quota)
+      // The replay tells the number's allowance now (counting nothing), as the REST replay's
+      // X-RateLimit-* headers do.
+      const allowance = { limit: 200, remaining: 198, reset: Almaty.nextMidnight(NOON) / 1000 }
+      assert.deepStrictEqual(again.structuredContent.quota, allowance)
+      assert.match(again.content[0].text!, /198 of 200 messages left today/)
       assert.strictEqual((yield* gateway.sim.sent({ to: peer })).length, 1)
       // The key is the account's, whichever surface used it first.
       const viaRest = yield* gateway.http.execute(HttpClientRequest.post("/api/v1/messages/send").pipe(
@@ -209,6 +213,10 @@ describe("MCP: tools answer as the REST API does", () => {
         HttpClientRequest.bodyUnsafeJson({ to: peer, text: "Parcel left" })
       ))
       assert.strictEqual(((yield* viaRest.json) as any).id, first.structuredContent.id)
+      assert.deepStrictEqual(
+        ["limit", "remaining", "reset"].map((name) => Number(viaRest.headers[`x-ratelimit-${name}`])),
+        [allowance.limit, allowance.remaining, allowance.reset]
+      )
       const reused = refusal(yield* mcp.call("send_message", { to: peer, text: "Other text", idempotency_key: "order-42" }))
       // Through MCP the refusal names the argument the agent passed, through REST the header.
       assert.deepStrictEqual(reused, { code: "invalid_param", error: "This idempotency_key was used for another request" })

@@ -22,7 +22,7 @@ export const Quota = Schema.Struct({
 
 export const SentMessage = Schema.Struct({
   ...SendMessageResponse.fields,
-  quota: Schema.optional(Quota.annotations({ description: "Messages allowed today (absent on a replayed idempotent send)" }))
+  quota: Schema.optional(Quota.annotations({ description: "Messages allowed today; on a replayed idempotent send the allowance now, absent when the number cannot tell it in time" }))
 })
 export type SentMessage = typeof SentMessage.Type
 

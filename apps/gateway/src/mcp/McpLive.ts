@@ -17,7 +17,7 @@ import { clientIp, keyOf } from "../http/Authentication.js"
 import { makeStatus } from "../http/handlers/AccountHttp.js"
 import { makeCheck } from "../http/handlers/ContactsHttp.js"
 import { makeLimits } from "../http/handlers/LimitsHttp.js"
-import { makeSendMessage } from "../http/handlers/SendHttp.js"
+import { makeSendMessage, type SendAnswer } from "../http/handlers/SendHttp.js"
 import { inspect } from "../http/RequestBody.js"
 
 /**
@@ -36,12 +36,21 @@ const fromOf = (from: unknown) =>
     ? Effect.succeed(from)
     : Effect.fail(new InvalidFrom())
 
-/** The stored answer of an earlier send with the same idempotency key, as a tool's outcome. */
-const replayed = (status: number, body: unknown): Effect.Effect<SentMessage, Refusal> => {
-  const answer = body as Record<string, any>
-  return status === 200
-    ? Effect.succeed({ ok: true, id: answer.id, wa_message_id: answer.wa_message_id, from: answer.from })
-    : Effect.fail({ code: String(answer.code), error: String(answer.error) })
+/**
+ * The stored answer of an earlier send with the same idempotency key, as a tool's outcome: a 200
+ * with the number's allowance now, as the REST replay's X-RateLimit-* headers carry it.
+ */
+const replayed = (answer: Extract<SendAnswer, { _tag: "Replayed" }>): Effect.Effect<SentMessage, Refusal> => {
+  const body = answer.body as Record<string, any>
+  return answer.status === 200
+    ? Effect.succeed({
+      ok: true,
+      id: body.id,
+      wa_message_id: body.wa_message_id,
+      from: body.from,
+      ...Option.match(answer.quota, { onNone: () => ({}), onSome: (quota) => ({ quota }) })
+    })
+    : Effect.fail({ code: String(body.code), error: String(body.error) })
 }
 
 /**
@@ -75,7 +84,7 @@ const make = Effect.gen(function*() {
           return yield* new InvalidParam({ error: "idempotency_key must be a string" })
         }
         const answer = yield* send(principal, args, key, "mcp")
-        if (answer._tag === "Replayed") return yield* replayed(answer.status, answer.body)
+        if (answer._tag === "Replayed") return yield* replayed(answer)
         const { numberId, sent } = answer
         return {
           ok: true,

@@ -30,10 +30,20 @@ import { NumberScope } from "../NumberScope.js"
 import { parseNumberRef } from "../Params.js"
 import { validateSend } from "../SendRequest.js"
 
-/** What a send comes to: the message handed to the network, or the first answer to its Idempotency-Key. */
+/**
+ * What a send comes to: the message handed to the network, or the first answer to its
+ * Idempotency-Key with, when that was a 200, the number's allowance now (none when the number
+ * could not tell it in time).
+ */
 export type SendAnswer =
   | { readonly _tag: "Sent"; readonly numberId: NumberId; readonly sent: Sent }
-  | { readonly _tag: "Replayed"; readonly numberId: NumberId; readonly status: number; readonly body: unknown }
+  | {
+    readonly _tag: "Replayed"
+    readonly numberId: NumberId
+    readonly status: number
+    readonly body: unknown
+    readonly quota: Option.Option<Sent["quota"]>
+  }
 
 /** Counts a send's outcome: accepted (replays not counted), or refused with its code. */
 const count = (exit: Exit.Exit<SendAnswer, { readonly code: string }>) => {
@@ -55,6 +65,7 @@ export const makeSendMessage = Effect.gen(function*() {
   const conversations = yield* Conversations
   const numbers = yield* NumberEntity.client
   const running = yield* RunningNumbers
+  const quotaOf = yield* makeQuota
   const { entityTimeoutMs } = yield* Settings
 
   return Effect.fnUntraced(
@@ -93,11 +104,15 @@ export const makeSendMessage = Effect.gen(function*() {
           if (seen.value.answer === null) {
             return yield* new Capacity({ error: `The first request with this ${keyName} is still in progress`, retryAfter: 1 })
           }
+          // A 200 carries the number's allowance now, as every 200 of a send does; the replay still
+          // answers when the number cannot tell it in time.
+          const { body, status } = seen.value.answer
           return {
             _tag: "Replayed",
             numberId: number.id,
-            status: seen.value.answer.status,
-            body: seen.value.answer.body
+            status,
+            body,
+            quota: status === 200 ? yield* Effect.option(quotaOf(number.id)) : Option.none()
           } satisfies SendAnswer
         }
         idempotency = { key, requestHash }
@@ -121,7 +136,6 @@ export const makeSendMessage = Effect.gen(function*() {
 
 export const makeSend = Effect.gen(function*() {
   const sendMessage = yield* makeSendMessage
-  const quotaOf = yield* makeQuota
   return Effect.fnUntraced(function*({ request }: { readonly request: HttpServerRequest.HttpServerRequest }) {
     const principal = yield* CurrentKey
     // The body is read, parsed and checked here, after the key (RequestBody, which answers a
@@ -129,10 +143,7 @@ export const makeSend = Effect.gen(function*() {
     const body = yield* Effect.orElseFail(request.json, () => new InvalidJson())
     const answer = yield* sendMessage(principal, body, request.headers["idempotency-key"], "api")
     if (answer._tag === "Replayed") {
-      // A 200 carries the number's allowance now, as every 200 of a send does; the replay still
-      // answers when the number cannot tell it in time.
-      const quota = answer.status === 200 ? yield* Effect.option(quotaOf(answer.numberId)) : Option.none()
-      const headers = Option.match(quota, { onNone: () => ({}), onSome: quotaHeaders })
+      const headers = Option.match(answer.quota, { onNone: () => ({}), onSome: quotaHeaders })
       return HttpServerResponse.unsafeJson(answer.body, {
         status: answer.status,
         headers: { ...headers, "idempotent-replayed": "true" }
