@@ -170,6 +170,18 @@ describe("MCP: malformed requests", () => {
       assert.strictEqual(byId.get(1).error.code, -32602)
       assert.deepStrictEqual(byId.get(2).result.structuredContent.numbers.map((n: any) => n.id), [acme.numbers[0].id])
     }))
+
+  it.scopedLive("a tool call asking to run as a task is method not found (-32601): no tool offers tasks", () =>
+    Effect.gen(function*() {
+      const { acme, gateway } = yield* world()
+      const headers = { authorization: `Bearer ${acme.accountKey}`, "mcp-protocol-version": "2025-11-25" }
+      const { tools } = (yield* raw(gateway, { headers, body: { jsonrpc: "2.0", id: 1, method: "tools/list" } })).body.result
+      for (const tool of tools) assert.isUndefined(tool.execution, tool.name)
+      const asTask = { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "get_status", arguments: {}, task: { ttl: 60_000 } } }
+      const answer = yield* raw(gateway, { headers, body: asTask })
+      assert.deepStrictEqual([answer.status, answer.body.id, answer.body.error?.code], [200, 2, -32601])
+      assert.match(answer.body.error.message, /get_status cannot run as a task/)
+    }))
 })
 
 describe("MCP: tools answer as the REST API does", () => {

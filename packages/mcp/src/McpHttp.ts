@@ -149,28 +149,35 @@ type InvalidOr =
   | { readonly success: true }
   | { readonly success: false; readonly error: { readonly issues: ReadonlyArray<{ readonly path: ReadonlyArray<PropertyKey>; readonly message: string }> } }
 
-/** The invalid-params answer to `message` when it is a request of this server its schema refuses. */
-const invalidParams = (message: unknown) => {
+/**
+ * The error answer to `message` when it is a request of this server that the SDK would answer
+ * as an internal error though the client is at fault: params its schema refuses (invalid
+ * params), or a tool call asking to run as a task (`params.task`), which no tool offers (none
+ * declares `execution.taskSupport`, so each forbids it): method not found, as MCP 2025-11-25 asks.
+ */
+const refusal = (message: unknown) => {
   if (!isRequest(message)) return undefined
+  const error = (code: number, text: string) => ({ jsonrpc: "2.0" as const, id: message.id, error: { code, message: text } })
   const checked = requestSchemas.get(message.method)?.safeParse(message)
-  if (checked === undefined || checked.success) return undefined
-  const issues = checked.error.issues.map((issue) => `${issue.path.map(String).join(".")}: ${issue.message}`)
-  return {
-    jsonrpc: "2.0" as const,
-    id: message.id,
-    error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${issues.join("; ")}` }
+  if (checked !== undefined && !checked.success) {
+    const issues = checked.error.issues.map((issue) => `${issue.path.map(String).join(".")}: ${issue.message}`)
+    return error(ErrorCode.InvalidParams, `Invalid params: ${issues.join("; ")}`)
   }
+  if (isToolCall(message) && isObject(message.params) && message.params.task !== undefined) {
+    return error(ErrorCode.MethodNotFound, `Method not found: ${String(message.params.name)} cannot run as a task; call it without task`)
+  }
+  return undefined
 }
 
 /**
- * Answers the requests `invalidParams` refuses on the transport itself, after its own checks of
- * the HTTP request (Accept, Content-Type, protocol version) and in the same answer as the other
+ * Answers the requests `refusal` refuses on the transport itself, after its own checks of the
+ * HTTP request (Accept, Content-Type, protocol version) and in the same answer as the other
  * messages of a batch; the server gets the rest.
  */
-const refuseInvalidParams = (transport: Transport) => {
+const refuseEarly = (transport: Transport) => {
   const deliver = transport.onmessage
   transport.onmessage = (message, extra) => {
-    const refused = invalidParams(message)
+    const refused = refusal(message)
     if (refused === undefined) deliver?.(message, extra)
     else transport.send(refused).catch((error) => transport.onerror?.(error))
   }
@@ -293,7 +300,7 @@ const answer = (request: HttpServerRequest.HttpServerRequest, principal: Princip
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
     return yield* Effect.promise(async () => {
       await server.connect(transport)
-      refuseInvalidParams(transport)
+      refuseEarly(transport)
       return transport.handleRequest(
         new Request(new URL(request.url, "http://localhost"), { method: "POST", headers: sentHeaders(request) }),
         { parsedBody: passed }
