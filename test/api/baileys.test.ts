@@ -779,26 +779,33 @@ describe("credentials WhatsApp refused, on the Baileys driver", () => {
       assert.isNull(working.qr)
     }), 60_000)
 
-  it.scopedLive("refused by WhatsApp (403): FAILED with the reason; after a restart no socket, and a link says why it does not connect", () =>
-    Effect.gen(function*() {
-      const { api, database, fake, gateway, id, restart } = yield* beforeRestart({})
-      fake.latest().closeWith(FakeSocket.Closes.failure(403))
-      const failed = yield* eventually(gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.status === "FAILED")
-      assert.strictEqual(failed.reason, "refused by WhatsApp (403): the account may be banned")
-      const numbers = yield* api.numbers.list()
-      assert.deepStrictEqual(numbers.numbers.map((n) => [n.id, n.status]), [[id, "FAILED"]])
-      yield* restart
+  for (
+    const [code, reason] of [
+      [403, "refused by WhatsApp (403): the account may be banned"],
+      [406, "banned by WhatsApp (406)"]
+    ] as const
+  ) {
+    it.scopedLive(`${reason}: FAILED with the reason; after a restart no socket, and a link says why it does not connect`, () =>
+      Effect.gen(function*() {
+        const { api, database, fake, gateway, id, restart } = yield* beforeRestart({})
+        fake.latest().closeWith(FakeSocket.Closes.failure(code))
+        const failed = yield* eventually(gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.status === "FAILED")
+        assert.strictEqual(failed.reason, reason)
+        const numbers = yield* api.numbers.list()
+        assert.deepStrictEqual(numbers.numbers.map((n) => [n.id, n.status]), [[id, "FAILED"]])
+        yield* restart
 
-      const again = yield* baileysGatewayWith({}, database)
-      const woken = yield* eventually(again.gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.status === "FAILED")
-      assert.strictEqual(woken.reason, "refused by WhatsApp (403): the account may be banned")
-      const link = yield* again.gateway.ops.ops.link({ path: { id }, payload: { method: "qr" } })
-      assert.deepStrictEqual([link.status, link.reason], ["FAILED", Linking.FORBIDDEN_LINK])
-      // Never a socket: neither with the refused account nor for a new device of it.
-      assert.strictEqual(again.fake.sockets.length, 0)
-      const events = yield* sessionEvents(database, id)
-      assert.deepStrictEqual(events.at(-1), { status: "FAILED", reason: Linking.FORBIDDEN_LINK })
-    }), 60_000)
+        const again = yield* baileysGatewayWith({}, database)
+        const woken = yield* eventually(again.gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.status === "FAILED")
+        assert.strictEqual(woken.reason, reason)
+        const link = yield* again.gateway.ops.ops.link({ path: { id }, payload: { method: "qr" } })
+        assert.deepStrictEqual([link.status, link.reason], ["FAILED", Linking.refusedLink(reason)])
+        // Never a socket: neither with the refused account nor for a new device of it.
+        assert.strictEqual(again.fake.sockets.length, 0)
+        const events = yield* sessionEvents(database, id)
+        assert.deepStrictEqual(events.at(-1), { status: "FAILED", reason: Linking.refusedLink(reason) })
+      }), 60_000)
+  }
 
   it.scopedLive("multi-device mismatch (411): a link shows a QR for a new device at once", () =>
     Effect.gen(function*() {

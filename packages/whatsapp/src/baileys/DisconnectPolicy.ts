@@ -28,8 +28,8 @@ export type Decision =
   /**
    * Given up; stays FAILED until an operator links or restarts the number. `refused`: WhatsApp
    * refused the credentials themselves (411), so they are never used again and a link makes a
-   * new device; or it refused the account (403), which a new device would not change either
-   * (`FORBIDDEN`).
+   * new device; or it refused the account (403, 406), which a new device would not change
+   * either (`refusesAccount`).
    */
   | { readonly _tag: "Failed"; readonly reason: string; readonly refused?: boolean }
 
@@ -69,6 +69,13 @@ export const RESTART_REQUIRED = 515
 export const FORBIDDEN = 403
 /** @since 1.0.0 */
 export const FORBIDDEN_REASON = "refused by WhatsApp (403): the account may be banned"
+/** WhatsApp banned the account: refused as a 403 is, on every connection and every device. @since 1.0.0 */
+export const BANNED = 406
+/** @since 1.0.0 */
+export const BANNED_REASON = "banned by WhatsApp (406)"
+
+/** Whether a close with `code` refused the account itself (403, 406), not only these credentials. @since 1.0.0 */
+export const refusesAccount = (code: number): boolean => code === FORBIDDEN || code === BANNED
 /** Seconds before a connection replaced by another one (440) is tried once more. @since 1.0.0 */
 export const REPLACED_RETRY_MS = 30_000
 
@@ -132,8 +139,8 @@ const accountLevel = (c: Closed): Decision | null => {
       return c.versionRefreshed
         ? { _tag: "Failed", reason: "WhatsApp rejected the client version (405) even after fetching the current one" }
         : { _tag: "RefreshVersion", reason: "WhatsApp rejected the client version (405): fetching the current one" }
-    case 406:
-      return { _tag: "Failed", reason: "banned by WhatsApp (406)" }
+    case BANNED:
+      return { _tag: "Failed", reason: BANNED_REASON, refused: true }
     case 409:
       return { _tag: "Failed", reason: "WhatsApp refused the client (409)" }
     case 411:

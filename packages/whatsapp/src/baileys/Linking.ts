@@ -93,8 +93,9 @@ export const pairingFailed = (ctx: SessionContext, why: string) =>
     yield* report(ctx, "FAILED", { reason: `pairing code request failed: ${why}` })
   })
 
-/** Why a link of a number WhatsApp refused (403) does nothing. @since 1.0.0 */
-export const FORBIDDEN_LINK = `${DisconnectPolicy.FORBIDDEN_REASON}; not connected again, and a new device would be ` +
+/** Why a link of a number whose account WhatsApp refused (`reason`: the 403's, the 406's) does nothing. @since 1.0.0 */
+export const refusedLink = (reason: string): string =>
+  `${reason}; not connected again, and a new device would be ` +
   "refused too: check WhatsApp on the phone, and once it works there unlink the number and link it again"
 
 /** The operator's link: a new link when not linked, otherwise a connection now or where it stands. @since 1.0.0 */
@@ -102,10 +103,10 @@ export const link = (ctx: SessionContext, method: LinkMethod) =>
   Effect.gen(function*() {
     const { state } = ctx
     const refusal = ctx.auth.refusal()
-    if (ctx.auth.isLinked() && refusal?.code === DisconnectPolicy.FORBIDDEN) {
-      // An account WhatsApp refused (403) is refused again on every connection, and a new device
-      // of it too (a banned account cannot scan either): saying so beats knocking.
-      yield* report(ctx, "FAILED", { reason: FORBIDDEN_LINK })
+    if (ctx.auth.isLinked() && refusal !== null && DisconnectPolicy.refusesAccount(refusal.code)) {
+      // An account WhatsApp refused (403) or banned (406) is refused again on every connection,
+      // and a new device of it too (a banned account cannot scan either): saying so beats knocking.
+      yield* report(ctx, "FAILED", { reason: refusedLink(refusal.reason) })
     } else if (!ctx.auth.isLinked() || refusal !== null) {
       // Not linked, or credentials WhatsApp refused (a 401 kept a while in case it was not meant,
       // a 411): a new device, whichever session or runner they were refused in.

@@ -247,7 +247,7 @@ const loggedOut = (ctx: SessionContext, refusal: NumberAuth.Refusal) =>
  * A session opened with linked credentials connects, unless WhatsApp refused them in an earlier
  * session (on another runner, before a restart): after a 401 the one more try is made when it
  * is due; after a 411 the number stays FAILED, and only a link (a new device) goes on; after a
- * 403 (the account refused) it stays FAILED until it is unlinked.
+ * 403 or a 406 (the account refused, banned) it stays FAILED until it is unlinked.
  *
  * @since 1.0.0
  */

@@ -469,43 +469,50 @@ describe("Baileys driver: reconnecting", () => {
     }).pipe(Effect.provide(h.layer))
   })
 
-  it.scoped("403 is stored: a session opened later is FAILED with the reason and opens no socket; a link says why it does nothing; after an unlink a link makes a new device", () => {
-    const h = Harness.make()
-    Harness.storeLinked(h, 1)
-    return Effect.gen(function*() {
-      const first = yield* Harness.open({ id: 1, linked: true })
-      h.fake.latest().open()
-      yield* flush
-      h.fake.latest().closeWith(Closes.failure(403))
-      yield* flush
-      assert.deepStrictEqual(first.rec.take().slice(-1), ["0 FAILED (refused by WhatsApp (403): the account may be banned)"])
-      yield* first.close
+  for (
+    const [code, reason] of [
+      [403, "refused by WhatsApp (403): the account may be banned"],
+      [406, "banned by WhatsApp (406)"]
+    ] as const
+  ) {
+    it.scoped(`${code} is stored: a session opened later is FAILED with the reason and opens no socket; a link says why it does nothing; after an unlink a link makes a new device`, () => {
+      const h = Harness.make()
+      Harness.storeLinked(h, 1)
+      return Effect.gen(function*() {
+        const first = yield* Harness.open({ id: 1, linked: true })
+        h.fake.latest().open()
+        yield* flush
+        h.fake.latest().closeWith(Closes.failure(code))
+        yield* flush
+        assert.deepStrictEqual(first.rec.take().slice(-1), [`0 FAILED (${reason})`])
+        yield* first.close
 
-      const { rec, session } = yield* Harness.open({ id: 1, linked: true })
-      yield* advance(600_000)
-      assert.deepStrictEqual(rec.take(), ["0 FAILED (refused by WhatsApp (403): the account may be banned)"])
-      assert.strictEqual(h.fake.sockets.length, 1)
-      // Neither the refused account nor a new device of it: the link says so.
-      yield* session.link({ kind: "qr" })
-      yield* advance(600_000)
-      assert.deepStrictEqual(rec.take(), [`600000 FAILED (${Linking.FORBIDDEN_LINK})`])
-      assert.strictEqual(h.fake.sockets.length, 1)
-      assert.isDefined(Harness.credsOf(h, 1)?.account)
+        const { rec, session } = yield* Harness.open({ id: 1, linked: true })
+        yield* advance(600_000)
+        assert.deepStrictEqual(rec.take(), [`0 FAILED (${reason})`])
+        assert.strictEqual(h.fake.sockets.length, 1)
+        // Neither the refused account nor a new device of it: the link says so.
+        yield* session.link({ kind: "qr" })
+        yield* advance(600_000)
+        assert.deepStrictEqual(rec.take(), [`600000 FAILED (${Linking.refusedLink(reason)})`])
+        assert.strictEqual(h.fake.sockets.length, 1)
+        assert.isDefined(Harness.credsOf(h, 1)?.account)
 
-      // The ban lifted: unlink (it tries to tell WhatsApp once), then link a new device.
-      const unlinking = yield* Effect.fork(session.logout)
-      yield* flush
-      h.fake.latest().closeWith(Closes.failure(403))
-      yield* Fiber.join(unlinking)
-      rec.take()
-      const sockets = h.fake.sockets.length
-      yield* session.link({ kind: "qr" })
-      yield* flush
-      assert.deepStrictEqual(rec.take(), ["1200000 STARTING"])
-      assert.strictEqual(h.fake.sockets.length, sockets + 1)
-      assert.isUndefined(h.fake.latest().creds.account)
-    }).pipe(Effect.provide(h.layer))
-  })
+        // The ban lifted: unlink (it tries to tell WhatsApp once), then link a new device.
+        const unlinking = yield* Effect.fork(session.logout)
+        yield* flush
+        h.fake.latest().closeWith(Closes.failure(code))
+        yield* Fiber.join(unlinking)
+        rec.take()
+        const sockets = h.fake.sockets.length
+        yield* session.link({ kind: "qr" })
+        yield* flush
+        assert.deepStrictEqual(rec.take(), ["1200000 STARTING"])
+        assert.strictEqual(h.fake.sockets.length, sockets + 1)
+        assert.isUndefined(h.fake.latest().creds.account)
+      }).pipe(Effect.provide(h.layer))
+    })
+  }
 
   it.scoped("440 replaced: one more try 30 s later while this runner owns the number; a second 440 is FAILED", () => {
     const h = Harness.make()

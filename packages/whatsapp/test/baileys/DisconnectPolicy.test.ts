@@ -84,7 +84,7 @@ describe("DisconnectPolicy.decide: a linked number", () => {
       from(Closes.failure(405), { versionRefreshed: true }),
       { _tag: "Failed", reason: "WhatsApp rejected the client version (405) even after fetching the current one" }
     ],
-    ["406", from(Closes.failure(406)), { _tag: "Failed", reason: "banned by WhatsApp (406)" }],
+    ["406: the account banned, stored", from(Closes.failure(406)), { _tag: "Failed", reason: "banned by WhatsApp (406)", refused: true }],
     ["409", from(Closes.failure(409)), { _tag: "Failed", reason: "WhatsApp refused the client (409)" }],
     ["411", from(Closes.failure(411)), { _tag: "Failed", reason: "multi-device mismatch (411): link the number again", refused: true }],
     ["440 first: one more try later", from(Closes.replaced()), {
