@@ -179,9 +179,13 @@ export const NumberLive = NumberEntity.toLayer(
             yield* states.setLinkMethod(numberId, payload.method)
             number.linkMethod = payload.method
           }
-          yield* connection.session.link({ kind: payload.method }).pipe(
-            Effect.catchTag("DriverUnavailable", (e) => new Capacity({ error: `Linking unavailable: ${e.reason}` }))
+          const begins = yield* connection.session.link({ kind: payload.method }).pipe(
+            Effect.as(true),
+            Effect.catchTag("DriverUnavailable", (e) => new Capacity({ error: `Linking unavailable: ${e.reason}` })),
+            // Nothing begins (an account the network refused): the state it reported says why.
+            Effect.catchTag("LinkRefused", () => Effect.succeed(false))
           )
+          if (!begins) return ctx.connection.current
           return yield* outcome.pipe(
             Effect.timeout("5 seconds"),
             Effect.catchTag("TimeoutException", () => Effect.sync(() => ctx.connection.current))

@@ -198,13 +198,22 @@ export class SendRejected extends Data.TaggedError("SendRejected")<{ readonly re
 /** The session cannot do this now (not connected, network down, timed out). @since 1.0.0 */
 export class DriverUnavailable extends Data.TaggedError("DriverUnavailable")<{ readonly reason: string }> {}
 
+/**
+ * The network will not link the number at all (an account it refused or banned): no link begins,
+ * and the number's state, reported before this failure, says why. @since 1.0.0
+ */
+export class LinkRefused extends Data.TaggedError("LinkRefused")<{ readonly reason: string }> {}
+
 /** How a number is linked as a device. @since 1.0.0 */
 export type LinkMethod = { readonly kind: "qr" } | { readonly kind: "code" }
 
 /** A number's live session. @since 1.0.0 */
 export interface Session {
-  /** Starts linking the number; QR refreshes or the pairing code arrive as Connection events. */
-  readonly link: (method: LinkMethod) => Effect.Effect<void, DriverUnavailable>
+  /**
+   * Starts linking the number; QR refreshes or the pairing code arrive as Connection events.
+   * `LinkRefused`: nothing starts, and the Connection event saying why came first.
+   */
+  readonly link: (method: LinkMethod) => Effect.Effect<void, DriverUnavailable | LinkRefused>
   /** Hands a message to the network; succeeds when the network accepted it. */
   readonly send: (message: OutgoingMessage) => Effect.Effect<void, SendRejected | DriverUnavailable>
   /** Whether a phone has an account on the network. */

@@ -17,7 +17,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
-import { type DriverEvent, DriverUnavailable, type Session } from "../WhatsAppDriver.js"
+import { type DriverEvent, DriverUnavailable, type LinkRefused, type Session } from "../WhatsAppDriver.js"
 import * as BaileysLogger from "./BaileysLogger.js"
 import type { BaileysSocket } from "./BaileysSocket.js"
 import * as GroupSubjects from "./GroupSubjects.js"
@@ -93,6 +93,7 @@ const HANDED_OVER_WHILE_CLOSING: ReadonlySet<Signal["_tag"]> = new Set<Signal["_
 const handle = (ctx: SessionContext, s: Signal): Effect.Effect<void> => {
   if ("gen" in s && s.gen !== ctx.state.gen) return Effect.void
   if (ctx.state.closed && !HANDED_OVER_WHILE_CLOSING.has(s._tag)) {
+    if (s._tag === "Link") return Deferred.succeed(s.done, undefined)
     return "done" in s ? Deferred.succeed(s.done, undefined) : Effect.void
   }
   switch (s._tag) {
@@ -122,7 +123,10 @@ const handle = (ctx: SessionContext, s: Signal): Effect.Effect<void> => {
     case "PairingFailed":
       return Linking.pairingFailed(ctx, s.why)
     case "Link":
-      return Linking.link(ctx, s.method).pipe(Effect.ensuring(Deferred.succeed(s.done, undefined)))
+      return Linking.link(ctx, s.method).pipe(
+        Effect.catchTag("LinkRefused", (refused) => Deferred.fail(s.done, refused)),
+        Effect.ensuring(Deferred.succeed(s.done, undefined))
+      )
     case "Logout":
       return Linking.logout(ctx).pipe(Effect.ensuring(Deferred.succeed(s.done, undefined)))
     case "NotOnWhatsApp":
@@ -209,15 +213,15 @@ export const open = (
         ? new DriverUnavailable({ reason: `the number is not connected (status ${state.status})` })
         : state.socket
 
-    const command = <A extends Signal & { done: Deferred.Deferred<void> }>(make: (done: Deferred.Deferred<void>) => A) =>
-      Effect.flatMap(Deferred.make<void>(), (done) => Effect.zipRight(Effect.sync(() => ctx.signal(make(done))), Deferred.await(done)))
+    const command = <E, A extends Signal & { done: Deferred.Deferred<void, E> }>(make: (done: Deferred.Deferred<void, E>) => A) =>
+      Effect.flatMap(Deferred.make<void, E>(), (done) => Effect.zipRight(Effect.sync(() => ctx.signal(make(done))), Deferred.await(done)))
 
     return {
       link: (method) =>
-        Effect.suspend(() =>
+        Effect.suspend((): Effect.Effect<void, DriverUnavailable | LinkRefused> =>
           state.closed
             ? Effect.fail(new DriverUnavailable({ reason: "the session is closed" }))
-            : command((done) => ({ _tag: "Link", method, done }))
+            : command((done: Deferred.Deferred<void, LinkRefused>) => ({ _tag: "Link", method, done }))
         ).pipe(Effect.withSpan("BaileysSession.link", { attributes: { numberId: number.id, method: method.kind } })),
       send: (message) =>
         Effect.suspend(() => {

@@ -6,7 +6,7 @@
  * @since 1.0.0
  */
 import * as Effect from "effect/Effect"
-import type { LinkMethod } from "../WhatsAppDriver.js"
+import { type LinkMethod, LinkRefused } from "../WhatsAppDriver.js"
 import * as DisconnectPolicy from "./DisconnectPolicy.js"
 import * as Reconnect from "./Reconnect.js"
 import { messageOf, report, type SessionContext, timed } from "./SessionContext.js"
@@ -98,7 +98,10 @@ export const refusedLink = (reason: string): string =>
   `${reason}; not connected again, and a new device would be ` +
   "refused too: check WhatsApp on the phone, and once it works there unlink the number and link it again"
 
-/** The operator's link: a new link when not linked, otherwise a connection now or where it stands. @since 1.0.0 */
+/**
+ * The operator's link: a new link when not linked, otherwise a connection now or where it stands;
+ * `LinkRefused` (after FAILED saying why) for an account WhatsApp refused. @since 1.0.0
+ */
 export const link = (ctx: SessionContext, method: LinkMethod) =>
   Effect.gen(function*() {
     const { state } = ctx
@@ -106,7 +109,9 @@ export const link = (ctx: SessionContext, method: LinkMethod) =>
     if (ctx.auth.isLinked() && refusal !== null && DisconnectPolicy.refusesAccount(refusal.code)) {
       // An account WhatsApp refused (403) or banned (406) is refused again on every connection,
       // and a new device of it too (a banned account cannot scan either): saying so beats knocking.
-      yield* report(ctx, "FAILED", { reason: refusedLink(refusal.reason) })
+      const reason = refusedLink(refusal.reason)
+      yield* report(ctx, "FAILED", { reason })
+      return yield* new LinkRefused({ reason })
     } else if (!ctx.auth.isLinked() || refusal !== null) {
       // Not linked, or credentials WhatsApp refused (a 401 kept a while in case it was not meant,
       // a 411): a new device, whichever session or runner they were refused in.

@@ -16,7 +16,7 @@ import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import type * as Scope from "effect/Scope"
 import type { CacheStore } from "@whiskeysockets/baileys"
-import type { DriverEvent, DriverUnavailable, LinkMethod, SendRejected } from "../WhatsAppDriver.js"
+import type { DriverEvent, DriverUnavailable, LinkMethod, LinkRefused, SendRejected } from "../WhatsAppDriver.js"
 import type { AuthStoreService } from "./AuthStore.js"
 import type { BaileysSettings } from "./BaileysSettings.js"
 import type { BaileysLogger, BaileysSocket, SocketFactoryService } from "./BaileysSocket.js"
@@ -56,7 +56,7 @@ export type Signal =
   | { readonly _tag: "PairingCode"; readonly gen: number; readonly code: string }
   | { readonly _tag: "PairingFailed"; readonly gen: number; readonly why: string }
   | { readonly _tag: "VersionRefreshed"; readonly gen: number }
-  | { readonly _tag: "Link"; readonly method: LinkMethod; readonly done: Deferred.Deferred<void> }
+  | { readonly _tag: "Link"; readonly method: LinkMethod; readonly done: Deferred.Deferred<void, LinkRefused> }
   | { readonly _tag: "Logout"; readonly done: Deferred.Deferred<void> }
   /** A message was not sent: its recipient has no WhatsApp (`Sending.send`). */
   | { readonly _tag: "NotOnWhatsApp"; readonly waMessageId: string }

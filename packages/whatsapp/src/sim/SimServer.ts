@@ -11,7 +11,7 @@ import * as Scope from "effect/Scope"
 import * as SimOutgoing from "./SimOutgoing.js"
 import { SimNetwork } from "./SimNetwork.js"
 import type { SimUnknownNumber, SimWrongPairingCode, SimWrongState } from "./SimErrors.js"
-import { type DriverEvent, type DriverUnavailable, readAll, type SendRejected, type Session } from "../WhatsAppDriver.js"
+import { type DriverEvent, type DriverUnavailable, type LinkRefused, readAll, type SendRejected, type Session } from "../WhatsAppDriver.js"
 import type * as SimProtocol from "./SimProtocol.js"
 import {
   SimRpcs,
@@ -35,7 +35,7 @@ const control = (error: SimUnknownNumber | SimWrongState | SimWrongPairingCode) 
 
 const unknownNumber = (error: SimUnknownNumber) => new WireUnknownNumber({ phone: error.phone })
 
-const unavailable = (error: DriverUnavailable) => new WireUnavailable({ reason: error.reason })
+const unavailable = (error: DriverUnavailable | LinkRefused) => new WireUnavailable({ reason: error.reason })
 
 const driverError = (error: SendRejected | DriverUnavailable) =>
   error._tag === "SendRejected"

@@ -491,8 +491,9 @@ describe("Baileys driver: reconnecting", () => {
         yield* advance(600_000)
         assert.deepStrictEqual(rec.take(), [`0 FAILED (${reason})`])
         assert.strictEqual(h.fake.sockets.length, 1)
-        // Neither the refused account nor a new device of it: the link says so.
-        yield* session.link({ kind: "qr" })
+        // Neither the refused account nor a new device of it: the link says so, and fails at once.
+        const refused = yield* Effect.flip(session.link({ kind: "qr" }))
+        assert.deepStrictEqual([refused._tag, refused.reason], ["LinkRefused", Linking.refusedLink(reason)])
         yield* advance(600_000)
         assert.deepStrictEqual(rec.take(), [`600000 FAILED (${Linking.refusedLink(reason)})`])
         assert.strictEqual(h.fake.sockets.length, 1)
