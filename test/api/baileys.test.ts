@@ -620,6 +620,10 @@ describe("phones WhatsApp knows by other digits, on the Baileys driver", () => {
       const byGiven = yield* api.messages.list({ urlParams: { chat: given } })
       assert.deepStrictEqual(byGiven.messages.map((m) => m.id), (yield* api.messages.list({ urlParams: { chat: known } })).messages.map((m) => m.id))
       assert.strictEqual(byGiven.messages.length, 3)
+      // An export of the chat named by the digits given holds that conversation too.
+      const exported = yield* api.exports.create({ payload: { chat: given, include_media: false } })
+      const done = yield* eventually(api.exports.get({ path: { id: exported.id } }), (e) => e.status === "done" || e.status === "failed", 60_000)
+      assert.deepStrictEqual([done.status, done.messages], ["done", 3])
       const rows = yield* query<{ phone: string; first_contact: boolean }>(gateway.database, (sql) =>
         sql`SELECT c.phone, m.first_contact FROM contacts c JOIN messages m ON m.number_id = c.number_id AND m.id = ${second.id}
             WHERE c.number_id = ${id}`)

@@ -11,6 +11,7 @@ import { ExportEntity } from "@wagate/entities/ExportEntity"
 import { BlobStore } from "@wagate/media/BlobStore"
 import * as DomainClock from "@wagate/domain/DomainClock"
 import { ExportEvents } from "@wagate/store/ExportEvents"
+import { Messages } from "@wagate/store/Messages"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -38,6 +39,7 @@ export const ExportLive = ExportEntity.toLayer(
   Effect.gen(function*() {
     const records = yield* ExportRecords
     const events = yield* ExportEvents
+    const messages = yield* Messages
     const blobs = yield* BlobStore
     const settings = yield* ExportSettings
     const context = yield* Effect.context<ArchiveBuilder.Requirements>()
@@ -59,11 +61,13 @@ export const ExportLive = ExportEntity.toLayer(
       // unless it began too close to this run to tell apart; that goes once this run has ended.
       yield* removeAbandonedUploads(exportId)
       const key = archiveKey(row)
+      // Digits WhatsApp knows by another form of the phone name that phone's chat, as in GET /messages.
+      const chatId = row.chat === null ? null : yield* messages.chatOf(row.account_id, row.number_id, row.chat)
       const result = yield* ArchiveBuilder.build({
         filter: {
           accountId: row.account_id,
           numberId: row.number_id,
-          chatId: row.chat,
+          chatId,
           since: row.since,
           until: row.until,
           retainedSince: retainedSince(settings.messageRetentionDays, startedAt)

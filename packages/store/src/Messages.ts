@@ -246,16 +246,17 @@ export class Messages extends Effect.Service<Messages>()("@wagate/store/Messages
      * digit, Mexico's 521/52) is that phone's chat, where the messages to those digits are
      * (docs/api-decisions.md, "The phone WhatsApp knows"). One read, for a phone's chat only.
      */
-    const chatOf = (filter: MessageFilter) =>
-      filter.chatId === undefined || !filter.chatId.endsWith("@c.us")
-        ? Effect.succeed(filter.chatId)
+    const chatOf = (accountId: number, numberId: number | null, chatId: string): Effect.Effect<string> =>
+      !chatId.endsWith("@c.us")
+        ? Effect.succeed(chatId)
         : Effect.map(
-          findCanonical({ accountId: filter.accountId, numberId: filter.numberId, phone: filter.chatId.slice(0, -"@c.us".length) }),
-          ([alias]) => alias === undefined ? filter.chatId : `${alias.canonical}@c.us`
-        )
+          findCanonical({ accountId, numberId, phone: chatId.slice(0, -"@c.us".length) }),
+          ([alias]) => alias === undefined ? chatId : `${alias.canonical}@c.us`
+        ).pipe(Effect.orDie, Effect.withSpan("Messages.chatOf"))
 
     const page = Effect.fn("Messages.page")(function*(filter: MessageFilter, retainedSince: Date | null) {
-      const rows = yield* findPage({ ...filter, chatId: yield* chatOf(filter), retainedSince })
+      const chatId = filter.chatId === undefined ? undefined : yield* chatOf(filter.accountId, filter.numberId, filter.chatId)
+      const rows = yield* findPage({ ...filter, chatId, retainedSince })
       const messages = rows.slice(0, filter.limit).map(toMessage)
       return {
         messages,
@@ -357,6 +358,6 @@ export class Messages extends Effect.Service<Messages>()("@wagate/store/Messages
       Effect.orDie
     )
 
-    return { page, find, chats, numberIds, expireBatch } as const
+    return { page, find, chats, chatOf, numberIds, expireBatch } as const
   })
 }) {}
