@@ -11,11 +11,13 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
+import type { Hooks } from "@wagate/numbers/NumberHooks"
 import * as BaileysDriver from "@wagate/whatsapp/BaileysDriver"
 import * as Linking from "@wagate/whatsapp/baileys/Linking"
 import * as PgAuthStore from "@wagate/whatsapp/baileys/PgAuthStore"
 import { proto, type WAMessage } from "@whiskeysockets/baileys"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -44,7 +46,7 @@ import {
 type DriverOverrides = Parameters<typeof BaileysDriver.layerTest>[0]
 
 /** A gateway whose network is the Baileys driver on fake sockets, auth state in its database. */
-const baileysGatewayWith = (overrides: DriverOverrides = {}, on?: DatabaseContext) => Effect.gen(function*() {
+const baileysGatewayWith = (overrides: DriverOverrides = {}, on?: DatabaseContext, numberHooks?: Hooks) => Effect.gen(function*() {
   const database = on ?? (yield* freshDatabase)
   const fake = FakeSocket.make()
   const driver = yield* Layer.build(
@@ -57,7 +59,8 @@ const baileysGatewayWith = (overrides: DriverOverrides = {}, on?: DatabaseContex
   // The simulator's control surface stays mounted but unused: the entities get the Baileys driver.
   const gateway = yield* startGateway(database, {
     sim: Context.merge(yield* simulatedNetwork, driver),
-    settings: { webhookAllowPrivateUrls: true }
+    settings: { webhookAllowPrivateUrls: true },
+    numberHooks
   })
   return { gateway, fake }
 })
@@ -208,8 +211,8 @@ describe("the gateway on the Baileys driver", () => {
 })
 
 /** A gateway on fake sockets with one WORKING number, an account key and its API client. */
-const workingNumberWith = (overrides: DriverOverrides = {}, on?: DatabaseContext) => Effect.gen(function*() {
-  const { fake, gateway } = yield* baileysGatewayWith(overrides, on)
+const workingNumberWith = (overrides: DriverOverrides = {}, on?: DatabaseContext, numberHooks?: Hooks) => Effect.gen(function*() {
+  const { fake, gateway } = yield* baileysGatewayWith(overrides, on, numberHooks)
   const acme = yield* account(gateway)
   const phone = uniquePhone()
   const added = yield* gateway.ops.ops.addNumber({ path: { id: acme.accountId }, payload: { phone } })
@@ -602,6 +605,11 @@ describe("phones WhatsApp knows by other digits, on the Baileys driver", () => {
       // The message is the conversation's of the phone WhatsApp knows.
       const moved = yield* eventually(api.messages.get({ path: { id: first.id } }), (m) => m.chat_id === `${known}@c.us`)
       assert.deepStrictEqual([moved.peer, moved.status], [known, "sent"])
+      // Its `sent` webhook names that phone too, as GET /messages does.
+      const sentHooks = yield* query<{ to: string }>(gateway.database, (sql) =>
+        sql`SELECT payload->'data'->>'to' AS to FROM webhook_outbox
+            WHERE event = 'message.ack' AND payload->'data'->>'id' = ${first.wa_message_id} AND payload->'data'->>'ack' = 'sent'`)
+      assert.deepStrictEqual(sentHooks, [{ to: known }])
 
       // The reply comes from that JID: the same chat.
       socket.upsert([textFrom(known, "3A0BR01", "Obrigada!")])
@@ -629,6 +637,51 @@ describe("phones WhatsApp knows by other digits, on the Baileys driver", () => {
             WHERE c.number_id = ${id}`)
       assert.deepStrictEqual(rows, [{ phone: known, first_contact: false }])
     }))
+})
+
+describe("phones WhatsApp knows by other digits: the first message's sent webhook", () => {
+  it.scopedLive("names the phone WhatsApp knows, also when the merge waits for the number's section (held by another send)", () =>
+    Effect.gen(function*() {
+      const first = "Olá! Seu pedido está pronto"
+      const [recorded, handOver, holding, release] = yield* Effect.all([
+        Deferred.make<void>(),
+        Deferred.make<void>(),
+        Deferred.make<void>(),
+        Deferred.make<void>()
+      ])
+      const { api, fake, gateway } = yield* workingNumberWith({}, undefined, {
+        // Another send holds the number's section while the first one is handed over.
+        onSend: ({ text }) => text === "hold" ? Effect.zipRight(Deferred.succeed(holding, undefined), Deferred.await(release)) : Effect.void,
+        afterRecord: ({ text }) => text === first ? Effect.zipRight(Deferred.succeed(recorded, undefined), Deferred.await(handOver)) : Effect.void
+      })
+      const socket = fake.latest()
+      const tail = uniquePhone().slice(-8)
+      const given = `55119${tail}`
+      const known = `5511${tail}`
+      socket.onWhatsAppOutcome = (phone) =>
+        ({ _tag: "ok", value: [{ jid: `${phone === given ? known : phone}@s.whatsapp.net`, exists: true }] })
+
+      const sending = yield* Effect.fork(api.messages.send({ payload: { to: given, text: first } }))
+      yield* Deferred.await(recorded)
+      const other = yield* Effect.fork(Effect.either(api.messages.send({ payload: { to: uniquePhone(), text: "hold" } })))
+      yield* Deferred.await(holding)
+      yield* Deferred.succeed(handOver, undefined)
+      yield* eventually(Effect.sync(() => socket.sent.length), (n) => n === 1)
+      assert.deepStrictEqual(socket.sent.map((s) => s.jid), [`${known}@s.whatsapp.net`])
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(other)
+      const sent = yield* Fiber.join(sending)
+
+      const message = yield* eventually(api.messages.get({ path: { id: sent.id } }), (m) => m.chat_id === `${known}@c.us` && m.status === "sent")
+      assert.strictEqual(message.peer, known)
+      const hooks = yield* eventually(
+        query<{ to: string; ack: string }>(gateway.database, (sql) =>
+          sql`SELECT payload->'data'->>'to' AS to, payload->'data'->>'ack' AS ack FROM webhook_outbox
+              WHERE event = 'message.ack' AND payload->'data'->>'id' = ${sent.wa_message_id}`),
+        (rows) => rows.length === 1
+      )
+      assert.deepStrictEqual(hooks, [{ to: known, ack: "sent" }])
+    }), 60_000)
 })
 
 describe("phones WhatsApp knows by other digits: a file sent with the first message", () => {

@@ -214,7 +214,10 @@ export interface Session {
    * `LinkRefused`: nothing starts, and the Connection event saying why came first.
    */
   readonly link: (method: LinkMethod) => Effect.Effect<void, DriverUnavailable | LinkRefused>
-  /** Hands a message to the network; succeeds when the network accepted it. */
+  /**
+   * Hands a message to the network; succeeds when the network accepted it, and after the
+   * `PhoneMapped` it learned on the way (if any) was handled.
+   */
   readonly send: (message: OutgoingMessage) => Effect.Effect<void, SendRejected | DriverUnavailable>
   /** Whether a phone has an account on the network. */
   readonly exists: (phone: string) => Effect.Effect<{ readonly exists: boolean; readonly chatId: string }, DriverUnavailable>

@@ -132,7 +132,9 @@ const handle = (ctx: SessionContext, s: Signal): Effect.Effect<void> => {
     case "NotOnWhatsApp":
       return ctx.onEvent({ _tag: "Ack", waMessageId: s.waMessageId, ack: "failed", error: Sending.NOT_ON_WHATSAPP })
     case "PhoneMapped":
-      return ctx.onEvent({ _tag: "PhoneMapped", asked: s.asked, phone: s.phone })
+      return ctx.onEvent({ _tag: "PhoneMapped", asked: s.asked, phone: s.phone }).pipe(
+        Effect.ensuring(Deferred.succeed(s.done, undefined))
+      )
     case "Drained":
       return Deferred.succeed(s.done, undefined)
   }

@@ -50,18 +50,21 @@ export const NOT_ON_WHATSAPP = "the recipient is not on WhatsApp"
 
 /**
  * Sends `message` on `socket`; succeeds when WhatsApp's server acknowledged it. A message to a
- * phone without WhatsApp is not sent: it succeeds, and fails by an Ack (`unreachable`).
+ * phone without WhatsApp is not sent: it succeeds, and fails by an Ack (`unreachable`). A phone
+ * WhatsApp knows by other digits is the entity's (`PhoneMapped` handled) before the send
+ * succeeds, so what the caller records next (the `sent` ack) is that phone's.
  *
  * @since 1.0.0
  */
 export const send = Effect.fnUntraced(function*(ctx: SessionContext, socket: BaileysSocket, message: OutgoingMessage) {
   const { settings, state } = ctx
   const id = message.waMessageId
-  const jid = yield* destination(ctx, socket, message)
-  if (jid === null) {
+  const to = yield* destination(ctx, socket, message)
+  if (to === null) {
     ctx.signal({ _tag: "NotOnWhatsApp", waMessageId: id })
     return
   }
+  const { jid, mapped } = to
   // The file's own error (gone, unreadable) is the send's, not what Baileys makes of a broken stream.
   let readFailure: SendRejected | DriverUnavailable | undefined
   const opened = message.content.kind === "text" ? undefined : yield* message.content.media.open
@@ -97,6 +100,8 @@ export const send = Effect.fnUntraced(function*(ctx: SessionContext, socket: Bai
     }),
     Effect.ensuring(Effect.sync(() => state.awaitingAck.get(id) === acked && state.awaitingAck.delete(id)))
   )
+  // Taken by WhatsApp whatever comes of this wait: it never fails the send (that would send it again).
+  if (mapped !== null) yield* Effect.ignore(Effect.timeout(Deferred.await(mapped), Duration.millis(timeout)))
 }, Effect.scoped)
 
 /**
@@ -112,9 +117,13 @@ export const send = Effect.fnUntraced(function*(ctx: SessionContext, socket: Bai
  * message at the JID WhatsApp answered with, and the entity is told, so that the conversation
  * is that phone's (`PhoneMapped`).
  */
-const destination = (ctx: SessionContext, socket: BaileysSocket, message: OutgoingMessage): Effect.Effect<string | null> => {
+const destination = (
+  ctx: SessionContext,
+  socket: BaileysSocket,
+  message: OutgoingMessage
+): Effect.Effect<{ readonly jid: string; readonly mapped: Deferred.Deferred<void> | null } | null> => {
   const jid = Jids.sendJid(message.to)
-  if (!Jids.isPhone(jid)) return Effect.succeed(jid)
+  if (!Jids.isPhone(jid)) return Effect.succeed({ jid, mapped: null })
   const phone = Jids.userOf(message.to)
   const answer: Effect.Effect<ContactCheck | null> = message.firstContact === true
     ? check(ctx, socket, phone).pipe(
@@ -123,11 +132,12 @@ const destination = (ctx: SessionContext, socket: BaileysSocket, message: Outgoi
     )
     : kept(ctx, phone)
   return Effect.map(answer, (found) => {
-    if (found === null) return jid
+    if (found === null) return { jid, mapped: null }
     if (!found.exists) return null
-    if (found.user === phone) return jid
-    ctx.signal({ _tag: "PhoneMapped", asked: phone, phone: found.user })
-    return Jids.phoneJid(found.user)
+    if (found.user === phone) return { jid, mapped: null }
+    const mapped = Deferred.unsafeMake<void>(FiberId.none)
+    ctx.signal({ _tag: "PhoneMapped", asked: phone, phone: found.user, done: mapped })
+    return { jid: Jids.phoneJid(found.user), mapped }
   })
 }
 

@@ -60,8 +60,8 @@ export type Signal =
   | { readonly _tag: "Logout"; readonly done: Deferred.Deferred<void> }
   /** A message was not sent: its recipient has no WhatsApp (`Sending.send`). */
   | { readonly _tag: "NotOnWhatsApp"; readonly waMessageId: string }
-  /** WhatsApp knows the phone `asked` as `phone`, where a message went (`Sending.send`). */
-  | { readonly _tag: "PhoneMapped"; readonly asked: string; readonly phone: string }
+  /** WhatsApp knows the phone `asked` as `phone`, where a message went (`Sending.send`, which waits for `done`). */
+  | { readonly _tag: "PhoneMapped"; readonly asked: string; readonly phone: string; readonly done: Deferred.Deferred<void> }
   /** The session is closing: every signal before this one has been handled. */
   | { readonly _tag: "Drained"; readonly done: Deferred.Deferred<void> }
 
