@@ -5,14 +5,18 @@
  * endpoint included), events delivered within the retention however old, and events a kept resend
  * repeats stay, and can be resent. The log's `failed` and `notice` filters read an index of the
  * failed events, not the account's whole history. A resend of an event the deletion takes while
- * the resend is being written answers 404, not 500.
+ * the resend is being written answers 404, not 500; a deletion that meets a resend being written
+ * keeps that event and deletes the rest of its batch, without failing.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Database from "@wagate/store/Database"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import * as WebhookLogUpkeep from "../../apps/gateway/src/WebhookLogUpkeep.js"
 import { provision } from "../support/Fixtures.js"
@@ -195,5 +199,78 @@ describe("webhook delivery log retention", () => {
       assert.deepStrictEqual(ids, [kept])
       const again = yield* call(gateway, "POST", "/api/v1/webhook/resend", key, { event_id: kept })
       assert.deepStrictEqual([again.status, again.body.queued], [202, 1])
+    }), { timeout: 90_000 })
+
+  it.scopedLive("the hourly deletion meeting a resend being written keeps that event and deletes the rest of its batch; never fails", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      // The test's own way in: the gateway's pool holds the resend, which waits here on purpose.
+      const [{ name }] = yield* sql(database, (sql) => sql<{ name: string }>`SELECT current_database() AS name`)
+      const direct = yield* Layer.build(Database.layerPostgres({
+        url: Redacted.make(`postgres://postgres@127.0.0.1:5432/${name}`),
+        maxConnections: 4
+      }))
+      // The gateway's own sweep is off: the test runs the same sweep where it wants it.
+      const gateway = yield* webhookGateway(database, { settings: { webhookLogRetentionDays: 0 } })
+      const acme = yield* provision(gateway.ops, { numbers: 0 })
+      const key = acme.accountKey
+      assert.strictEqual((yield* call(gateway, "PUT", "/api/v1/webhook", key, { url: "http://127.0.0.1:9/hook", enabled: false })).status, 200)
+      const resent = yield* logged(database, acme.accountId, { createdDaysAgo: 31, deliveredDaysAgo: 31 })
+      const other = yield* logged(database, acme.accountId, { createdDaysAgo: 32, failedDaysAgo: 31 })
+
+      // A resend's copy waits, before it is written, for a lock the test holds: the resend has
+      // locked the event it copies and not committed.
+      yield* sql(direct, (sql) =>
+        sql`CREATE FUNCTION held_resend() RETURNS trigger LANGUAGE plpgsql
+            AS $$ BEGIN PERFORM pg_advisory_xact_lock(4187); RETURN NEW; END $$`)
+      yield* sql(direct, (sql) =>
+        sql`CREATE TRIGGER held_resend BEFORE INSERT ON webhook_outbox
+            FOR EACH ROW WHEN (NEW.resend_of IS NOT NULL) EXECUTE FUNCTION held_resend()`)
+      const held = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const holding = yield* Effect.fork(sql(direct, (sql) =>
+        sql`SELECT pg_advisory_xact_lock(4187)`.pipe(
+          Effect.zipRight(Deferred.succeed(held, undefined)),
+          Effect.zipRight(Deferred.await(release)),
+          sql.withTransaction
+        )))
+      yield* Deferred.await(held)
+      const resend = yield* Effect.fork(call(gateway, "POST", "/api/v1/webhook/resend", key, { event_id: resent }))
+      const waiting = (query: string) =>
+        sql(direct, (sql) =>
+          sql<{ n: number }>`
+            SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE wait_event_type = 'Lock' AND query LIKE ${query}`)
+      yield* eventually(waiting("%INSERT INTO webhook_outbox%resend_of%"), (rows) => rows[0]!.n === 1, 30_000)
+
+      // The deletion runs meanwhile: it either is done or waits on the event the resend locked.
+      const sweeping = yield* Effect.fork(sql(direct, (sql) =>
+        Effect.exit(WebhookLogUpkeep.sweep(30).pipe(Effect.provideService(SqlClient.SqlClient, sql)))))
+      yield* eventually(
+        Effect.zip(Fiber.poll(sweeping), waiting("%DELETE FROM webhook_outbox%")),
+        ([done, rows]) => done._tag === "Some" || rows[0]!.n === 1,
+        30_000
+      )
+      // The resend commits.
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(holding)
+      const answer = yield* Fiber.join(resend)
+      assert.deepStrictEqual([answer.status, answer.body.queued], [202, 1], JSON.stringify(answer.body))
+      // Before, the deletion broke the copy's reference to the event (SQLSTATE 23503) and the
+      // whole batch failed: an ERROR in the log, and the other old event left for an hour.
+      const swept = yield* Fiber.join(sweeping)
+      assert.deepStrictEqual(swept, Exit.succeed(1), String(swept))
+
+      // The resent event stays with its copy, and its attempt; the other went with its attempt.
+      const log = (yield* call(gateway, "GET", "/api/v1/webhook/deliveries", key)).body.deliveries
+      assert.deepStrictEqual(log.map((d: any) => [d.event_id, d.resend]), [[resent, true], [resent, false]])
+      assert.strictEqual(code(yield* call(gateway, "GET", `/api/v1/webhook/deliveries/${other}`, key)), "404 not_found")
+      const attempts = yield* sql(direct, (sql) =>
+        sql<{ outbox_id: string }>`SELECT outbox_id::text FROM webhook_deliveries WHERE account_id = ${acme.accountId}`)
+      assert.deepStrictEqual(attempts.map((a) => Number(a.outbox_id)), [resent])
+      // The next sweep keeps it too.
+      assert.strictEqual(yield* sql(direct, (sql) =>
+        WebhookLogUpkeep.sweep(30).pipe(Effect.provideService(SqlClient.SqlClient, sql))), 0)
+      assert.lengthOf((yield* call(gateway, "GET", "/api/v1/webhook/deliveries", key)).body.deliveries, 2)
     }), { timeout: 90_000 })
 })

@@ -25,6 +25,7 @@ const DAY_MS = 24 * 60 * 60 * 1000
 
 const BATCH = 5_000
 
+const Chosen = Schema.Struct({ id: Schema.String })
 const Deleted = Schema.Struct({ events: Schema.Number })
 
 /** Deletes the events finished more than `retentionDays` ago at `now`, with their attempts; returns how many. */
@@ -32,30 +33,47 @@ export const sweep = (retentionDays: number) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const before = new Date((yield* DomainClock.now) - retentionDays * DAY_MS)
-    // Account by account through (account_id, created_at): only events created before the
-    // cut-off are read, however long the log kept since.
-    return yield* Upkeep.inBatches(
-      BATCH,
-      Effect.map(
-        decoded(Deleted, sql`
-          WITH old AS (
-            SELECT o.id FROM accounts a CROSS JOIN LATERAL (
-              SELECT o.id FROM webhook_outbox o
-              WHERE o.account_id = a.id AND o.created_at < ${before}
-                AND (o.delivered_at < ${before} OR o.failed_at < ${before})
-                AND NOT EXISTS (SELECT 1 FROM webhook_outbox r WHERE r.resend_of = o.id)
-              LIMIT ${BATCH}
-            ) o
-            LIMIT ${BATCH}
-          ), attempts AS (
-            DELETE FROM webhook_deliveries WHERE outbox_id IN (SELECT id FROM old)
-          ), events AS (
-            DELETE FROM webhook_outbox WHERE id IN (SELECT id FROM old) RETURNING id
-          )
-          SELECT count(*)::int AS events FROM events`),
-        ([row]) => row.events
-      )
-    )
+    // A resend of an event (WebhookStore.resend) locks it (KEY SHARE) and writes a copy that
+    // refers to it. A batch first locks the events it chose, skipping those a resend has locked,
+    // and only then deletes those still without a resend, in a statement of its own: its snapshot
+    // sees every resend committed before the lock, and none can be written after it. (Chosen and
+    // deleted in one statement, a resend committed in between made the deletion break the
+    // reference, SQLSTATE 23503, and the whole batch failed.)
+    const batch = Effect.gen(function*() {
+      // Account by account through (account_id, created_at): only events created before the
+      // cut-off are read, however long the log kept since.
+      const old = yield* decoded(Chosen, sql`
+        SELECT o.id::text FROM accounts a CROSS JOIN LATERAL (
+          SELECT o.id FROM webhook_outbox o
+          WHERE o.account_id = a.id AND o.created_at < ${before}
+            AND (o.delivered_at < ${before} OR o.failed_at < ${before})
+            AND NOT EXISTS (SELECT 1 FROM webhook_outbox r WHERE r.resend_of = o.id)
+          LIMIT ${BATCH}
+          FOR UPDATE SKIP LOCKED
+        ) o
+        LIMIT ${BATCH}`)
+      if (old.length === 0) return { chosen: 0, events: 0 }
+      const ids = old.map((o) => o.id)
+      const [deleted] = yield* decoded(Deleted, sql`
+        WITH gone AS (
+          SELECT o.id FROM webhook_outbox o
+          WHERE o.id IN ${sql.in(ids)}
+            AND NOT EXISTS (SELECT 1 FROM webhook_outbox r WHERE r.resend_of = o.id)
+        ), attempts AS (
+          DELETE FROM webhook_deliveries WHERE outbox_id IN (SELECT id FROM gone)
+        ), events AS (
+          DELETE FROM webhook_outbox WHERE id IN (SELECT id FROM gone) RETURNING id
+        )
+        SELECT count(*)::int AS events FROM events`)
+      return { chosen: old.length, events: deleted.events }
+    }).pipe(sql.withTransaction)
+    // A batch goes on while one comes back full of chosen events, whatever a resend kept of them.
+    let events = 0
+    yield* Upkeep.inBatches(BATCH, Effect.map(batch, (b) => {
+      events += b.events
+      return b.chosen
+    }))
+    return events
   })
 
 /** The hourly sweep; nothing when the log is kept for ever (0 days). */
