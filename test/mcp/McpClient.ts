@@ -63,15 +63,18 @@ const INITIALIZE = {
   params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } }
 }
 
-/** A raw request to /api/mcp (node:http, so Host can be set); an initialize by default. */
+/**
+ * A raw request to /api/mcp (node:http, so Host can be set); an initialize by default. `bytes`
+ * is sent as written (a body that is not JSON), `body` as JSON.
+ */
 export const raw = (
   gateway: RunningGateway,
-  options: { method?: string; headers?: Record<string, string>; body?: unknown } = {}
+  options: { method?: string; headers?: Record<string, string>; body?: unknown; bytes?: string | Buffer } = {}
 ) =>
   Effect.async<RawAnswer>((resume) => {
     const url = new URL(`${gateway.url}/api/mcp`)
     const method = options.method ?? "POST"
-    const body = method === "POST" ? JSON.stringify(options.body ?? INITIALIZE) : undefined
+    const body = method !== "POST" ? undefined : options.bytes ?? JSON.stringify(options.body ?? INITIALIZE)
     const req = httpRequest({
       host: url.hostname,
       port: url.port,

@@ -182,6 +182,52 @@ describe("MCP: malformed requests", () => {
       assert.deepStrictEqual([answer.status, answer.body.id, answer.body.error?.code], [200, 2, -32601])
       assert.match(answer.body.error.message, /get_status cannot run as a task/)
     }))
+
+  it.scopedLive("a body that is not JSON, not UTF-8 or nested deeper than 32 levels is a JSON-RPC parse error (-32700, 400); too large a body 413", () =>
+    Effect.gen(function*() {
+      const { acme, gateway } = yield* world()
+      const headers = { authorization: `Bearer ${acme.accountKey}`, "mcp-protocol-version": "2025-11-25" }
+      const nest = (levels: number) => "[".repeat(levels) + "]".repeat(levels)
+      // The body, params and arguments are three levels: x's arrays may add 29 more.
+      const call = (x: string) =>
+        `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_status","arguments":{"x":${x}}}}`
+      const parseError = (message: string) => ({ jsonrpc: "2.0", id: null, error: { code: -32700, message } })
+      const cases: Array<readonly [string | Buffer, string]> = [
+        ["{", "Parse error: Request body is not valid JSON"],
+        ["", "Parse error: Request body is not valid JSON"],
+        [Buffer.from(call(`"caf\xe9"`), "latin1"), "Parse error: The body is not valid UTF-8; send JSON encoded in UTF-8"],
+        [call(nest(30)), "Parse error: The body nests deeper than 32 levels"],
+        [call(nest(10_000)), "Parse error: The body nests deeper than 32 levels"]
+      ]
+      for (const [bytes, message] of cases) {
+        const answer = yield* raw(gateway, { headers, bytes })
+        assert.deepStrictEqual([answer.status, answer.body], [400, parseError(message)], String(bytes).slice(0, 90))
+      }
+      // 32 levels are taken: the call is answered, its unknown argument refused as its tool error.
+      const deepest = yield* raw(gateway, { headers, bytes: call(nest(29)) })
+      assert.deepStrictEqual([deepest.status, deepest.body.id, deepest.body.result?.isError], [200, 1, true])
+
+      // The SDK's client reads the parse error from its transport error, and goes on.
+      const { call: callTool, client } = yield* connect(gateway, acme.accountKey)
+      const refused = yield* Effect.flip(Effect.tryPromise(() =>
+        client.callTool({ name: "send_message", arguments: { x: JSON.parse(nest(40)) } })
+      ))
+      const transportError = refused.cause as Error & { code?: number }
+      assert.strictEqual(transportError.code, 400)
+      assert.deepStrictEqual(
+        JSON.parse(transportError.message.slice(transportError.message.indexOf("{"))),
+        parseError("Parse error: The body nests deeper than 32 levels")
+      )
+      assert.isUndefined((yield* callTool("get_status")).isError)
+
+      // Too large a body is refused before it is parsed, announced or chunked.
+      const big = call(`"${"7".repeat(1024 * 1024)}"`)
+      const framings: Array<Record<string, string>> = [{}, { "transfer-encoding": "chunked" }]
+      for (const extra of framings) {
+        const answer = yield* raw(gateway, { headers: { ...headers, ...extra }, bytes: big })
+        assert.deepStrictEqual([answer.status, answer.body.code], [413, "payload_too_large"], JSON.stringify(extra))
+      }
+    }))
 })
 
 describe("MCP: tools answer as the REST API does", () => {

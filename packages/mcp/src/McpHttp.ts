@@ -92,13 +92,17 @@ const isRequest = (message: unknown): message is { id: RequestId; method: string
 const isToolCall = (message: unknown): message is { id: RequestId; method: "tools/call"; params?: unknown } =>
   isRequest(message) && message.method === "tools/call"
 
-const parseJson = (text: string): { readonly ok: true; readonly body: unknown } | { readonly ok: false } => {
-  try {
-    return { ok: true, body: JSON.parse(text) }
-  } catch {
-    return { ok: false }
-  }
-}
+/**
+ * The body as JSON, or the JSON-RPC parse error (400, as the SDK's transport answers one) naming
+ * why it is none. The gateway's reader has checked it (not UTF-8, not JSON, nested too deep) and
+ * tells why in the failure's description; the platform's own reader only fails on JSON it cannot
+ * parse.
+ */
+const bodyOf = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.either(Effect.mapError(
+    request.json,
+    (error) => jsonRpcError(400, ErrorCode.ParseError, `Parse error: ${error.description ?? "the body is not JSON"}`)
+  ))
 
 /**
  * The answers to messages over the key's request limit: a tool call gets the tool error
@@ -328,23 +332,23 @@ export const handle = (options: Options) =>
       // Over the key's request limit a tool call is refused as a tool error (overLimit); other
       // messages get the 429.
       if (refusal.code === "key_rate_limited") {
-        const parsed = parseJson(yield* request.text)
+        const parsed = yield* bodyOf(request)
         const now = yield* Clock.currentTimeMillis
-        if (parsed.ok && Array.isArray(parsed.body) && batchesAllowed(request)) {
-          const answers = overLimit(parsed.body, refusal, now)
+        if (parsed._tag === "Right" && Array.isArray(parsed.right) && batchesAllowed(request)) {
+          const answers = overLimit(parsed.right, refusal, now)
           if (answers.length > 0) return json(200, answers)
-        } else if (parsed.ok && isToolCall(parsed.body)) {
-          return json(200, overLimit([parsed.body], refusal, now)[0])
+        } else if (parsed._tag === "Right" && isToolCall(parsed.right)) {
+          return json(200, overLimit([parsed.right], refusal, now)[0])
         }
       }
       return refusedRequest(refusal)
     }
     const principal = authenticated.right
 
-    const parsed = parseJson(yield* request.text)
-    if (!parsed.ok) return jsonRpcError(400, ErrorCode.ParseError, "Parse error: the body is not JSON")
-    if (!Array.isArray(parsed.body)) return HttpServerResponse.fromWeb(yield* answer(request, principal, parsed.body))
-    const batch = parsed.body
+    const parsed = yield* bodyOf(request)
+    if (parsed._tag === "Left") return parsed.left
+    if (!Array.isArray(parsed.right)) return HttpServerResponse.fromWeb(yield* answer(request, principal, parsed.right))
+    const batch = parsed.right
     const refused = batchRefusal(request, batch)
     if (refused !== undefined) return refused
     // Each message of a batch is a request against the key's limit (the first was counted with

@@ -12,6 +12,7 @@
  * before that, so it is never read.
  */
 import * as HttpMethod from "@effect/platform/HttpMethod"
+import { RequestError } from "@effect/platform/HttpServerError"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { type ApiError, InvalidFrom, InvalidJson, InvalidParam, PayloadTooLarge } from "@wagate/domain/ApiError"
@@ -156,21 +157,22 @@ const readText = (request: HttpServerRequest.HttpServerRequest, maxBytes: number
 const carriesNetworkText = (url: string) => url.split("?")[0] === "/sim/v1/inbound"
 
 /**
- * The MCP endpoint answers a body that is not JSON with JSON-RPC's own parse error, and checks the
- * text of each tool call's arguments itself (McpLive), refusing that call as a tool error rather
- * than the whole request (which may be a batch) with an answer no MCP client reads.
+ * The MCP endpoint answers a body that is no JSON it takes (not UTF-8, not JSON, an empty body,
+ * nested too deep) with JSON-RPC's own parse error, and checks the text of each tool call's
+ * arguments itself (McpLive), refusing that call as a tool error rather than the whole request
+ * (which may be a batch) with an answer no MCP client reads.
  */
 const isMcp = (url: string) => url.split("?")[0] === "/api/mcp"
 
 const parse = (text: string, url: string) =>
   Effect.suspend(() => {
-    if (text === "") return Effect.succeed<unknown>(null)
+    if (text === "" && !isMcp(url)) return Effect.succeed<unknown>(null)
     let value: unknown
     try {
       value = JSON.parse(text)
     } catch {
       // A syntax error, or nesting so deep that the parser itself gave up.
-      return isMcp(url) ? Effect.succeed<unknown>(undefined) : Effect.fail(new InvalidJson())
+      return Effect.fail(new InvalidJson())
     }
     const checkText = !carriesNetworkText(url) && !isMcp(url)
     const problem = inspect(value, checkText)
@@ -186,11 +188,14 @@ interface Body {
  * `request` whose `text` and `json` read, parse and check its body the first time either is
  * asked for, and answer from memory after that. A refused body dies with its API error, as the
  * platform's own decoding of a payload dies when its read fails: no handler's recovery can turn
- * the refusal into something else, and the error middleware answers it (`ApiErrors`).
+ * the refusal into something else, and the error middleware answers it (`ApiErrors`). Only on
+ * /api/mcp does a body that is no JSON it takes fail instead, as the platform's own `json` fails
+ * on a body that is not JSON (`RequestError`, its sentence as description), for the tool server
+ * to answer with JSON-RPC's parse error; too large a body dies there too (413).
  */
 const withBody = (
   request: HttpServerRequest.HttpServerRequest,
-  body: Effect.Effect<Body>
+  body: Effect.Effect<Body, RequestError>
 ): HttpServerRequest.HttpServerRequest =>
   Object.create(request, {
     text: { value: Effect.map(body, (read) => read.text) },
@@ -200,12 +205,20 @@ const withBody = (
     }
   })
 
-const readOnce = (request: HttpServerRequest.HttpServerRequest, maxBytes: number, url: string): Effect.Effect<Body> => {
+const readOnce = (
+  request: HttpServerRequest.HttpServerRequest,
+  maxBytes: number,
+  url: string
+): Effect.Effect<Body, RequestError> => {
+  const refuse = (problem: ApiError) =>
+    problem instanceof InvalidJson && isMcp(url)
+      ? Effect.fail(new RequestError({ request, reason: "Decode", cause: problem, description: problem.error }))
+      : Effect.die(problem)
   const read = readText(request, maxBytes).pipe(
     Effect.flatMap((text) => Effect.map(parse(text, url), (json): Body => ({ text, json }))),
-    Effect.orDie
+    Effect.catchAll(refuse)
   )
-  let outcome: Exit.Exit<Body> | undefined
+  let outcome: Exit.Exit<Body, RequestError> | undefined
   return Effect.suspend(() =>
     outcome ?? Effect.onExit(read, (exit) =>
       Effect.sync(() => {
