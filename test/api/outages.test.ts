@@ -730,4 +730,55 @@ describe("the S3 store stalling", () => {
       yield* proxy.dropOnSend(undefined)
       yield* removedByUpkeep(time, Effect.all([second.blobs.head(key)]), leftovers)
     }), { timeout: 90_000 })
+
+  it.scopedLive("a deleted file's backup whose purge a stopped gateway left in the middle is purged by the next one", () =>
+    Effect.gen(function*() {
+      const store = yield* MediaStores.s3
+      const proxy = yield* TcpProxy.start({ host: "127.0.0.1", port: Number(new URL(store.endpoint).port) })
+      const database = yield* freshDatabase
+      const time = ManualClock.make(Date.now())
+      const options = {
+        domainClock: time.clock,
+        settings: { mediaUpkeepIntervalMs: 100 },
+        blobs: () => BlobStore.layerS3({ ...MediaStores.s3Options(`http://127.0.0.1:${proxy.port}`), idleTimeoutMs: 60_000 })
+      }
+      const firstScope = yield* Scope.make()
+      const first = yield* startGateway(database, options).pipe(Scope.extend(firstScope))
+      const acme = yield* provision(first.ops)
+      const peer = uniquePhone()
+      const arrived = yield* first.sim.inbound({
+        to: acme.numbers[0]!.phone,
+        from: peer,
+        text: "",
+        type: "image",
+        media: { mimeType: "image/png", bytes: new Uint8Array(FileServer.PNG) }
+      })
+      const listed = yield* eventually(
+        call(first, "GET", `/api/v1/messages?chat=${peer}`, acme.accountKey),
+        (a) => a.body.messages?.find((m: any) => m.wa_message_id === arrived.message.waMessageId)?.media_pending === false,
+        20_000
+      )
+      const m = listed.body.messages.find((m: any) => m.wa_message_id === arrived.message.waMessageId)
+      const key = `media/${acme.accountId}/${acme.numbers[0]!.id}/${m.id}`
+      assert.isTrue(Option.isSome(yield* first.blobs.head(key)))
+      const deleted = yield* call(first, "POST", "/api/v1/media/delete", acme.accountKey, { until: "2100-01-01T00:00:00Z" })
+      assert.deepStrictEqual([deleted.status, deleted.body.deleted], [200, 1])
+
+      // The backup is due; the upkeep claims it and its delete never reaches the store. The
+      // gateway stops meanwhile: before, the claim had marked the file purged, and the blob
+      // stayed in the bucket for ever.
+      yield* proxy.stallOnSend("DELETE /wagate-media-test/media/")
+      time.adjust("31 days")
+      yield* eventually(Effect.sync(() => proxy.stalledOnSend()), (n) => n > 0, 10_000)
+      yield* Scope.close(firstScope, Exit.void)
+      assert.isTrue(Option.isSome(yield* first.blobs.head(key)))
+
+      yield* proxy.stallOnSend(undefined)
+      const second = yield* startGateway(database, options)
+      yield* hourByHourUntil(time, second.blobs.head(key), Option.isNone)
+      const row = sql(second.database, (sql) =>
+        sql<{ purged: boolean; due: Date | null }>`
+          SELECT purged_at IS NOT NULL AS purged, purge_after AS due FROM media_files WHERE message_id = ${m.id}`)
+      yield* eventually(row, (rows) => rows[0]?.purged === true && rows[0]?.due === null, 10_000)
+    }), { timeout: 90_000 })
 })

@@ -8,7 +8,8 @@
  * stalls on one command;
  * `holdAnswersOnSend` lets such a request through whole but holds the server's answer, as a
  * server that stalls after it has taken the request; `dropOnSend` resets a connection as its
- * client sends a given text, before the server gets it; `stallSent` stops, for good, the open
+ * client sends a given text, before the server gets it; `stallOnSend` stops such a connection for
+ * good, the server never getting the text, as a network path that stops mid-request; `stallSent` stops, for good, the open
  * connections whose client has sent a given text, as a server (or a network path) that stops
  * answering on one session while the others go on.
  */
@@ -37,6 +38,10 @@ export interface TcpProxy {
   readonly dropOnSend: (text: string | undefined) => Effect.Effect<void>
   /** How many connections `dropOnSend` has reset. */
   readonly droppedOnSend: () => number
+  /** From now on, stops for good a connection whose client sends `text`, which the server never gets (none: stop). */
+  readonly stallOnSend: (text: string | undefined) => Effect.Effect<void>
+  /** How many connections `stallOnSend` has stopped. */
+  readonly stalledOnSend: () => number
 }
 
 export const start = (target: { readonly host: string; readonly port: number }) =>
@@ -52,6 +57,8 @@ export const start = (target: { readonly host: string; readonly port: number }) 
       let holdText: string | undefined
       let dropText: string | undefined
       let droppedOnSend = 0
+      let stallText: string | undefined
+      let stalledOnSend = 0
       const pairs = new Set<readonly [Socket, Socket]>()
       const stalledPairs = new Set<readonly [Socket, Socket]>()
       const server = createServer((client) => {
@@ -77,6 +84,14 @@ export const start = (target: { readonly host: string; readonly port: number }) 
             pairs.delete(pair)
             client.resetAndDestroy()
             upstream.destroy()
+            return
+          }
+          if (stallText !== undefined && chunk.includes(stallText)) {
+            stalledOnSend++
+            pairs.delete(pair)
+            stalledPairs.add(pair)
+            client.pause()
+            upstream.pause()
             return
           }
           const before = sent.get(pair)
@@ -148,6 +163,11 @@ export const start = (target: { readonly host: string; readonly port: number }) 
               Effect.sync(() => {
                 dropText = text
               }),
+            stallOnSend: (text) =>
+              Effect.sync(() => {
+                stallText = text
+              }),
+            stalledOnSend: () => stalledOnSend,
             droppedOnSend: () => droppedOnSend
           },
           close: () => {

@@ -15,7 +15,7 @@ import * as Upkeep from "./Upkeep.js"
 
 /** Backups purged per claim; the sweep claims again while claims come back full. */
 const PURGE_BATCH = 500
-/** A backup whose blob could not be removed is tried again this much later. */
+/** A claimed blob not removed (its delete failed, or the process stopped first) is tried again this much later. */
 const PURGE_RETRY_MS = 60 * 60 * 1000
 const DAY_MS = 86_400_000
 
@@ -35,29 +35,29 @@ export const sweep = Effect.gen(function*() {
     }
   }
 
+  // Claims are leases: what is not deleted (a failed delete, a stop before it ends) is due again
+  // an hour later, and a record goes only once its blob is gone.
+  const retryAt = new Date(now.getTime() + PURGE_RETRY_MS)
   while (true) {
-    const due = yield* files.claimPurge(now, PURGE_BATCH)
-    const failed = yield* Effect.forEach(due, (file) =>
+    const due = yield* files.claimPurge(now, PURGE_BATCH, retryAt)
+    const gone = yield* Effect.forEach(due, (file) =>
       blobs.delete(file.blobKey).pipe(
-        Effect.as([] as Array<typeof file>),
-        Effect.catchAll((error) => Effect.as(Effect.logWarning("purging a deleted file failed", error), [file]))
+        Effect.as([file.id]),
+        Effect.catchAll((error) => Effect.as(Effect.logWarning("purging a deleted file failed", error), []))
       ), { concurrency: 8 })
-    yield* files.releasePurge(failed.flat(), new Date(now.getTime() + PURGE_RETRY_MS))
+    yield* files.purged(gone.flat(), now)
     if (due.length < PURGE_BATCH) break
   }
 
   // Blobs no file row counts (an upload that timed out and landed later, a delete the store refused).
   while (true) {
-    const due = yield* files.claimLeftovers(now, PURGE_BATCH)
-    yield* Effect.forEach(due, (key) =>
+    const due = yield* files.claimLeftovers(now, PURGE_BATCH, retryAt)
+    const gone = yield* Effect.forEach(due, (key) =>
       blobs.delete(key).pipe(
-        Effect.catchAll((error) =>
-          Effect.zipRight(
-            Effect.logWarning("removing a blob left by a failed upload failed", error),
-            files.leaveBehind(key, new Date(now.getTime() + PURGE_RETRY_MS))
-          )
-        )
-      ), { concurrency: 8, discard: true })
+        Effect.as([key]),
+        Effect.catchAll((error) => Effect.as(Effect.logWarning("removing a blob left by a failed upload failed", error), []))
+      ), { concurrency: 8 })
+    yield* files.removed(gone.flat(), retryAt)
     if (due.length < PURGE_BATCH) return
   }
 }).pipe(Effect.withSpan("MediaUpkeep.sweep"))

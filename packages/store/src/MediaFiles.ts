@@ -431,15 +431,17 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
     })
 
     /**
-     * Claims up to `limit` deleted files whose backup is due for purging: they are marked purged
-     * and their blob keys returned for the caller to delete. `release` puts back the ones whose
-     * blob could not be deleted, to be tried again later.
+     * Claims up to `limit` deleted files whose backup is due for purging, by lease: their purge
+     * is put off to `retryAt` and their blob keys returned for the caller to delete, then to mark
+     * purged (`purged`). A blob not deleted (its delete failed, or the process stopped first) is
+     * due again at `retryAt`; no claim forgets one. A claimed file whose row goes meanwhile (its
+     * message past the retention) leaves its blob as a leftover due then.
      */
-    const claimPurge = Effect.fn("MediaFiles.claimPurge")(function*(now: Date, limit: number) {
+    const claimPurge = Effect.fn("MediaFiles.claimPurge")(function*(now: Date, limit: number, retryAt: Date) {
       const rows = yield* decoded(
         PurgeRow,
         sql`
-          UPDATE media_files f SET purge_after = NULL, purged_at = ${now}
+          UPDATE media_files f SET purge_after = ${retryAt}
           WHERE f.id IN (SELECT id FROM media_files WHERE purge_after <= ${now} ORDER BY purge_after LIMIT ${limit}
                          FOR UPDATE SKIP LOCKED)
           RETURNING f.id, f.blob_key`
@@ -447,27 +449,13 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
       return rows.map((r) => ({ id: r.id, blobKey: r.blob_key }))
     }, Effect.orDie)
 
-    /**
-     * A claimed file whose row is gone meanwhile (its message deleted by the message retention)
-     * is recorded as a leftover blob instead, so its blob is still tried again.
-     */
-    const releasePurge = Effect.fn("MediaFiles.releasePurge")(
-      function*(failed: ReadonlyArray<{ readonly id: number; readonly blobKey: string }>, retryAt: Date) {
-        if (failed.length === 0) return
-        yield* sql`
-          WITH failed AS (
-            SELECT * FROM unnest(${failed.map((f) => f.id)}::bigint[], ${failed.map((f) => f.blobKey)}::text[])
-              AS t(id, blob_key)
-          ), back AS (
-            UPDATE media_files f SET purge_after = ${retryAt}, purged_at = NULL FROM failed WHERE f.id = failed.id
-            RETURNING f.id
-          )
-          INSERT INTO blob_leftovers (blob_key, remove_after)
-          SELECT blob_key, ${retryAt} FROM failed WHERE id NOT IN (SELECT id FROM back)
-          ON CONFLICT (blob_key) DO UPDATE SET remove_after = EXCLUDED.remove_after`
-      },
-      Effect.orDie
-    )
+    /** Marks claimed files whose blob is deleted purged, their backup gone. */
+    const purged = Effect.fn("MediaFiles.purged")(function*(ids: ReadonlyArray<number>, now: Date) {
+      if (ids.length === 0) return
+      yield* sql`
+        UPDATE media_files SET purge_after = NULL, purged_at = ${now}
+        WHERE id = ANY(${ids}::bigint[]) AND purged_at IS NULL`
+    }, Effect.orDie)
 
     /**
      * Records a blob that may be in the store with no file row (an upload that failed as it may
@@ -481,19 +469,30 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
     }, Effect.orDie)
 
     /**
-     * Claims up to `limit` leftover blobs due for deletion, forgetting them: the caller deletes
-     * them and records again (`leaveBehind`) the ones it could not.
+     * Claims up to `limit` leftover blobs due for deletion, by lease: they are put off to
+     * `retryAt` and their keys returned for the caller to delete, then to forget (`removed`). A
+     * blob not deleted (its delete failed, or the process stopped first) is due again at
+     * `retryAt`.
      */
-    const claimLeftovers = Effect.fn("MediaFiles.claimLeftovers")(function*(now: Date, limit: number) {
+    const claimLeftovers = Effect.fn("MediaFiles.claimLeftovers")(function*(now: Date, limit: number, retryAt: Date) {
       const rows = yield* decoded(
         LeftoverRow,
         sql`
-          DELETE FROM blob_leftovers
+          UPDATE blob_leftovers SET remove_after = ${retryAt}
           WHERE blob_key IN (SELECT blob_key FROM blob_leftovers WHERE remove_after <= ${now} ORDER BY remove_after
                              LIMIT ${limit} FOR UPDATE SKIP LOCKED)
           RETURNING blob_key`
       )
       return rows.map((r) => r.blob_key)
+    }, Effect.orDie)
+
+    /**
+     * Forgets claimed leftovers whose blob is deleted; one recorded again meanwhile (another
+     * upload's leftover, due at its own time) stays.
+     */
+    const removed = Effect.fn("MediaFiles.removed")(function*(keys: ReadonlyArray<string>, retryAt: Date) {
+      if (keys.length === 0) return
+      yield* sql`DELETE FROM blob_leftovers WHERE blob_key = ANY(${keys}::text[]) AND remove_after = ${retryAt}`
     }, Effect.orDie)
 
     return {
@@ -514,9 +513,10 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
       deleteOne,
       deleteMatching,
       claimPurge,
-      releasePurge,
+      purged,
       leaveBehind,
-      claimLeftovers
+      claimLeftovers,
+      removed
     } as const
   })
 }) {}

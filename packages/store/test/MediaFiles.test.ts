@@ -91,17 +91,24 @@ const suite = (name: string, database: Layer.Layer<Database.Database, unknown>) 
         assert.deepStrictEqual(videos, { deleted: 1, freedBytes: 1000 })
         assert.deepStrictEqual(totals(yield* files.usage(account.id)), ["b/photo=10/1"])
 
-        // Backups are purged BACKUP_DAYS after the deletion, not before, and only once.
-        assert.deepStrictEqual(yield* files.claimPurge(new Date(now.getTime() + (BACKUP_DAYS - 1) * DAY), 100), [])
-        const due = yield* files.claimPurge(new Date(now.getTime() + BACKUP_DAYS * DAY), 100)
+        // Backups are purged BACKUP_DAYS after the deletion, not before, and only once; a claim
+        // is a lease: what is not marked purged is due again at its retry time.
+        const due30 = new Date(now.getTime() + BACKUP_DAYS * DAY)
+        const retry = new Date(due30.getTime() + DAY)
+        assert.deepStrictEqual(yield* files.claimPurge(new Date(now.getTime() + (BACKUP_DAYS - 1) * DAY), 100, retry), [])
+        const due = yield* files.claimPurge(due30, 100, retry)
         assert.strictEqual(due.length, 2)
-        assert.deepStrictEqual(yield* files.claimPurge(new Date(now.getTime() + BACKUP_DAYS * DAY), 100), [])
-        yield* files.releasePurge([due[0]], new Date(now.getTime() + BACKUP_DAYS * DAY))
-        assert.strictEqual((yield* files.claimPurge(new Date(now.getTime() + BACKUP_DAYS * DAY), 100)).length, 1)
+        assert.deepStrictEqual(yield* files.claimPurge(due30, 100, retry), [])
+        yield* files.purged([due[0].id], due30)
+        assert.deepStrictEqual(yield* files.claimPurge(retry, 100, new Date(retry.getTime() + DAY)), [due[1]])
         // A claimed file whose row went meanwhile (its message past the retention): its blob is a leftover.
         yield* sql`DELETE FROM media_files WHERE id = ${due[1].id}`
-        yield* files.releasePurge([due[1]], new Date(now.getTime() + BACKUP_DAYS * DAY))
-        assert.deepStrictEqual(yield* files.claimLeftovers(new Date(now.getTime() + BACKUP_DAYS * DAY), 100), [due[1].blobKey])
+        yield* files.leaveBehind(due[1].blobKey, retry)
+        const left = yield* files.claimLeftovers(retry, 100, new Date(retry.getTime() + DAY))
+        assert.deepStrictEqual(left, [due[1].blobKey])
+        assert.deepStrictEqual(yield* files.claimLeftovers(new Date(retry.getTime() + DAY), 100, new Date(retry.getTime() + 2 * DAY)), left)
+        yield* files.removed(left, new Date(retry.getTime() + 2 * DAY))
+        assert.deepStrictEqual(yield* files.claimLeftovers(new Date(retry.getTime() + 3 * DAY), 100, new Date(retry.getTime() + 4 * DAY)), [])
       }))
 
     it.effect("bulk deletion works through more files than one batch, with chat, since and min_size", () =>
