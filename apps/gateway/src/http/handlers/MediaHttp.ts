@@ -8,10 +8,10 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { WagateApi } from "@wagate/domain/Api"
 import { NotFound, StorageUnavailable } from "@wagate/domain/ApiError"
 import { CurrentKey } from "@wagate/domain/Auth"
+import * as DomainClock from "@wagate/domain/DomainClock"
 import { BlobStore } from "@wagate/media/BlobStore"
 import * as MediaLinks from "@wagate/media/MediaLinks"
 import { MediaFiles } from "@wagate/store/MediaFiles"
-import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { NumberScope } from "../NumberScope.js"
@@ -24,7 +24,8 @@ export const MediaHttp = HttpApiBuilder.group(WagateApi, "media", (handlers) =>
     const files = yield* MediaFiles
     const blobs = yield* BlobStore
     const scope = yield* NumberScope
-    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+    // By the domain clock: the media upkeep purges a deleted file's backup by it.
+    const now = Effect.map(DomainClock.now, (ms) => new Date(ms))
     const unavailable = (error: unknown) =>
       Effect.zipRight(Effect.logWarning("the blob store failed", error), Effect.fail(new StorageUnavailable()))
 
