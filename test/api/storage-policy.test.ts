@@ -120,12 +120,16 @@ describe("storage upkeep and policy", () => {
       clock.adjust(2 * DAY)
       const second = yield* startGateway(database, options)
       yield* eventually(second.blobs.head(key), Option.isNone)
-      const [row] = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql<{ purged: boolean; due: Date | null }>`
-          SELECT purged_at IS NOT NULL AS purged, purge_after AS due FROM media_files WHERE message_id = ${message.id}`).pipe(
-        Effect.provide(database)
+      // Marked purged once its blob is deleted, a moment after.
+      const [row] = yield* eventually(
+        Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          sql<{ purged: boolean; due: Date | null }>`
+            SELECT purged_at IS NOT NULL AS purged, purge_after AS due FROM media_files WHERE message_id = ${message.id}`).pipe(
+          Effect.provide(database)
+        ),
+        (rows) => rows[0]?.purged === true
       )
-      assert.deepStrictEqual([row.purged, row.due], [true, null])
+      assert.deepStrictEqual([row!.purged, row!.due], [true, null])
       const kept = yield* (yield* second.client(acme.accountKey)).messages.get({ path: { id: message.id } })
       assert.strictEqual(kept.media?.deleted, true)
     }))
