@@ -132,9 +132,10 @@ const startLoad = (cluster: ClusterProcesses.Cluster, numbers: ReadonlyArray<Num
   const hotSends: Array<SendOutcome> = []
   const incoming: Array<string> = []
   const cold = numbers.slice(hot)
+  const send = ClusterLoad.pacedSender(cluster.apiUrl)
   const loops = [
     ClusterLoad.steady(SENDS_PER_SECOND, () => running, async (i) => {
-      sends.push(await ClusterLoad.send(cluster.apiUrl, cold[i % cold.length], `${tag}-s${i}`))
+      sends.push(await send(cold[i % cold.length], `${tag}-s${i}`))
     }),
     ClusterLoad.steady(INBOUND_PER_SECOND, () => running, async (i) => {
       const n = numbers[(i * 7) % numbers.length]

@@ -39,8 +39,9 @@ describe.skipIf(process.env.WAGATE_CLUSTER_TEST === "0")("processes that serve H
       const url = cluster.runnerUrls[0]!
       let running = true
       const sends: Array<ClusterLoad.SendOutcome> = []
+      const send = ClusterLoad.pacedSender(url)
       const load = ClusterLoad.steady(SENDS_PER_SECOND, () => running, async (i) => {
-        sends.push(await ClusterLoad.send(url, numbers[i % NUMBERS], `local-${i}`))
+        sends.push(await send(numbers[i % NUMBERS], `local-${i}`))
       })
       yield* Effect.addFinalizer(() => Effect.promise(() => ((running = false), load.catch(() => {}))))
       yield* Effect.sleep("3 seconds")

@@ -164,6 +164,22 @@ export const send = async (apiUrl: string, n: NumberRef, text: string, patienceM
   }
 }
 
+/**
+ * Sends as a client that keeps to a number's one message a second: a send to a number starts only
+ * once that number's previous send has its final answer, and a second after it. An open loop that
+ * only spaces a number's sends (each number in turn) does not: a send retried through a move
+ * (503 `capacity`) can be accepted within the second before the next send to its number, which
+ * the gateway then rightly refuses with `rate_limited`.
+ */
+export const pacedSender = (apiUrl: string) => {
+  const free = new Map<string, Promise<void>>()
+  return (n: NumberRef, text: string): Promise<SendOutcome> => {
+    const sent = (free.get(n.phone) ?? Promise.resolve()).then(() => send(apiUrl, n, text))
+    free.set(n.phone, sent.then(() => new Promise((resolve) => setTimeout(resolve, 1_000))))
+    return sent
+  }
+}
+
 /** A peer writes to a number; the id the network gave the message. */
 export const inbound = async (simUrl: string, n: NumberRef, text: string): Promise<string> =>
   (await must(`${simUrl}/sim/v1/inbound`, {
