@@ -94,6 +94,28 @@ describe("the cold start's gate", () => {
       assert.strictEqual(state.waitingFor(), null)
     }))
 
+  it.effect("a view of the ring that never agrees with the runners registered opens the gate after VIEW_GRACE_MS", () =>
+    Effect.gen(function*() {
+      const memory = yield* RunnerStorage.makeMemory
+      const all = [runner(40001), runner(40002), runner(40003)]
+      for (const r of all) yield* memory.register(r, true)
+      const { state, storage } = yield* StartGate.gate(memory, {
+        minRunners: 3,
+        waitMs: 30_000,
+        registered: Effect.succeed(3),
+        clusterRunning: Effect.succeed(false),
+        shardsPerGroup: 300
+      })
+      const stale = shardsOf(all.slice(0, 2), 300)
+      assert.deepStrictEqual(yield* storage.acquire(SELF, stale), [])
+      yield* TestClock.adjust(StartGate.VIEW_GRACE_MS - 1)
+      assert.deepStrictEqual(yield* storage.acquire(SELF, stale), [], "still within the grace")
+      assert.strictEqual(state.waitingFor(), 3)
+      yield* TestClock.adjust(1)
+      assert.strictEqual((yield* storage.acquire(SELF, stale)).length, stale.length)
+      assert.strictEqual(state.waitingFor(), null)
+    }))
+
   it.effect("with CLUSTER_MIN_RUNNERS 1 there is no gate; a failed look at the runners keeps it shut", () =>
     Effect.gen(function*() {
       const memory = yield* RunnerStorage.makeMemory
