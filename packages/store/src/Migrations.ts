@@ -39,6 +39,7 @@ import phoneAliases from "./migrations/0022_phone_aliases.js"
 import webhookLogRetention from "./migrations/0023_webhook_log_retention.js"
 import idempotencyKeyMessage from "./migrations/0024_idempotency_key_message.js"
 import lastCheck from "./migrations/0025_last_check.js"
+import webhookLogByAccount from "./migrations/0029_webhook_log_by_account.js"
 import { decoded } from "./Rows.js"
 
 /** @since 1.0.0 */
@@ -67,7 +68,8 @@ export const loader = Migrator.fromRecord({
   "0022_phone_aliases": phoneAliases,
   "0023_webhook_log_retention": webhookLogRetention,
   "0024_idempotency_key_message": idempotencyKeyMessage,
-  "0025_last_check": lastCheck
+  "0025_last_check": lastCheck,
+  "0029_webhook_log_by_account": webhookLogByAccount
 })
 
 const table = "wagate_migrations"

@@ -13,7 +13,7 @@ import { type Child, GATEWAY_NODE_ARGS, REPO, scopedTs, waitReady } from "./Proc
 import { freePort } from "../../support/Ports.js"
 
 const ENTRY = join(REPO, "test/bench/support/GatewayProcess.ts")
-const OPERATOR_TOKEN = "wag_op_bench_operator_token"
+export const OPERATOR_TOKEN = "wag_op_bench_operator_token"
 
 /**
  * Account keys the load spreads over round-robin: every key counts against the limit of 3000
