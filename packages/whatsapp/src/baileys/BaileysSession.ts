@@ -114,6 +114,8 @@ const handle = (ctx: SessionContext, s: Signal): Effect.Effect<void> => {
     case "Connect":
     case "VersionRefreshed":
       return Reconnect.connect(ctx)
+    case "BanOver":
+      return Reconnect.banOver(ctx)
     case "IqError":
       return Linking.iqError(ctx, s.code, s.text)
     case "Zombie":

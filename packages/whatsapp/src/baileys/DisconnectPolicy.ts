@@ -17,7 +17,7 @@ export type Decision =
   | { readonly _tag: "RestartNow" }
   /** Reconnect after the backoff of `attempt` (1, 2, ...); the number says STARTING with `reason`. */
   | { readonly _tag: "Reconnect"; readonly reason: string; readonly attempt: number }
-  /** WhatsApp refused the announced version (405): fetch the current one, then reconnect. */
+  /** WhatsApp refused the announced version (405) or user agent (409): fetch the current version, then reconnect. */
   | { readonly _tag: "RefreshVersion"; readonly reason: string }
   /** Try once more after `delayMs` (another connection replaced this one: 440). */
   | { readonly _tag: "RetryLater"; readonly reason: string; readonly delayMs: number }
@@ -29,9 +29,10 @@ export type Decision =
    * Given up; stays FAILED until an operator links or restarts the number. `refused`: WhatsApp
    * refused the credentials themselves (411), so they are never used again and a link makes a
    * new device; or it refused the account (403, 406), which a new device would not change
-   * either (`refusesAccount`).
+   * either (`refusesAccount`). `until` (epoch ms): the account is banned until then (402), and
+   * stored so; the number is not connected before then, and connects by itself after.
    */
-  | { readonly _tag: "Failed"; readonly reason: string; readonly refused?: boolean }
+  | { readonly _tag: "Failed"; readonly reason: string; readonly refused?: boolean; readonly until?: number }
 
 /** @since 1.0.0 */
 export interface Closed {
@@ -58,6 +59,8 @@ export interface Closed {
   readonly replacedBefore: boolean
   /** A 401 was already seen (and not followed by an open connection): this one confirms the logout. */
   readonly loggedOutBefore: boolean
+  /** When the connection closed (epoch ms): a ban's `expire` counts from then. */
+  readonly now: number
 }
 
 /** @since 1.0.0 */
@@ -76,6 +79,24 @@ export const BANNED_REASON = "banned by WhatsApp (406)"
 
 /** Whether a close with `code` refused the account itself (403, 406), not only these credentials. @since 1.0.0 */
 export const refusesAccount = (code: number): boolean => code === FORBIDDEN || code === BANNED
+/**
+ * WhatsApp banned the account for a while (402): every connection before the ban's end is
+ * refused again (and adds to the account's record), so none is made until then. @since 1.0.0
+ */
+export const TEMPORARY_BAN = 402
+/**
+ * How long a 402 that gives no usable end (no `expire`, or not a number) is waited out before
+ * one connection tries again: WhatsApp's temporary bans are counted in hours to days, so a day
+ * neither hammers a banned account nor leaves a number idle long after its ban. @since 1.0.0
+ */
+export const TEMPORARY_BAN_UNKNOWN_MS = 24 * 60 * 60 * 1000
+/**
+ * The shortest wait after a 402, whatever its `expire` says (an end already past, a clock
+ * ahead of WhatsApp's): a ban answered again at once is not tried again in a loop. @since 1.0.0
+ */
+export const TEMPORARY_BAN_MIN_MS = 5 * 60 * 1000
+/** WhatsApp refused the client's user agent (409): its version or browser, not the account. @since 1.0.0 */
+export const BAD_USER_AGENT = 409
 /** Seconds before a connection replaced by another one (440) is tried once more. @since 1.0.0 */
 export const REPLACED_RETRY_MS = 30_000
 
@@ -113,13 +134,30 @@ export const describe = (c: Closed): string => {
   return `${c.message || "connection closed"}${c.code === undefined ? "" : ` (${c.code})`}`
 }
 
-const expiry = (data: Closed["data"]): string => {
-  const raw = data?.expire ?? data?.expires ?? data?.until
-  const n = Number(raw)
-  if (raw === undefined || raw === null || !Number.isFinite(n) || n <= 0) return ""
-  // WhatsApp gives either an epoch (seconds) or a duration in seconds.
-  const at = n > 1_000_000_000 ? n * 1000 : null
-  return at === null ? `, for ${Math.round(n)} s` : ` until ${new Date(at).toISOString()}`
+/**
+ * When a 402's ban ends (epoch ms), from `Boom.data.expire` (the `<failure>` node's attribute):
+ * WhatsApp gives the ban's length in seconds (whatsmeow reads it so); a value past 10^9 is taken
+ * as an epoch in seconds. Null when there is none usable.
+ */
+const banEnd = (c: Closed): number | null => {
+  const raw = c.data?.expire ?? c.data?.expires ?? c.data?.until
+  const n = typeof raw === "number" || (typeof raw === "string" && raw.trim() !== "") ? Number(raw) : NaN
+  if (!Number.isFinite(n) || n <= 0) return null
+  return n > 1_000_000_000 ? n * 1000 : c.now + n * 1000
+}
+
+/** A 402: FAILED until the ban's end (or a day, when WhatsApp gave none), stored. */
+const temporaryBan = (c: Closed): Decision => {
+  const end = banEnd(c)
+  const until = Math.max(end ?? c.now + TEMPORARY_BAN_UNKNOWN_MS, c.now + TEMPORARY_BAN_MIN_MS)
+  const at = new Date(until).toISOString()
+  return {
+    _tag: "Failed",
+    reason: end === null
+      ? `temporarily banned by WhatsApp (402), no end given: tried again at ${at}`
+      : `temporarily banned by WhatsApp (402) until ${at}`,
+    until
+  }
 }
 
 /** What an account-level answer means; null for a transient one. */
@@ -131,8 +169,8 @@ const accountLevel = (c: Closed): Decision | null => {
         : c.loggedOutBefore
         ? { _tag: "Stopped", reason: "logged out from the phone (401)" }
         : { _tag: "LoggedOut", reason: "logged out from the phone (401)" }
-    case 402:
-      return { _tag: "Failed", reason: `temporarily banned by WhatsApp (402)${expiry(c.data)}` }
+    case TEMPORARY_BAN:
+      return temporaryBan(c)
     case FORBIDDEN:
       return { _tag: "Failed", reason: FORBIDDEN_REASON, refused: true }
     case 405:
@@ -141,8 +179,17 @@ const accountLevel = (c: Closed): Decision | null => {
         : { _tag: "RefreshVersion", reason: "WhatsApp rejected the client version (405): fetching the current one" }
     case BANNED:
       return { _tag: "Failed", reason: BANNED_REASON, refused: true }
-    case 409:
-      return { _tag: "Failed", reason: "WhatsApp refused the client (409)" }
+    case BAD_USER_AGENT:
+      // The client announced (its WhatsApp Web version, its browser), not the account: the
+      // current version is fetched and tried once, as after a 405; then FAILED, not stored, so a
+      // restart (after the operator set WA_VERSION or updated the gateway) tries once again.
+      return c.versionRefreshed
+        ? {
+          _tag: "Failed",
+          reason: "WhatsApp refused the client's user agent (409) even after fetching the current version: " +
+            "set WA_VERSION or update the gateway, then link the number (its credentials are kept)"
+        }
+        : { _tag: "RefreshVersion", reason: "WhatsApp refused the client's user agent (409): fetching the current version" }
     case 411:
       return { _tag: "Failed", reason: "multi-device mismatch (411): link the number again", refused: true }
     case 440:

@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import { type LinkMethod, LinkRefused } from "../WhatsAppDriver.js"
 import * as DisconnectPolicy from "./DisconnectPolicy.js"
 import * as Reconnect from "./Reconnect.js"
-import { messageOf, report, type SessionContext, timed } from "./SessionContext.js"
+import { messageOf, now, report, type SessionContext, timed } from "./SessionContext.js"
 
 /** Starts linking with a new device identity. @since 1.0.0 */
 export const start = (ctx: SessionContext, method: LinkMethod["kind"]) =>
@@ -99,20 +99,34 @@ export const refusedLink = (reason: string): string =>
   "refused too: check WhatsApp on the phone, and once it works there unlink the number and link it again"
 
 /**
+ * Why a link of a number WhatsApp banned for a while (`reason`: the 402's, with the ban's end)
+ * does nothing before the ban's end. @since 1.0.0
+ */
+export const bannedLink = (reason: string): string =>
+  `${reason}; not connected before then (a banned account is refused on every connection, and each one ` +
+  "counts against it), nor is a new device linked: the number connects by itself once the ban is over"
+
+/**
  * The operator's link: a new link when not linked, otherwise a connection now or where it stands;
- * `LinkRefused` (after FAILED saying why) for an account WhatsApp refused. @since 1.0.0
+ * `LinkRefused` (after FAILED saying why) for an account WhatsApp refused or banned, for good or
+ * until a ban's end. @since 1.0.0
  */
 export const link = (ctx: SessionContext, method: LinkMethod) =>
   Effect.gen(function*() {
     const { state } = ctx
     const refusal = ctx.auth.refusal()
-    if (ctx.auth.isLinked() && refusal !== null && DisconnectPolicy.refusesAccount(refusal.code)) {
-      // An account WhatsApp refused (403) or banned (406) is refused again on every connection,
-      // and a new device of it too (a banned account cannot scan either): saying so beats knocking.
-      const reason = refusedLink(refusal.reason)
+    // A temporary ban (402) over is no refusal any more: the number connects as any other.
+    const until = refusal?.until
+    const banned = until !== undefined
+    const banning = banned && now(ctx) < until
+    if (ctx.auth.isLinked() && refusal !== null && (DisconnectPolicy.refusesAccount(refusal.code) || banning)) {
+      // An account WhatsApp refused (403) or banned (406; 402 until its end) is refused again on
+      // every connection, and a new device of it too (a banned account cannot scan either):
+      // saying so beats knocking.
+      const reason = banning ? bannedLink(refusal.reason) : refusedLink(refusal.reason)
       yield* report(ctx, "FAILED", { reason })
       return yield* new LinkRefused({ reason })
-    } else if (!ctx.auth.isLinked() || refusal !== null) {
+    } else if (!ctx.auth.isLinked() || (refusal !== null && !banned)) {
       // Not linked, or credentials WhatsApp refused (a 401 kept a while in case it was not meant,
       // a 411): a new device, whichever session or runner they were refused in.
       yield* start(ctx, method.kind)

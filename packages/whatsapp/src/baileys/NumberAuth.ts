@@ -9,8 +9,9 @@
  * - Reads see every write already made, committed or not (a value being written is served from
  *   memory), then a bounded cache of committed values, then the database.
  * - `reset` removes everything of the number (logged out, or linking again) in the same order.
- * - WhatsApp's refusal of the credentials (a 401, a 411) is stored beside them, so a session
- *   opened later (another runner, a restart) knows it too; `reset` forgets it with them.
+ * - WhatsApp's refusal of the credentials (a 401, a 411) or of the account (a 402 with its end,
+ *   a 403, a 406) is stored beside them, so a session opened later (another runner, a restart)
+ *   knows it too; `reset` forgets it with them.
  *
  * @since 1.0.0
  */
@@ -52,7 +53,8 @@ export interface AuthBackend {
 
 /**
  * WhatsApp refused these credentials: logged out from the phone (401, one more try left until a
- * second one) or a multi-device mismatch (411, only a new link helps).
+ * second one) or a multi-device mismatch (411, only a new link helps); or the account: refused
+ * or banned (403, 406), or banned until `until` (402).
  *
  * @since 1.0.0
  */
@@ -61,6 +63,8 @@ export interface Refusal {
   readonly reason: string
   /** When (epoch ms). */
   readonly at: number
+  /** A temporary ban's end (epoch ms): no connection before it; one by itself after it. */
+  readonly until?: number
 }
 
 /** @since 1.0.0 */

@@ -188,7 +188,8 @@ export const closed = (ctx: SessionContext, error: unknown) =>
       linkRetries: settings.linkRetries,
       versionRefreshed: state.versionRefreshed,
       replacedBefore: state.replacedBefore,
-      loggedOutBefore: auth.refusal()?.code === LOGGED_OUT
+      loggedOutBefore: auth.refusal()?.code === LOGGED_OUT,
+      now: now(ctx)
     })
     // A linking connection made again needs a new pairing code: the old one was for that socket.
     if (linking !== null) state.codeRequested = false
@@ -224,12 +225,18 @@ export const closed = (ctx: SessionContext, error: unknown) =>
         state.linking = null
         yield* auth.reset
         return yield* report(ctx, "STOPPED", { reason: decision.reason })
-      case "Failed":
+      case "Failed": {
         state.linking = null
-        if (decision.refused === true && auth.isLinked()) {
-          yield* auth.refuse({ code: DisconnectPolicy.codeOf(error) ?? 0, reason: decision.reason, at: now(ctx) })
+        const { until } = decision
+        if ((decision.refused === true || until !== undefined) && auth.isLinked()) {
+          const code = DisconnectPolicy.codeOf(error) ?? 0
+          yield* auth.refuse({ code, reason: decision.reason, at: now(ctx), ...(until === undefined ? {} : { until }) })
         }
-        return yield* report(ctx, "FAILED", { reason: decision.reason })
+        yield* report(ctx, "FAILED", { reason: decision.reason })
+        // A linked number banned for a while connects by itself once the ban is over.
+        if (until !== undefined && auth.isLinked()) yield* banWait(ctx, until)
+        return
+      }
     }
   })
 
@@ -244,10 +251,40 @@ const loggedOut = (ctx: SessionContext, refusal: NumberAuth.Refusal) =>
   })
 
 /**
+ * The longest a ban's timer sleeps in one go: a longer sleep would never end (timers stop at
+ * 2^31 ms, about 24.8 days), so a longer ban is waited out a day at a time.
+ */
+const BAN_WAIT_STEP_MS = 24 * 60 * 60 * 1000
+
+/** Reconnect when the temporary ban ending at `until` is over (`banOver`). */
+const banWait = (ctx: SessionContext, until: number) =>
+  later(ctx, Math.min(Math.max(0, until - now(ctx)), BAN_WAIT_STEP_MS), "BanOver")
+
+/** The ended ban's reason while its number connects again. @since 1.0.0 */
+export const BAN_OVER_REASON = "the temporary ban (402) is over: connecting again"
+
+/**
+ * A temporary ban's timer: once the stored ban has ended the number connects (STARTING); the
+ * ban is forgotten when the connection opens, or replaced if WhatsApp answers with another.
+ *
+ * @since 1.0.0
+ */
+export const banOver = (ctx: SessionContext) =>
+  Effect.gen(function*() {
+    const until = ctx.auth.refusal()?.until
+    if (until === undefined) return
+    if (now(ctx) < until) return yield* banWait(ctx, until)
+    ctx.state.failures = 0
+    yield* report(ctx, "STARTING", { reason: BAN_OVER_REASON })
+    yield* connect(ctx)
+  })
+
+/**
  * A session opened with linked credentials connects, unless WhatsApp refused them in an earlier
  * session (on another runner, before a restart): after a 401 the one more try is made when it
  * is due; after a 411 the number stays FAILED, and only a link (a new device) goes on; after a
- * 403 or a 406 (the account refused, banned) it stays FAILED until it is unlinked.
+ * 403 or a 406 (the account refused, banned) it stays FAILED until it is unlinked; after a 402
+ * (banned for a while) it stays FAILED until the ban's end, and then connects.
  *
  * @since 1.0.0
  */
@@ -259,15 +296,17 @@ export const resume = (ctx: SessionContext) =>
       return yield* connect(ctx)
     }
     if (refusal.code === LOGGED_OUT) return yield* loggedOut(ctx, refusal)
+    if (refusal.until !== undefined && now(ctx) >= refusal.until) return yield* banOver(ctx)
     yield* report(ctx, "FAILED", { reason: refusal.reason })
+    if (refusal.until !== undefined) yield* banWait(ctx, refusal.until)
   })
 
-/** A `Connect` signal for the current generation after `ms`. */
-const later = (ctx: SessionContext, ms: number) =>
+/** A `Connect` (or `BanOver`) signal for the current generation after `ms`. */
+const later = (ctx: SessionContext, ms: number, tag: "Connect" | "BanOver" = "Connect") =>
   Effect.gen(function*() {
     const due = ctx.state.gen
     yield* Effect.forkIn(
-      Effect.sleep(Duration.millis(ms)).pipe(Effect.zipRight(Effect.sync(() => ctx.signal({ _tag: "Connect", gen: due })))),
+      Effect.sleep(Duration.millis(ms)).pipe(Effect.zipRight(Effect.sync(() => ctx.signal({ _tag: tag, gen: due })))),
       ctx.scope
     )
   })

@@ -52,6 +52,8 @@ export type Signal =
   | SocketSignal
   | { readonly _tag: "Start" }
   | { readonly _tag: "Connect"; readonly gen: number }
+  /** A temporary ban's timer: connect if the stored ban is over (`Reconnect.banOver`). */
+  | { readonly _tag: "BanOver"; readonly gen: number }
   | { readonly _tag: "Zombie"; readonly gen: number; readonly why: string }
   | { readonly _tag: "PairingCode"; readonly gen: number; readonly code: string }
   | { readonly _tag: "PairingFailed"; readonly gen: number; readonly why: string }

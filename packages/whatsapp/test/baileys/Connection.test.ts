@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as DisconnectPolicy from "../../src/baileys/DisconnectPolicy.js"
 import * as Linking from "../../src/baileys/Linking.js"
+import * as Reconnect from "../../src/baileys/Reconnect.js"
 import { Closes } from "./support/FakeSocket.js"
 import * as Harness from "./support/Harness.js"
 
@@ -515,6 +516,146 @@ describe("Baileys driver: reconnecting", () => {
     })
   }
 
+  const BANNED_2H = "temporarily banned by WhatsApp (402) until 1970-01-01T02:00:00.000Z"
+  const banOver = Reconnect.BAN_OVER_REASON
+
+  it.scoped("402 with its expiry is stored: FAILED until then; a session opened before it opens no socket and a link says why at once; at the end it connects by itself, and the ban is forgotten once open", () => {
+    const h = Harness.make()
+    Harness.storeLinked(h, 1)
+    return Effect.gen(function*() {
+      const first = yield* Harness.open({ id: 1, linked: true })
+      h.fake.latest().open()
+      yield* flush
+      // WhatsApp gives the ban's length in seconds: two hours.
+      h.fake.latest().closeWith(Closes.failure(402, { code: "101", expire: "7200" }))
+      yield* flush
+      assert.deepStrictEqual(first.rec.take(), ["0 STARTING", "0 WORKING", `0 FAILED (${BANNED_2H})`])
+      assert.strictEqual(JSON.parse(h.backend.rows.get(1)?.get("refused/") ?? "null")?.until, 7_200_000)
+      yield* advance(1_800_000)
+      assert.strictEqual(h.fake.sockets.length, 1)
+      yield* first.close
+
+      // A restart an hour into the ban: FAILED with the reason, and no socket.
+      yield* advance(1_800_000)
+      const { close, rec, session } = yield* Harness.open({ id: 1, linked: true })
+      assert.deepStrictEqual(rec.take(), [`3600000 FAILED (${BANNED_2H})`])
+      assert.strictEqual(h.fake.sockets.length, 1)
+      // A link during the ban answers at once, saying why and until when; no new device either.
+      const refused = yield* Effect.flip(session.link({ kind: "qr" }))
+      assert.deepStrictEqual([refused._tag, refused.reason], ["LinkRefused", Linking.bannedLink(BANNED_2H)])
+      assert.deepStrictEqual(rec.take(), [`3600000 FAILED (${Linking.bannedLink(BANNED_2H)})`])
+      assert.strictEqual(h.fake.sockets.length, 1)
+      assert.isDefined(Harness.credsOf(h, 1)?.account)
+
+      // The ban's end: the session connects by itself, with the same device.
+      yield* advance(3_599_999)
+      assert.strictEqual(h.fake.sockets.length, 1)
+      yield* advance(1)
+      assert.strictEqual(h.fake.sockets.length, 2)
+      assert.isDefined(h.fake.latest().creds.account)
+      assert.deepStrictEqual(rec.take(), [`7200000 STARTING (${banOver})`])
+      h.fake.latest().open()
+      yield* flush
+      assert.deepStrictEqual(rec.take(), ["7200000 WORKING"])
+      assert.isUndefined(h.backend.rows.get(1)?.get("refused/"))
+      yield* close
+
+      // Forgotten: the next session connects at once.
+      const again = yield* Harness.open({ id: 1, linked: true })
+      assert.deepStrictEqual(again.rec.take(), ["7200000 STARTING"])
+      assert.strictEqual(h.fake.sockets.length, 3)
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("402: a session opened after the ban's end connects at once; answered with another 402, it waits for the new end", () => {
+    const h = Harness.make()
+    Harness.storeLinked(h, 1)
+    return Effect.gen(function*() {
+      const first = yield* Harness.open({ id: 1, linked: true })
+      h.fake.latest().open()
+      yield* flush
+      h.fake.latest().closeWith(Closes.failure(402, { expire: "7200" }))
+      yield* flush
+      yield* first.close
+      yield* advance(7_200_000)
+      assert.strictEqual(h.fake.sockets.length, 1)
+
+      const { rec } = yield* Harness.open({ id: 1, linked: true })
+      assert.deepStrictEqual(rec.take(), [`7200000 STARTING (${banOver})`])
+      assert.strictEqual(h.fake.sockets.length, 2)
+      // Still banned: a new end, an hour on.
+      h.fake.latest().closeWith(Closes.failure(402, { expire: "3600" }))
+      yield* flush
+      assert.deepStrictEqual(rec.take(), ["7200000 FAILED (temporarily banned by WhatsApp (402) until 1970-01-01T03:00:00.000Z)"])
+      yield* advance(3_599_999)
+      assert.strictEqual(h.fake.sockets.length, 2)
+      yield* advance(1)
+      assert.strictEqual(h.fake.sockets.length, 3)
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("402 without an expiry: FAILED, tried again by itself after a day, not before", () => {
+    const h = Harness.make()
+    Harness.storeLinked(h, 1)
+    return Effect.gen(function*() {
+      const { rec } = yield* Harness.open({ id: 1, linked: true })
+      h.fake.latest().open()
+      yield* flush
+      h.fake.latest().closeWith(Closes.failure(402))
+      yield* flush
+      assert.deepStrictEqual(rec.take().slice(-1), [
+        "0 FAILED (temporarily banned by WhatsApp (402), no end given: tried again at 1970-01-02T00:00:00.000Z)"
+      ])
+      yield* advance(DisconnectPolicy.TEMPORARY_BAN_UNKNOWN_MS - 1)
+      assert.strictEqual(h.fake.sockets.length, 1)
+      yield* advance(1)
+      assert.strictEqual(h.fake.sockets.length, 2)
+      assert.deepStrictEqual(rec.take(), [`86400000 STARTING (${banOver})`])
+    }).pipe(Effect.provide(h.layer))
+  })
+
+  it.scoped("409 bad user agent: the current version is fetched and tried once; a second 409 is FAILED saying what to do, not stored: a restart tries once more, and a link connects", () => {
+    const h = Harness.make()
+    Harness.storeLinked(h, 1)
+    h.fake.setLatest({ version: [2, 3000, 1000000001], isLatest: true })
+    return Effect.gen(function*() {
+      const first = yield* Harness.open({ id: 1, linked: true })
+      h.fake.latest().open()
+      yield* flush
+      h.fake.setLatest({ version: [2, 3000, 1000000002], isLatest: true })
+      h.fake.latest().closeWith(Closes.failure(409))
+      yield* flush
+      assert.strictEqual(h.fake.sockets.length, 2)
+      assert.deepStrictEqual(h.fake.latest().options.version, [2, 3000, 1000000002])
+      h.fake.latest().closeWith(Closes.failure(409))
+      yield* advance(3_600_000)
+      const failed = "WhatsApp refused the client's user agent (409) even after fetching the current version: " +
+        "set WA_VERSION or update the gateway, then link the number (its credentials are kept)"
+      assert.deepStrictEqual(first.rec.take(), [
+        "0 STARTING",
+        "0 WORKING",
+        "0 STARTING (WhatsApp refused the client's user agent (409): fetching the current version)",
+        `0 FAILED (${failed})`
+      ])
+      // No loop: nothing more until someone acts.
+      assert.strictEqual(h.fake.sockets.length, 2)
+      assert.isUndefined(h.backend.rows.get(1)?.get("refused/"))
+      // A link connects the same device again (the credentials are fine).
+      yield* first.session.link({ kind: "qr" })
+      yield* flush
+      assert.strictEqual(h.fake.sockets.length, 3)
+      assert.isDefined(h.fake.latest().creds.account)
+      h.fake.latest().closeWith(Closes.failure(409))
+      yield* flush
+      yield* first.close
+
+      // A restart (a new version set, the gateway updated): connected once more.
+      const again = yield* Harness.open({ id: 1, linked: true })
+      assert.deepStrictEqual(again.rec.take(), ["3600000 STARTING"])
+      assert.strictEqual(h.fake.sockets.length, 4)
+    }).pipe(Effect.provide(h.layer))
+  })
+
   it.scoped("440 replaced: one more try 30 s later while this runner owns the number; a second 440 is FAILED", () => {
     const h = Harness.make()
     Harness.storeLinked(h, 1)
@@ -582,9 +723,7 @@ describe("Baileys driver: reconnecting", () => {
   for (
     const [error, reason] of [
       [Closes.failure(403), "refused by WhatsApp (403): the account may be banned"],
-      [Closes.failure(402, { expire: "1796000000" }), "temporarily banned by WhatsApp (402) until 2026-11-30T00:53:20.000Z"],
       [Closes.failure(406), "banned by WhatsApp (406)"],
-      [Closes.failure(409), "WhatsApp refused the client (409)"],
       [Closes.failure(411), "multi-device mismatch (411): link the number again"]
     ] as const
   ) {

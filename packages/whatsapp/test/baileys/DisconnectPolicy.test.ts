@@ -7,6 +7,9 @@ import { Boom } from "@hapi/boom"
 import * as DisconnectPolicy from "../../src/baileys/DisconnectPolicy.js"
 import { Closes } from "./support/FakeSocket.js"
 
+/** When the connection closed: 2026-11-29T00:00:00Z. */
+const NOW = Date.UTC(2026, 10, 29)
+
 const from = (error: Error, more: Partial<DisconnectPolicy.Closed> = {}): DisconnectPolicy.Closed => ({
   code: DisconnectPolicy.codeOf(error),
   message: error.message,
@@ -20,6 +23,7 @@ const from = (error: Error, more: Partial<DisconnectPolicy.Closed> = {}): Discon
   versionRefreshed: false,
   replacedBefore: false,
   loggedOutBefore: false,
+  now: NOW,
   ...more
 })
 
@@ -64,11 +68,38 @@ describe("DisconnectPolicy.decide: a linked number", () => {
       { _tag: "Stopped", reason: "logged out from the phone (401)" }
     ],
     [
-      "402 with its expiry",
-      from(Closes.failure(402, { expire: "1796000000" })),
-      { _tag: "Failed", reason: "temporarily banned by WhatsApp (402) until 2026-11-30T00:53:20.000Z" }
+      "402 with its expiry, in seconds from now (as WhatsApp gives it): stored until then",
+      from(Closes.failure(402, { code: "101", expire: "7200" })),
+      { _tag: "Failed", reason: "temporarily banned by WhatsApp (402) until 2026-11-29T02:00:00.000Z", until: NOW + 7_200_000 }
     ],
-    ["402 without", from(Closes.failure(402)), { _tag: "Failed", reason: "temporarily banned by WhatsApp (402)" }],
+    [
+      "402 with an epoch for its expiry",
+      from(Closes.failure(402, { expire: "1796000000" })),
+      { _tag: "Failed", reason: "temporarily banned by WhatsApp (402) until 2026-11-30T00:53:20.000Z", until: 1_796_000_000_000 }
+    ],
+    [
+      "402 without an expiry: tried again after a day",
+      from(Closes.failure(402)),
+      {
+        _tag: "Failed",
+        reason: "temporarily banned by WhatsApp (402), no end given: tried again at 2026-11-30T00:00:00.000Z",
+        until: NOW + DisconnectPolicy.TEMPORARY_BAN_UNKNOWN_MS
+      }
+    ],
+    [
+      "402 with an expiry that is no number: as without",
+      from(Closes.failure(402, { expire: "soon" })),
+      {
+        _tag: "Failed",
+        reason: "temporarily banned by WhatsApp (402), no end given: tried again at 2026-11-30T00:00:00.000Z",
+        until: NOW + DisconnectPolicy.TEMPORARY_BAN_UNKNOWN_MS
+      }
+    ],
+    [
+      "402 whose end has passed already: still not tried again before 5 min",
+      from(Closes.failure(402, { expire: "1700000000" })),
+      { _tag: "Failed", reason: "temporarily banned by WhatsApp (402) until 2026-11-29T00:05:00.000Z", until: NOW + 300_000 }
+    ],
     [
       "403: the account refused, stored",
       from(Closes.failure(403)),
@@ -85,7 +116,20 @@ describe("DisconnectPolicy.decide: a linked number", () => {
       { _tag: "Failed", reason: "WhatsApp rejected the client version (405) even after fetching the current one" }
     ],
     ["406: the account banned, stored", from(Closes.failure(406)), { _tag: "Failed", reason: "banned by WhatsApp (406)", refused: true }],
-    ["409", from(Closes.failure(409)), { _tag: "Failed", reason: "WhatsApp refused the client (409)" }],
+    [
+      "409 first: the version is refreshed",
+      from(Closes.failure(409)),
+      { _tag: "RefreshVersion", reason: "WhatsApp refused the client's user agent (409): fetching the current version" }
+    ],
+    [
+      "409 after a refresh: FAILED, not stored",
+      from(Closes.failure(409), { versionRefreshed: true }),
+      {
+        _tag: "Failed",
+        reason: "WhatsApp refused the client's user agent (409) even after fetching the current version: " +
+          "set WA_VERSION or update the gateway, then link the number (its credentials are kept)"
+      }
+    ],
     ["411", from(Closes.failure(411)), { _tag: "Failed", reason: "multi-device mismatch (411): link the number again", refused: true }],
     ["440 first: one more try later", from(Closes.replaced()), {
       _tag: "RetryLater",
