@@ -866,6 +866,56 @@ describe("credentials WhatsApp refused, on the Baileys driver", () => {
       }), 60_000)
   }
 
+  it.scopedLive("a temporary ban (402): FAILED until its end; after a restart no socket, and a link says why and until when", () =>
+    Effect.gen(function*() {
+      const { api, database, fake, gateway, id, restart } = yield* beforeRestart({})
+      // Two hours, in seconds, as WhatsApp gives it.
+      const closedAt = Date.now()
+      fake.latest().closeWith(FakeSocket.Closes.failure(402, { code: "101", expire: "7200" }))
+      const failed = yield* eventually(gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.status === "FAILED")
+      const reason = failed.reason ?? ""
+      const until = Date.parse(reason.replace(/^temporarily banned by WhatsApp \(402\) until /, ""))
+      assert.isAtLeast(until, closedAt + 7_200_000)
+      assert.isAtMost(until, Date.now() + 7_200_000)
+      const numbers = yield* api.numbers.list()
+      assert.deepStrictEqual(numbers.numbers.map((n) => [n.id, n.status]), [[id, "FAILED"]])
+      yield* restart
+
+      const again = yield* baileysGatewayWith({}, database)
+      const woken = yield* eventually(again.gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.status === "FAILED")
+      assert.strictEqual(woken.reason, reason)
+      // At once (Connection.test.ts has it on the test clock, with the ban's end).
+      const link = yield* again.gateway.ops.ops.link({ path: { id }, payload: { method: "qr" } })
+      assert.deepStrictEqual([link.status, link.reason], ["FAILED", Linking.bannedLink(reason)])
+      // No connection of the banned account before the end, nor a new device.
+      assert.strictEqual(again.fake.sockets.length, 0)
+      const events = yield* sessionEvents(database, id)
+      assert.deepStrictEqual(events.at(-1), { status: "FAILED", reason: Linking.bannedLink(reason) })
+    }), 60_000)
+
+  it.scopedLive("a bad user agent (409), after one try with the current version: FAILED saying what to do; a restart connects once more", () =>
+    Effect.gen(function*() {
+      const { database, fake, gateway, id, restart } = yield* beforeRestart({})
+      fake.latest().closeWith(FakeSocket.Closes.failure(409))
+      yield* eventually(Effect.sync(() => fake.sockets.length), (n) => n === 3)
+      fake.latest().closeWith(FakeSocket.Closes.failure(409))
+      const failed = yield* eventually(gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.status === "FAILED")
+      assert.strictEqual(
+        failed.reason,
+        "WhatsApp refused the client's user agent (409) even after fetching the current version: " +
+          "set WA_VERSION or update the gateway, then link the number (its credentials are kept)"
+      )
+      assert.strictEqual(fake.sockets.length, 3)
+      yield* restart
+
+      // Not stored: the credentials are fine, and the version may be another now.
+      const again = yield* baileysGatewayWith({}, database)
+      yield* eventually(Effect.sync(() => again.fake.sockets.length), (n) => n === 1)
+      assert.isDefined(again.fake.latest().options.auth.creds.account)
+      again.fake.latest().open()
+      yield* eventually(again.gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.status === "WORKING")
+    }), 60_000)
+
   it.scopedLive("multi-device mismatch (411): a link shows a QR for a new device at once", () =>
     Effect.gen(function*() {
       const { fake, gateway, id } = yield* workingNumber
