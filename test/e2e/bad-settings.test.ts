@@ -10,7 +10,7 @@ import { join } from "node:path"
 import { freePort } from "../support/Ports.js"
 import { exited, spawnGateway } from "./support/GatewayProcess.js"
 
-const refused = (setting: Record<string, string>, message: string) =>
+const refused = (setting: Record<string, string>, messages: string | ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const dataDir = join(mkdtempSync(join(tmpdir(), "wagate-settings-")), "data")
     const gateway = yield* spawnGateway({
@@ -22,7 +22,7 @@ const refused = (setting: Record<string, string>, message: string) =>
     })
     const { code } = yield* exited(gateway.child).pipe(Effect.timeout("120 seconds"), Effect.orDie)
     assert.strictEqual(code, 1, gateway.output())
-    assert.include(gateway.output(), message)
+    for (const message of typeof messages === "string" ? [messages] : messages) assert.include(gateway.output(), message)
     assert.notInclude(gateway.output(), "wagate all on")
     assert.isFalse(existsSync(join(dataDir, "pg")), `the embedded database was opened:\n${gateway.output()}`)
   })
@@ -32,6 +32,15 @@ describe("a bad setting", () => {
     Effect.all([
       refused({ MAX_BODY_BYTES: "-5" }, `Invalid data at MAX_BODY_BYTES: "MAX_BODY_BYTES must be at least 1"`),
       // Read by the WhatsApp driver's layer, checked with the rest at start.
-      refused({ WA_CONNECT_CONCURRENCY: "0" }, `Invalid data at WA_CONNECT_CONCURRENCY: "WA_CONNECT_CONCURRENCY must be at least 1"`)
+      refused({ WA_CONNECT_CONCURRENCY: "0" }, `Invalid data at WA_CONNECT_CONCURRENCY: "WA_CONNECT_CONCURRENCY must be at least 1"`),
+      // Every bad value at once, the gateway's own and a layer's: not one after the other is fixed.
+      refused(
+        { MAX_BODY_BYTES: "-5", WA_CONNECT_CONCURRENCY: "0", MEDIA_MAX_CONCURRENT: "0" },
+        [
+          `Invalid data at MAX_BODY_BYTES: "MAX_BODY_BYTES must be at least 1"`,
+          `Invalid data at MEDIA_MAX_CONCURRENT: "MEDIA_MAX_CONCURRENT must be a positive integer"`,
+          `Invalid data at WA_CONNECT_CONCURRENCY: "WA_CONNECT_CONCURRENCY must be at least 1"`
+        ]
+      )
     ], { concurrency: "unbounded" }), { timeout: 180_000 })
 })

@@ -21,7 +21,7 @@ import { KeyRevocations } from "./auth/KeyRevocations.js"
 import { OperatorToken } from "./auth/OperatorToken.js"
 import * as Cluster from "./cluster/Cluster.js"
 import * as RunnerLiveness from "./cluster/RunnerLiveness.js"
-import { Settings } from "./Config.js"
+import { Settings, settings as gatewaySettings } from "./Config.js"
 import * as Gateway from "./Gateway.js"
 import * as DataDir from "./infra/DataDir.js"
 import * as DataDirLock from "./infra/DataDirLock.js"
@@ -33,10 +33,18 @@ import * as Network from "./Network.js"
 import * as Shutdown from "./Shutdown.js"
 import * as Telemetry from "./infra/Telemetry.js"
 
+/**
+ * The gateway's settings, checked at once with those the layers below read for themselves: a bad
+ * value ends the start before anything opens, and every bad value is named together, not one
+ * group's after another's as each is fixed.
+ */
+const everySetting = Layer.effect(
+  Settings,
+  Effect.map(Config.all([gatewaySettings, mediaFetcherConfig, BaileysSettings.config]), ([gateway]) => gateway)
+)
+
 export const Main = Layer.unwrapScoped(Effect.gen(function*() {
   const settings = yield* Settings
-  // Settings the layers below read for themselves, checked now: a bad value ends the start before anything opens.
-  yield* Config.all([mediaFetcherConfig, BaileysSettings.config])
   yield* DataDir.prepare(settings.dataDir)
   const embedded = Option.isNone(settings.databaseUrl)
   if (embedded && settings.role !== "all") {
@@ -83,7 +91,7 @@ export const Main = Layer.unwrapScoped(Effect.gen(function*() {
   }).pipe(Effect.provide(OperatorToken.Default), Effect.provideService(Settings, settings))
   // Announced once built: the HTTP server listens and has its routes.
   return Layer.mergeAll(gateway, Shutdown.layer(settings.shutdownTimeoutMs)).pipe(Layer.tap(() => announce))
-})).pipe(Layer.provide(Settings.layer))
+})).pipe(Layer.provide(everySetting))
 
 /**
  * A promise that fails with nobody waiting for it (a library's stray command, such as ioredis'
