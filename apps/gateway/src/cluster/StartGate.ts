@@ -41,6 +41,7 @@ import * as Equal from "effect/Equal"
 import * as HashRing from "effect/HashRing"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as MachineIds from "./MachineIds.js"
 import * as RunnerLiveness from "./RunnerLiveness.js"
 
 /**
@@ -174,18 +175,19 @@ const Held = Schema.Array(Schema.Struct({ held: Schema.Boolean }))
 
 /**
  * The cluster's runner storage on PostgreSQL behind the gate, for the runner at `self`
- * (`host:port`). Runners count while they have a database session (RunnerLiveness), so the rows of
- * runners that died just before a cold start, still healthy and within their heartbeat, do not
- * open it; a process whose sessions do not carry its name (a test's in-process gateway) counts the
- * healthy rows. The shard locks are single-key advisory locks of this database (the exports'
- * locks take two keys); while the gate is shut this runner holds none, so any such lock is
- * another runner's.
+ * (`host:port`), giving each registered runner a machine id of its own (MachineIds). Runners
+ * count while they have a database session (RunnerLiveness), so the rows of runners that died
+ * just before a cold start, still healthy and within their heartbeat, do not open it; a process
+ * whose sessions do not carry its name (a test's in-process gateway) counts the healthy rows. The
+ * shard locks are single-key advisory locks of this database (the exports' locks take two keys);
+ * while the gate is shut this runner holds none, so any such lock is another runner's.
  */
 export const layer = (options: StartGateOptions & { readonly self: string }) =>
   Layer.effectContext(
     Effect.gen(function*() {
-      const storage = yield* RunnerStorage.RunnerStorage
       const sql = yield* SqlClient.SqlClient
+      const { shardLockExpiration, shardsPerGroup } = yield* ShardingConfig.ShardingConfig
+      const storage = MachineIds.distinct(yield* RunnerStorage.RunnerStorage, sql, shardLockExpiration)
       // Asked the first time the gate looks, so a runner without one (the default) asks nothing.
       const named = yield* Effect.cached(
         Effect.provideService(RunnerLiveness.namesItsSessions(options.self), SqlClient.SqlClient, sql)
@@ -200,7 +202,6 @@ export const layer = (options: StartGateOptions & { readonly self: string }) =>
           WHERE locktype = 'advisory' AND granted AND objsubid = 1
             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
         ) AS held`.pipe(Effect.flatMap(Schema.decodeUnknown(Held)), Effect.map(([row]) => row?.held === true))
-      const { shardsPerGroup } = yield* ShardingConfig.ShardingConfig
       const { state, storage: gated } = yield* gate(storage, { ...options, registered, clusterRunning, shardsPerGroup })
       return Context.make(RunnerStorage.RunnerStorage, gated).pipe(Context.add(StartGateState, state))
     })

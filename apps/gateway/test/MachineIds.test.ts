@@ -1,0 +1,67 @@
+import * as Runner from "@effect/cluster/Runner"
+import * as RunnerAddress from "@effect/cluster/RunnerAddress"
+import * as RunnerStorage from "@effect/cluster/RunnerStorage"
+import * as ShardingConfig from "@effect/cluster/ShardingConfig"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { assert, layer } from "@effect/vitest"
+import * as Database from "@wagate/store/Database"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as StartGate from "../src/cluster/StartGate.js"
+
+const runner = (port: number) =>
+  Runner.make({ address: RunnerAddress.make("127.0.0.1", port), groups: ["default"], weight: 1 })
+
+/** The runner storage a runner of the gateway builds, on a database of its own. */
+const storage = () =>
+  StartGate.layer({ minRunners: 1, waitMs: 0, self: "127.0.0.1:41001" }).pipe(
+    Layer.provideMerge(Database.layerTest),
+    Layer.provide(ShardingConfig.layer({ shardsPerGroup: 3 }))
+  )
+
+/** The next registration draws `next` from the runners' sequence. */
+const drawNext = (next: number) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`SELECT setval(pg_get_serial_sequence('cluster_runners', 'machine_id'), ${next - 1})`)
+
+const distinctModulo1024 = (ids: ReadonlyArray<number>) => new Set(ids.map((id) => id % 1024)).size === ids.length
+
+layer(storage(), { timeout: 60_000 })("machine ids after a thousand registrations", (it) => {
+  it.effect("two live runners get machine ids apart modulo 1024; one registering again keeps its own", () =>
+    Effect.gen(function*() {
+      const storage = yield* RunnerStorage.RunnerStorage
+      // Runners started and stopped over months: the sequence is far past 1024 while one stays up.
+      yield* drawNext(2000)
+      const first = yield* storage.register(runner(41001), true)
+      yield* drawNext(2000 + 1024)
+      const second = yield* storage.register(runner(41002), true)
+      assert.isTrue(distinctModulo1024([first, second]), `machine ids ${first} and ${second}`)
+      assert.isTrue(first < 1024 && second < 1024)
+      // The cluster registers a runner again when it misses itself from the runners it reads.
+      yield* drawNext(first + 1024)
+      assert.strictEqual(yield* storage.register(runner(41001), true), first)
+      // A stopped runner's id goes to the next one.
+      yield* storage.unregister(runner(41001).address)
+      assert.strictEqual(yield* storage.register(runner(41003), true), first)
+    }))
+})
+
+layer(storage(), { timeout: 60_000 })("machine ids of runners registering at once", (it) => {
+  it.effect("are all apart modulo 1024, and apart from a runner's of an earlier release", () =>
+    Effect.gen(function*() {
+      const storage = yield* RunnerStorage.RunnerStorage
+      const sql = yield* SqlClient.SqlClient
+      // A runner of a release that took its id from the sequence, 1024 after the next draw.
+      yield* storage.register(runner(41000), true)
+      yield* sql`UPDATE cluster_runners SET machine_id = ${5000 + 1024} WHERE address = '127.0.0.1:41000'`
+      yield* drawNext(5000)
+      const ids = yield* Effect.all(
+        Array.from({ length: 8 }, (_, i) => storage.register(runner(41001 + i), true)),
+        { concurrency: "unbounded" }
+      )
+      assert.isTrue(distinctModulo1024([5000 + 1024, ...ids]), `machine ids ${ids.join(", ")}`)
+      // The library's own draws stay clear of the ids handed out.
+      const [drawn] = yield* sql<{ n: string }>`SELECT nextval(pg_get_serial_sequence('cluster_runners', 'machine_id')) AS n`
+      assert.isTrue(Number(drawn?.n) >= 1024)
+    }))
+})
