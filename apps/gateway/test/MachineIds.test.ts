@@ -65,3 +65,23 @@ layer(storage(), { timeout: 60_000 })("machine ids of runners registering at onc
       assert.isTrue(Number(drawn?.n) >= 1024)
     }))
 })
+
+layer(storage(), { timeout: 60_000 })("machine ids when every id is held", (it) => {
+  it.effect("the rows of runners whose heartbeat expired give theirs up; live ones never", () =>
+    Effect.gen(function*() {
+      const storage = yield* RunnerStorage.RunnerStorage
+      const sql = yield* SqlClient.SqlClient
+      yield* drawNext(2000)
+      // 1024 runners registered (as rows they leave behind), each holding one id.
+      const hold = (heartbeat: string) =>
+        sql`
+          INSERT INTO cluster_runners (machine_id, address, runner, healthy, last_heartbeat)
+          SELECT i, 'gone:' || i, '{}', true, NOW() - ${heartbeat}::interval FROM generate_series(0, 1023) AS i`
+      yield* hold("0 seconds")
+      const refused = yield* Effect.flip(storage.register(runner(41001), true))
+      assert.strictEqual(refused._tag, "PersistenceError")
+      yield* sql`DELETE FROM cluster_runners`
+      yield* hold("1 hour")
+      assert.strictEqual(yield* storage.register(runner(41001), true), 0)
+    }))
+})
