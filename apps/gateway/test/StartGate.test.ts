@@ -40,6 +40,21 @@ const shardsOf = (runners: ReadonlyArray<Runner.Runner>, shardsPerGroup: number)
     ShardId.make("default", Number(s.slice("default:".length)))
   )
 
+/** The gate of a cold start with its three runners registered, 300 shards: free to open. */
+const threeRegistered = Effect.gen(function*() {
+  const memory = yield* RunnerStorage.makeMemory
+  const all = [runner(40001), runner(40002), runner(40003)]
+  for (const r of all) yield* memory.register(r, true)
+  const gate = yield* StartGate.gate(memory, {
+    minRunners: 3,
+    waitMs: 30_000,
+    registered: Effect.succeed(3),
+    clusterRunning: Effect.succeed(false),
+    shardsPerGroup: 300
+  })
+  return { all, ...gate }
+})
+
 describe("the cold start's gate", () => {
   it.effect("takes no shard until CLUSTER_MIN_RUNNERS runners are alive, then stays open", () =>
     Effect.gen(function*() {
@@ -74,16 +89,7 @@ describe("the cold start's gate", () => {
     Effect.gen(function*() {
       // Three runners registered, the last one after this runner last looked at the ring: its
       // view is of two runners, whose half of the shards includes some of the third runner's.
-      const memory = yield* RunnerStorage.makeMemory
-      const all = [runner(40001), runner(40002), runner(40003)]
-      for (const r of all) yield* memory.register(r, true)
-      const { state, storage } = yield* StartGate.gate(memory, {
-        minRunners: 3,
-        waitMs: 30_000,
-        registered: Effect.succeed(3),
-        clusterRunning: Effect.succeed(false),
-        shardsPerGroup: 300
-      })
+      const { all, state, storage } = yield* threeRegistered
       const stale = shardsOf(all.slice(0, 2), 300)
       const current = shardsOf(all, 300)
       assert.isTrue(stale.length > current.length)
@@ -96,16 +102,7 @@ describe("the cold start's gate", () => {
 
   it.effect("a view of the ring that never agrees with the runners registered opens the gate after VIEW_GRACE_MS", () =>
     Effect.gen(function*() {
-      const memory = yield* RunnerStorage.makeMemory
-      const all = [runner(40001), runner(40002), runner(40003)]
-      for (const r of all) yield* memory.register(r, true)
-      const { state, storage } = yield* StartGate.gate(memory, {
-        minRunners: 3,
-        waitMs: 30_000,
-        registered: Effect.succeed(3),
-        clusterRunning: Effect.succeed(false),
-        shardsPerGroup: 300
-      })
+      const { all, state, storage } = yield* threeRegistered
       const stale = shardsOf(all.slice(0, 2), 300)
       assert.deepStrictEqual(yield* storage.acquire(SELF, stale), [])
       yield* TestClock.adjust(StartGate.VIEW_GRACE_MS - 1)
