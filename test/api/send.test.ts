@@ -10,6 +10,7 @@ import * as Almaty from "@wagate/domain/Almaty"
 import type { Hooks } from "@wagate/numbers/NumberHooks"
 import { SimNetwork } from "@wagate/whatsapp/sim/SimNetwork"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -580,6 +581,67 @@ describe("limits across refusals, pauses and restarts", () => {
       assert.deepStrictEqual([code(tooSoon), tooSoon.headers["retry-after"]], ["429 rate_limited", "2"])
       time.adjust("2 seconds")
       assert.strictEqual(code(yield* send(second, acme.accountKey, { to: refusedBeforeRestart, text: "Hello from the shop" })), "200 ok")
+      assert.strictEqual(yield* newContacts(second), 2)
+    }), { timeout: 60_000 })
+
+  it.scopedLive("a first message and one sent while it was on its way, both refused, leave the person a new contact, after a restart too", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const network = yield* simulatedNetwork
+      const time = ManualClock.make(NOON)
+      // Each of these waits, recorded and not yet handed to the network, until the test lets it go.
+      const held = new Map<string, { readonly recorded: Deferred.Deferred<void>; readonly go: Deferred.Deferred<void> }>()
+      for (const text of ["first 0", "second 0", "first 1", "second 1"]) {
+        held.set(text, { recorded: yield* Deferred.make<void>(), go: yield* Deferred.make<void>() })
+      }
+      const numberHooks: Hooks = {
+        onSend: () => Effect.void,
+        afterRecord: ({ text }) => {
+          const hold = held.get(text)
+          return hold === undefined ? Effect.void : Effect.zipRight(Deferred.succeed(hold.recorded, undefined), Deferred.await(hold.go))
+        }
+      }
+      const options = { sim: network, domainClock: time.clock, numberHooks }
+      const firstScope = yield* Scope.make()
+      const first = yield* startGateway(database, options).pipe(Scope.extend(firstScope))
+      const acme = yield* provision(first.ops)
+      const newContacts = (gateway: RunningGateway) =>
+        Effect.flatMap(gateway.client(acme.accountKey), (api) => api.limits.get({ urlParams: {} })).pipe(
+          Effect.map((limits) => limits.used.new_contacts)
+        )
+      // The first message to `to`, and a second one (no first message: the person has a message
+      // on its way) while the first waits; the network refuses the first, then the second.
+      const bothRefused = (to: string, i: number) =>
+        Effect.gen(function*() {
+          const [firstHeld, secondHeld] = [held.get(`first ${i}`)!, held.get(`second ${i}`)!]
+          yield* first.sim.failures(to, { mode: "reject", times: 2 })
+          const firstSend = yield* Effect.fork(send(first, acme.accountKey, { to, text: `first ${i}` }))
+          yield* Deferred.await(firstHeld.recorded)
+          time.adjust("1 second")
+          const secondSend = yield* Effect.fork(send(first, acme.accountKey, { to, text: `second ${i}` }))
+          yield* Deferred.await(secondHeld.recorded)
+          yield* Deferred.succeed(firstHeld.go, undefined)
+          assert.strictEqual(code(yield* Fiber.join(firstSend)), "502 send_failed")
+          yield* Deferred.succeed(secondHeld.go, undefined)
+          assert.strictEqual(code(yield* Fiber.join(secondSend)), "502 send_failed")
+          time.adjust("5 seconds")
+        })
+      const [person, personAfterRestart] = [uniquePhone(), uniquePhone()]
+      yield* bothRefused(person, 0)
+      yield* bothRefused(personAfterRestart, 1)
+      assert.strictEqual(yield* newContacts(first), 0)
+      // Nothing to or from the person was accepted: the next message is a first message, counted.
+      assert.strictEqual(code(yield* send(first, acme.accountKey, { to: person, text: "Hello from the shop" })), "200 ok")
+      assert.strictEqual(yield* newContacts(first), 1)
+      yield* Scope.close(firstScope, Exit.void)
+
+      // After a restart, as PostgreSQL tells: a first message, so spaced 5 s after the last one.
+      const second = yield* startGateway(database, options)
+      time.adjust("1 second")
+      const tooSoon = yield* send(second, acme.accountKey, { to: personAfterRestart, text: "Hello from the shop" })
+      assert.deepStrictEqual([code(tooSoon), tooSoon.headers["retry-after"]], ["429 rate_limited", "4"])
+      time.adjust("4 seconds")
+      assert.strictEqual(code(yield* send(second, acme.accountKey, { to: personAfterRestart, text: "Hello from the shop" })), "200 ok")
       assert.strictEqual(yield* newContacts(second), 2)
     }), { timeout: 60_000 })
 

@@ -357,20 +357,25 @@ export const open = (ctx: NumberContext) =>
         const at = new Date(yield* DomainClock.now)
         const reject = (error: string) =>
           Effect.gen(function*() {
-            const uncounted = yield* conversations.markRejected({
-              accountId: number.accountId,
-              numberId,
-              messageId: p.id,
-              waMessageId: p.wa_message_id,
-              to: p.peer,
-              error,
-              // Given back where it was counted: on the day it was recorded, a new contact if it was one.
-              firstContact: p.first_contact,
-              day: Almaty.dateOf(p.created_at.getTime()),
-              at
-            })
-            ctx.counters.uncountSend(p.created_at.getTime(), p.first_contact)
-            if (p.first_contact) ctx.contacts.forget(p.peer !== "" ? p.peer : p.chat_id)
+            // In the number's section, as a send's refusal: no send decides on the person in between.
+            const uncounted = yield* serialized(Effect.gen(function*() {
+              const uncounted = yield* conversations.markRejected({
+                accountId: number.accountId,
+                numberId,
+                messageId: p.id,
+                waMessageId: p.wa_message_id,
+                to: p.peer,
+                error,
+                // Given back where it was counted: on the day it was recorded, a new contact if it was one.
+                firstContact: p.first_contact,
+                day: Almaty.dateOf(p.created_at.getTime()),
+                at
+              })
+              ctx.counters.uncountSend(p.created_at.getTime(), p.first_contact)
+              // The person may be a new contact again: PostgreSQL tells.
+              ctx.contacts.forget(p.peer !== "" ? p.peer : p.chat_id)
+              return uncounted
+            }))
             if (p.media === null) return
             // Once the record says so: a file still counted is never served from a key already gone.
             const stored = new Set([OutgoingMedia.sentKey(number.accountId, numberId, p.wa_message_id), ...uncounted])

@@ -36,14 +36,15 @@ export interface KnownContacts {
   readonly canonical: (phone: string) => Effect.Effect<string, SqlError>
   /** `asked` is `phone` for WhatsApp: its chat and contact are merged into the phone's. */
   readonly alias: (asked: string, phone: string) => void
-  /** A first message to `phone` was refused: PostgreSQL tells again whether the person is known. */
+  /** A message to `phone` was refused: PostgreSQL tells again whether the person is known. */
   readonly forget: (phone: string) => void
 }
 
 /**
  * People this number has talked with. The entity is the only writer of its contacts, so once
- * known a phone stays known, unless the first message to it is refused by the network (then
- * PostgreSQL is asked again); unknown phones are looked up in PostgreSQL.
+ * known a phone stays known, unless a message to it is refused by the network (then PostgreSQL
+ * is asked again: the refusal may have made the person new again); unknown phones are looked up
+ * in PostgreSQL.
  */
 export const knownContacts = (conversations: Conversations, numberId: number): KnownContacts => {
   const known = new Set<string>()

@@ -316,21 +316,26 @@ export const make = (ctx: NumberContext, session: Session) =>
       if (handed._tag === "Left" && handed.left._tag === "SendRejected") {
         const failure = new SendFailed({ error: `The network did not accept the message: ${handed.left.reason}` })
         if (prepared.stored !== null) yield* remove(prepared.stored.key)
-        yield* conversations.markRejected({
-          accountId: number.accountId,
-          numberId,
-          messageId: r.messageId,
-          waMessageId: r.waMessageId,
-          to: payload.to,
-          error: handed.left.reason,
-          firstContact: r.firstContact,
-          day: r.day,
-          at: r.at,
-          answer: { status: failure.status, body: { error: failure.error, code: failure.code } }
-        })
-        counters.uncountSend(r.at.getTime(), r.firstContact)
-        // The person stays a new contact, unless the record kept them (they wrote meanwhile).
-        if (r.firstContact) ctx.contacts.forget(payload.to)
+        // In the number's section: no send decides on the person between the record and what
+        // is remembered of them.
+        yield* ctx.serialized(Effect.gen(function*() {
+          yield* conversations.markRejected({
+            accountId: number.accountId,
+            numberId,
+            messageId: r.messageId,
+            waMessageId: r.waMessageId,
+            to: payload.to,
+            error: handed.left.reason,
+            firstContact: r.firstContact,
+            day: r.day,
+            at: r.at,
+            answer: { status: failure.status, body: { error: failure.error, code: failure.code } }
+          })
+          counters.uncountSend(r.at.getTime(), r.firstContact)
+          // The person may be a new contact again (also after a reply sent while their first
+          // message was on its way, both refused): PostgreSQL tells.
+          ctx.contacts.forget(payload.to)
+        }))
         return yield* failure
       }
       // Unavailable: the message stays pending and goes out when the connection is back.

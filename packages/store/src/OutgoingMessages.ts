@@ -309,7 +309,7 @@ export const make = Effect.gen(function*() {
 
   /**
    * The network refused the message: `failed` with the reason, the ack event, and the send no
-   * longer counts against today's limits (a first message no longer makes its person a contact);
+   * longer counts against today's limits, nor makes its person a contact if no other message did;
    * the answer kept for its Idempotency-Key becomes
    * `answer`, in the same transaction. Its attachment is not kept: it shows so (`size` null,
    * `media_skipped` with the reason), and a file counted for it (a send the network did not take
@@ -344,20 +344,27 @@ export const make = Effect.gen(function*() {
         UPDATE daily_usage SET messages = greatest(messages - 1, 0),
           new_contacts = greatest(new_contacts - ${m.firstContact ? 1 : 0}, 0)
         WHERE number_id = ${m.numberId} AND day = ${m.day}`
-      // A first message the network refused leaves the person a new contact: the contact its
-      // record made goes, unless the person wrote meanwhile or another message to them is not
-      // failed (one exchanged since, or still on its way).
-      if (m.firstContact) {
-        yield* sql`
-          DELETE FROM contacts c USING messages m
-          WHERE m.id = ${m.messageId} AND c.number_id = m.number_id
-            AND (c.phone = nullif(m.peer, '') OR (m.peer = '' AND c.phone IS NULL AND c.lid = m.peer_lid))
-            AND NOT c.wrote_first AND c.first_in_at IS NULL
-            AND NOT EXISTS (
-              SELECT 1 FROM messages o
-              WHERE o.number_id = m.number_id AND o.chat_id = m.chat_id AND o.id <> m.id AND o.status <> 'failed'
-            )`
-      }
+      // A person stays a new contact until a message to or from them is accepted: the contact
+      // a first message's record made goes when the network refused it, unless the person
+      // wrote meanwhile or another message to them is not failed (one exchanged since, or still
+      // on its way). A message sent while the first was on its way is no first message itself,
+      // yet it was all that kept the contact: its refusal, the last of them, removes the contact
+      // too, when the message that made it (the first message recorded at the contact's
+      // `first_contact_at`) was refused as well.
+      yield* sql`
+        DELETE FROM contacts c USING messages m
+        WHERE m.id = ${m.messageId} AND c.number_id = m.number_id
+          AND (c.phone = nullif(m.peer, '') OR (m.peer = '' AND c.phone IS NULL AND c.lid = m.peer_lid))
+          AND NOT c.wrote_first AND c.first_in_at IS NULL
+          AND NOT EXISTS (
+            SELECT 1 FROM messages o
+            WHERE o.number_id = m.number_id AND o.chat_id = m.chat_id AND o.id <> m.id AND o.status <> 'failed'
+          )
+          AND (m.first_contact OR EXISTS (
+            SELECT 1 FROM messages f
+            WHERE f.number_id = m.number_id AND f.first_contact AND f.created_at = c.first_contact_at
+              AND f.chat_id = m.chat_id AND f.status = 'failed'
+          ))`
       yield* Outbox.enqueue(
         sql,
         m.accountId,
