@@ -684,6 +684,51 @@ describe("limits across refusals, pauses and restarts", () => {
       assert.strictEqual(code(yield* send(gateway, acme.accountKey, { to: uniquePhone(), text: "hi" })), "200 ok")
     }))
 
+  it.scopedLive("a clock stepped back across midnight: the sends meanwhile count on the later day after a restart too", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const network = yield* simulatedNetwork
+      const time = ManualClock.make(NOON)
+      const options = { sim: network, domainClock: time.clock }
+      const firstScope = yield* Scope.make()
+      const first = yield* startGateway(database, options).pipe(Scope.extend(firstScope))
+      const acme = yield* provision(first.ops)
+      const used = (gateway: RunningGateway) =>
+        Effect.flatMap(gateway.client(acme.accountKey), (api) => api.limits.get({ urlParams: {} })).pipe(
+          Effect.map((limits) => limits.used.messages)
+        )
+      const peer = yield* peerWhoWrote(first, acme)
+      for (let i = 0; i < 2; i++) {
+        assert.strictEqual(code(yield* send(first, acme.accountKey, { to: peer, text: `afternoon ${i}` })), "200 ok")
+        time.adjust("1 second")
+      }
+      // The number is looked at just after midnight: its new day has begun, with nothing used.
+      const midnight = Almaty.nextMidnight(NOON)
+      time.set(midnight + 1000)
+      assert.strictEqual(yield* used(first), 0)
+      // An NTP correction puts the clock ten seconds before midnight: the sends meanwhile count
+      // on the new day.
+      time.set(midnight - 10_000)
+      for (let i = 0; i < 3; i++) {
+        const answer = yield* send(first, acme.accountKey, { to: peer, text: `night ${i}` })
+        assert.deepStrictEqual([code(answer), answer.headers["x-ratelimit-remaining"]], ["200 ok", String(199 - i)])
+        time.adjust("1 second")
+      }
+      yield* Scope.close(firstScope, Exit.void)
+
+      // Restarted before that midnight comes again, and after: the same day, the same usage.
+      const secondScope = yield* Scope.make()
+      const second = yield* startGateway(database, options).pipe(Scope.extend(secondScope))
+      assert.strictEqual(yield* used(second), 3)
+      time.set(midnight + 60_000)
+      assert.strictEqual(yield* used(second), 3)
+      const next = yield* send(second, acme.accountKey, { to: peer, text: "morning" })
+      assert.deepStrictEqual([code(next), next.headers["x-ratelimit-remaining"]], ["200 ok", "196"])
+      yield* Scope.close(secondScope, Exit.void)
+      const third = yield* startGateway(database, options)
+      assert.strictEqual(yield* used(third), 4)
+    }), { timeout: 90_000 })
+
   it.scopedLive("a clock stepped back across midnight keeps the new day's counters", () =>
     Effect.gen(function*() {
       const { acme, gateway, time } = yield* world()

@@ -357,6 +357,10 @@ export const open = (ctx: NumberContext) =>
         const at = new Date(yield* DomainClock.now)
         const reject = (error: string) =>
           Effect.gen(function*() {
+            // The day of its record. (One recorded while the clock was stepped back across
+            // midnight was counted on the later day; it is given back on the earlier one, so the
+            // later day keeps it: one send too many counted, never one too few.)
+            const day = Almaty.dateOf(p.created_at.getTime())
             // In the number's section, as a send's refusal: no send decides on the person in between.
             const uncounted = yield* serialized(Effect.gen(function*() {
               const uncounted = yield* conversations.markRejected({
@@ -368,10 +372,10 @@ export const open = (ctx: NumberContext) =>
                 error,
                 // Given back where it was counted: on the day it was recorded, a new contact if it was one.
                 firstContact: p.first_contact,
-                day: Almaty.dateOf(p.created_at.getTime()),
+                day,
                 at
               })
-              ctx.counters.uncountSend(p.created_at.getTime(), p.first_contact)
+              ctx.counters.uncountSend(day, p.created_at.getTime(), p.first_contact)
               // The person may be a new contact again: PostgreSQL tells.
               ctx.contacts.forget(p.peer !== "" ? p.peer : p.chat_id)
               return uncounted

@@ -96,16 +96,17 @@ export const make = (options: {
   }
 
   /**
-   * The network refused a send recorded at `recordedAt`: it no longer counts on that day's limits,
-   * if that day is still the one counted here (a day gone by is no longer looked at), and a first
-   * message no longer counts toward a mailing pattern, as PostgreSQL leaves it out after a restart.
+   * The network refused a send counted on `day` and recorded at `recordedAt`: it no longer counts
+   * on that day's limits, if that day is still the one counted here (a day gone by is no longer
+   * looked at), and a first message no longer counts toward a mailing pattern, as PostgreSQL
+   * leaves it out after a restart.
    */
-  const uncountSend = (recordedAt: number, firstContact: boolean) => {
+  const uncountSend = (day: string, recordedAt: number, firstContact: boolean) => {
     if (firstContact) {
       const i = recentFirstContacts.findLastIndex((c) => c.at === recordedAt)
       if (i >= 0) recentFirstContacts = recentFirstContacts.filter((_, j) => j !== i)
     }
-    if (Almaty.dateOf(recordedAt) !== usage.day) return
+    if (day !== usage.day) return
     usage.messages = Math.max(0, usage.messages - 1)
     if (firstContact) usage.newContacts = Math.max(0, usage.newContacts - 1)
   }

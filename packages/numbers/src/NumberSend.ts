@@ -3,7 +3,6 @@
  * before it reaches the network, then handed to the session; the network's refusal fails it and
  * gives its place in the limits back.
  */
-import * as Almaty from "@wagate/domain/Almaty"
 import { type ApiError, Capacity, InvalidParam, NotConnected, NumberPaused, type Quota, SendFailed, StorageUnavailable } from "@wagate/domain/ApiError"
 import type { MessageMedia, MessageSource, MessageType } from "@wagate/domain/Message"
 import { AccountEntity } from "@wagate/entities/AccountEntity"
@@ -267,7 +266,9 @@ export const make = (ctx: NumberContext, session: Session) =>
       }
       const { waMessageId } = prepared
       const at = new Date(yield* DomainClock.now)
-      const day = Almaty.dateOf(now)
+      // The day the counters count the send on: after a clock stepped back across midnight, the
+      // later day, which PostgreSQL must count it on too (a restart reloads the day from there).
+      const day = used.day
       const messageId = yield* conversations.recordOutgoing({
         accountId: number.accountId,
         numberId,
@@ -331,7 +332,7 @@ export const make = (ctx: NumberContext, session: Session) =>
             at: r.at,
             answer: { status: failure.status, body: { error: failure.error, code: failure.code } }
           })
-          counters.uncountSend(r.at.getTime(), r.firstContact)
+          counters.uncountSend(r.day, r.at.getTime(), r.firstContact)
           // The person may be a new contact again (also after a reply sent while their first
           // message was on its way, both refused): PostgreSQL tells.
           ctx.contacts.forget(payload.to)

@@ -141,18 +141,25 @@ export class NumberStates extends Effect.Service<NumberStates>()("@wagate/store/
     }, Effect.orDie)
 
     const findUsage = SqlSchema.findOne({
-      Request: Schema.Struct({ numberId: Schema.Number, day: Schema.String }),
-      Result: UsageRow,
-      execute: ({ day, numberId }) =>
-        sql`SELECT messages, new_contacts, checks, last_check_at FROM daily_usage WHERE number_id = ${numberId} AND day = ${day}`
+      Request: Schema.Struct({ numberId: Schema.Number, day: Schema.String, next: Schema.String }),
+      Result: Schema.Struct({ day: Schema.String, ...UsageRow.fields }),
+      execute: ({ day, next, numberId }) =>
+        sql`
+          SELECT day::text AS day, messages, new_contacts, checks, last_check_at FROM daily_usage
+          WHERE number_id = ${numberId} AND day BETWEEN ${day} AND ${next}
+          ORDER BY day DESC LIMIT 1`
     })
 
-    /** Counters of the Almaty day containing `now`. */
+    /**
+     * Counters of the Almaty day containing `now`, or of the next day if the number already
+     * counted on it: a clock stepped back across midnight keeps counting on the later day, also
+     * after a restart in the minutes before that midnight comes again (docs/limits.md).
+     */
     const usage = Effect.fn("NumberStates.usage")(function*(numberId: number, now: number) {
-      const day = Almaty.dateOf(now)
-      const row = Option.getOrUndefined(yield* findUsage({ numberId, day }))
+      const today = Almaty.dateOf(now)
+      const row = Option.getOrUndefined(yield* findUsage({ numberId, day: today, next: Almaty.dateOf(now + DAY_MS) }))
       return {
-        day,
+        day: row?.day ?? today,
         messages: row?.messages ?? 0,
         newContacts: row?.new_contacts ?? 0,
         checks: row?.checks ?? 0,
