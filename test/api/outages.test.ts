@@ -300,6 +300,34 @@ describe("the webhook notifications' connection", () => {
       assert.deepStrictEqual(receiver.received("/acme").map((r) => r.json.data.status), ["before1", "after1"])
     }), { timeout: 120_000 })
 
+  it.scopedLive("an event queued while nothing listened is delivered once listening works again, not at the next poll", () =>
+    Effect.gen(function*() {
+      const logged = yield* logLines
+      const receiver = yield* WebhookReceiver.start
+      const time = ManualClock.stepped(Date.parse("2026-11-28T07:00:00.000Z"))
+      const { direct, gateway, proxy } = yield* behindProxy({ domainClock: time.clock, settings: listenOnly })
+      const acme = yield* provision(gateway.ops)
+      const set = yield* call(gateway, "PUT", "/api/v1/webhook", acme.accountKey, { url: receiver.url("/acme") })
+      assert.strictEqual(set.status, 200)
+      yield* emit(direct, acme.accountId, 1, "before")
+      yield* receiver.waitFor("/acme", 1, 20_000)
+      yield* eventually(outbox(direct, acme.accountId), (rows) => rows.every((r) => r.delivered_at !== null), 20_000)
+
+      yield* proxy.down
+      yield* Effect.addFinalizer(() => proxy.up)
+      yield* eventually(Effect.sync(() => ofListening(logged)), (ls) => ls.length > 0, 20_000)
+      // Queued (and notified) while the listening connection is away: nobody hears it.
+      yield* emit(direct, acme.accountId, 1, "missed")
+
+      yield* proxy.up
+      const back = yield* stepUntil(time, "10 seconds", Effect.sync(() => ofListening(logged)), (ls) => ls.length > 1)
+      assert.deepStrictEqual(back.map((l) => l.level), ["WARN", "INFO"])
+      // Listening again, the dispatcher looks for due events at once. Before, the event waited for
+      // the poll, an hour away here; no further notification and no move of the clock comes.
+      yield* receiver.waitFor("/acme", 2, 30_000)
+      assert.deepStrictEqual(receiver.received("/acme").map((r) => r.json.data.status), ["before1", "missed1"])
+    }), { timeout: 120_000 })
+
   it.scopedLive("the listening connection stops answering while the others go on: its check finds it within the pool's bound, and listening starts again on a new connection, which wakes deliveries", () =>
     Effect.gen(function*() {
       const logged = yield* logLines
@@ -324,7 +352,9 @@ describe("the webhook notifications' connection", () => {
       assert.deepStrictEqual(back.map((l) => l.level), ["WARN", "INFO"])
       assert.match(back[1]!.message, /^listening for webhook notifications works again after \d+ s and 1 retry$/)
 
-      // The next notification wakes the account, whose delivery takes the one missed with it, in order.
+      // The one missed is delivered as listening starts again (it looks for due events), and the
+      // next notification wakes the account again, in order.
+      yield* receiver.waitFor("/acme", 2, 20_000)
       yield* emit(direct, acme.accountId, 1, "after")
       yield* receiver.waitFor("/acme", 3, 20_000)
       assert.deepStrictEqual(receiver.received("/acme").map((r) => r.json.data.status), ["before1", "lost1", "after1"])

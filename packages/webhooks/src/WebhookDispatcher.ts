@@ -3,9 +3,10 @@
  * to the outbox's notifications (sent when an event's transaction commits) and wakes the
  * account's entity within milliseconds. Under that, and alone on the embedded database (whose
  * single connection LISTEN must not hold), it polls: every account whose oldest waiting event is
- * due. The poll is what makes deliveries survive anything that loses a wake-up: a notification
- * missed while the listening connection was down, an entity stopped while idle, a runner that
- * died in the middle of a retry sequence.
+ * due. The poll is what makes deliveries survive anything that loses a wake-up: an entity stopped
+ * while idle, a runner that died in the middle of a retry sequence. Notifications sent while
+ * nothing listened (the listening connection lost, or not yet opened) are not waited on the poll
+ * for: each time listening starts, every account with a due event is woken, as if notified.
  *
  * One dispatcher runs in the cluster (a singleton); the wake-ups reach the entities wherever
  * their shards are. At its start it warns of webhook secrets sealed with a key this process
@@ -24,6 +25,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as LoopBackoff from "./LoopBackoff.js"
 import { pollIntervalFor, WebhookConfig } from "./WebhookConfig.js"
@@ -106,7 +108,21 @@ export const WebhookDispatcher = Singleton.make(
               `${state.failures} ${state.failures === 1 ? "retry" : "retries"}`
           ))
       })
-      yield* Notifications.listen(CHANNEL, { check: DomainClock.sleep(LISTEN_CHECK_INTERVAL), listening: listenWorks }).pipe(
+      // Once listening, the notifications sent while nothing listened are found in the outbox: every
+      // account with a due event is woken (the query runs after LISTEN, so an event committed
+      // meanwhile is found by it or notified). Without it they waited for the poll, which may be
+      // long (WEBHOOK_POLL_INTERVAL_MS). Should the query fail, listening is counted as failed and
+      // tried again, catching up again.
+      const scope = yield* Effect.scope
+      const catchUp = DomainClock.now.pipe(
+        Effect.flatMap(store.dueAccounts),
+        Effect.flatMap(wakeAll),
+        Scope.extend(scope)
+      )
+      yield* Notifications.listen(CHANNEL, {
+        check: DomainClock.sleep(LISTEN_CHECK_INTERVAL),
+        listening: Effect.zipRight(catchUp, listenWorks)
+      }).pipe(
         // Notifications come one per event: a burst wakes each account once.
         Stream.groupedWithin(1024, "2 millis"),
         Stream.runForEach((ids) => wakeAll(Chunk.toReadonlyArray(ids))),
