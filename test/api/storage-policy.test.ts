@@ -272,11 +272,12 @@ describe("storage upkeep and policy", () => {
       // numbers (660), but not with a storage pack (660 + 33).
       const acme = yield* provision(gateway.ops, { numbers: 2, credit: 1340 })
       const api = yield* gateway.client(acme.accountKey)
-      yield* storeBigFile(database, acme.accountId, acme.numbers[0]!.id, 5 * GB - 1000)
+      yield* storeBigFile(database, acme.accountId, acme.numbers[0]!.id, 5 * GB - 1000 - 77_930)
 
       // Six images of 77,930 bytes at once, from six people, to both numbers: each alone would be
-      // kept, the balance covering a day before it; the first kept takes the account past 5 GB,
-      // and the balance no longer covers a day with the pack it needs.
+      // kept, within the included 5 GB; the first kept fills it, and each next one would take the
+      // account past it, which the balance does not pay for (a day with the pack it needs). Before,
+      // the file that passed 5 GB was kept, the balance covering a day at the charge before it.
       const arrived = yield* Effect.forEach(
         [0, 1, 2, 3, 4, 5],
         (i) => receive(gateway, acme.accountKey, acme.numbers[i % 2]!.phone, { size: 77_930 }),
@@ -291,7 +292,7 @@ describe("storage upkeep and policy", () => {
         )
       }
       const storage = yield* api.storage.get()
-      assert.deepStrictEqual([storage.used_bytes, storage.files, storage.state], [5 * GB - 1000 + 77_930, 2, "unpaid"])
+      assert.deepStrictEqual([storage.used_bytes, storage.files, storage.state], [5 * GB - 1000, 2, "ok"])
       // The files not kept are not left in the bucket either.
       for (const m of arrived) {
         const head = yield* gateway.blobs.head(`media/${acme.accountId}/${m.from}/${m.id}`)
@@ -330,6 +331,46 @@ describe("storage upkeep and policy", () => {
         "storage above the included 5 GB is not paid for: the balance does not cover the storage charge"
       )
     }))
+
+  it.scopedLive("a file past the included 5 GB is kept when the balance pays a day of its pack, also while nothing else is charged", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      const gateway = yield* startGateway(database)
+      const GB5 = 5 * GB
+      // Each account's only number is paused by the operator after today (330) is paid, and its
+      // files fill the included 5 GB but for 1000 bytes: nothing is charged a day.
+      const account = (credit: number) =>
+        Effect.gen(function*() {
+          const acme = yield* provision(gateway.ops, { credit })
+          const number = acme.numbers[0]!
+          yield* gateway.ops.ops.pause({ path: { id: number.id }, payload: { paused: true } })
+          yield* storeBigFile(database, acme.accountId, number.id, GB5 - 1000)
+          const api = yield* gateway.client(acme.accountKey)
+          assert.deepStrictEqual(
+            yield* Effect.map(api.account.balance(), (b) => [b.balance, b.daily_charge, b.active_numbers]),
+            [credit - 330, 0, 0]
+          )
+          return { acme, number, api }
+        })
+
+      // 100 KZT pay a day of the 10 GB pack the file needs (33 KZT). Before, the days the balance
+      // covered at a daily charge of 0 counted as none, and the file was refused as unpaid.
+      const paid = yield* account(430)
+      const kept = yield* receive(gateway, paid.acme.accountKey, paid.number.phone, { size: 2000 })
+      assert.deepStrictEqual([kept.media_skipped, kept.media_skip_reason, kept.media?.size], [false, null, 2000])
+      const storage = yield* paid.api.storage.get()
+      assert.deepStrictEqual([storage.used_bytes, storage.daily_charge, storage.state], [GB5 + 1000, 33, "over_allowance"])
+      assert.deepStrictEqual(yield* Effect.map(paid.api.account.balance(), (b) => [b.daily_charge, b.days_left]), [33, 3])
+
+      // 20 KZT do not.
+      const short = yield* account(350)
+      const refused = yield* receive(gateway, short.acme.accountKey, short.number.phone, { size: 2000 })
+      assert.deepStrictEqual(
+        [refused.media_skipped, refused.media_skip_reason, refused.media?.size],
+        [true, "storage above the included 5 GB is not paid for: the balance does not cover the storage charge", null]
+      )
+      assert.deepStrictEqual(yield* Effect.map(short.api.storage.get(), (s) => [s.used_bytes, s.state]), [GB5 - 1000, "ok"])
+    }), { timeout: 60_000 })
 
   it.scopedLive("a sent attachment that is not kept shows no size: refused by the network, or over the ceiling", () =>
     Effect.gen(function*() {

@@ -66,6 +66,20 @@ export const numberDaysLeft = (input: {
 }
 
 /**
+ * Whether the balance covers one day of charges: `activeNumbers` numbers and storage packs of
+ * `storageDailyTiyn` a day. An incoming file that takes the account past the included 5 GB is kept
+ * only when it does with the packs the file needs counted: what keeping it costs, whatever the
+ * charge was before it (0 while the usage was within the allowance and no number was charged).
+ *
+ * @since 1.0.0
+ */
+export const coversDay = (input: {
+  readonly balanceTiyn: number
+  readonly activeNumbers: number
+  readonly storageDailyTiyn: number
+}): boolean => input.balanceTiyn >= input.activeNumbers * NUMBER_DAILY_TIYN + input.storageDailyTiyn
+
+/**
  * Balance figures of an account: the daily charge of its active numbers, how many whole days the
  * balance covers (at most MAX_DAYS_AHEAD), and the moment the paid period ends (the Almaty
  * midnight after the last covered day; null when nothing is being charged), for the account and
@@ -76,7 +90,8 @@ export const numberDaysLeft = (input: {
  * for every such number to resume today: 330 KZT each, plus what the balance owes (storage packs
  * are drawn every day, the files being kept, even when the balance does not cover them: the
  * balance goes negative, and a top-up settles that first). `daysCovered` is the days the balance
- * covers at the daily charge, paused numbers aside: the storage packs go by it.
+ * covers at the daily charge, paused numbers aside (0 when nothing is charged): GET /storage's
+ * state goes by it; whether a new file is kept goes by coversDay.
  *
  * @since 1.0.0
  */

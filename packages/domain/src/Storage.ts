@@ -28,7 +28,8 @@ export const Storage = Schema.Struct({
   policy: StoragePolicy,
   state: Schema.Literal("ok", "over_allowance", "unpaid", "ceiling_reached").annotations({
     description: "ok: within the included 5 GB; over_allowance: above it, paid packs charged daily; " +
-      "unpaid: above it and the balance does not cover another day, new incoming files are not kept; " +
+      "unpaid: above it and the balance does not cover another day, new incoming files are not kept " +
+      "(in any state, a file past 5 GB is kept only when the balance covers a day with its packs counted); " +
       "ceiling_reached: usage at the account's ceiling_bytes, new files are not kept"
   }),
   delete_at: Schema.NullOr(Timestamp).annotations({

@@ -31,7 +31,7 @@ export interface Facts {
   readonly chatBytesToday: number
   /** Bytes the account keeps now. */
   readonly usedBytes: number
-  /** Over the included allowance and the balance does not cover another day. */
+  /** Over the included allowance and the balance does not cover a day of charges, this file's packs counted. */
   readonly unpaid: boolean
 }
 

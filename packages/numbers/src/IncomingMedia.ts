@@ -7,6 +7,7 @@
 import type { MessageMedia, MessageType } from "@wagate/domain/Message"
 import * as Almaty from "@wagate/domain/Almaty"
 import { AccountId } from "@wagate/domain/Ids"
+import * as Pricing from "@wagate/domain/Pricing"
 import * as StoragePricing from "@wagate/domain/StoragePricing"
 import { BlobStore } from "@wagate/media/BlobStore"
 import { isLengthMismatch } from "@wagate/media/BlobStoreError"
@@ -105,8 +106,21 @@ export const keepReason = (accountId: number, messageId: number, size: number) =
     const now = yield* DomainClock.now
     const facts = yield* files.keepFacts(accountId, messageId, new Date(Almaty.startOfDay(now)))
     const policy = yield* files.policy(accountId)
-    const unpaid = facts.usedBytes + size > StoragePricing.INCLUDED_BYTES &&
-      (yield* Effect.flatMap(Accounts, (accounts) => accounts.funds(AccountId.make(accountId), now))).daysCovered <= 0
+    // Past the included 5 GB, the file is kept when the balance covers a day of the charges with
+    // the packs it needs counted. Before, it went by the days covered at the charge before the
+    // file, 0 when nothing was charged (the numbers paused by the operator, the storage within
+    // the allowance): the first file past 5 GB was then refused whatever the balance.
+    const after = facts.usedBytes + size
+    const unpaid = after > StoragePricing.INCLUDED_BYTES &&
+      !(yield* Effect.map(
+        Effect.flatMap(Accounts, (accounts) => accounts.funds(AccountId.make(accountId), now)),
+        (funds) =>
+          Pricing.coversDay({
+            balanceTiyn: Pricing.kztToTiyn(funds.balance),
+            activeNumbers: funds.active_numbers,
+            storageDailyTiyn: StoragePricing.chargeFor(after).dailyTiyn
+          })
+      ))
     return StoragePolicy.skipReason(policy, { ...facts, size, unpaid })
   })
 
