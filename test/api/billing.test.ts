@@ -418,6 +418,48 @@ describe("billing", () => {
       assert.deepStrictEqual(rows.map((r) => [r.kind, r.amount]), [["payment", 990_000], ["payment", 10_000]])
     }), 60_000)
 
+  it.scopedLive("a provider's payment past the most an account may hold: answered 200, credited up to it, the rest in its ledger row for the operator", () =>
+    Effect.gen(function*() {
+      const time = ManualClock.make(START)
+      const gateway = yield* startGateway(yield* freshDatabase, options(time))
+      const acme = yield* provision(gateway.ops, { numbers: 0, credit: 999_999_990 })
+      const webhook = (event: { payment_id: string; amount: number }) =>
+        Effect.gen(function*() {
+          const signed = TestPayments.sign(
+            Redacted.make(SECRET),
+            { type: "payment.succeeded", account_id: acme.accountId, ...event },
+            Math.floor(Date.now() / 1000)
+          )
+          const response = yield* gateway.http.execute(
+            HttpClientRequest.post("/payments/v1/test/webhook").pipe(
+              HttpClientRequest.setHeaders(signed.headers),
+              HttpClientRequest.bodyText(signed.body, "application/json")
+            )
+          )
+          return [response.status, yield* response.json]
+        }).pipe(Effect.orDie)
+
+      // 50 KZT paid, 10 KZT of room: 10 credited, 40 not. Before, the whole payment was answered
+      // 400 invalid_param, which a provider need not send again: the money was taken, never credited.
+      const first = yield* webhook({ payment_id: "pay_big", amount: 5_000 })
+      assert.deepStrictEqual(first, [200, { received: true, credited: true, not_credited: 40 }])
+      assert.strictEqual(yield* balanceOf(gateway, acme.accountId), 100_000_000_000)
+      const noted = "payment pay_big (test); 40 KZT of 50 KZT not credited: the balance would have come to more than an " +
+        "account may hold (1000000000 KZT); refund it to the payer or credit it once the balance has room"
+      const last = (yield* gateway.ops.opsBilling.ledger({ path: { id: acme.accountId }, urlParams: {} })).entries[0]!
+      assert.deepStrictEqual([last.kind, last.amount, last.note], ["payment", 10, noted])
+      // Sent again: nothing more is credited or recorded.
+      assert.deepStrictEqual(yield* webhook({ payment_id: "pay_big", amount: 5_000 }), [200, { received: true, credited: false, not_credited: 0 }])
+      // At the maximum, a payment is recorded with nothing credited.
+      assert.deepStrictEqual(yield* webhook({ payment_id: "pay_full", amount: 2_500 }), [200, { received: true, credited: true, not_credited: 25 }])
+      const rows = yield* ledger(gateway, acme.accountId)
+      assert.deepStrictEqual(rows.map((r) => [r.kind, r.amount]), [["top_up", 99_999_999_000], ["payment", 1_000], ["payment", 0]])
+      assert.strictEqual(yield* balanceOf(gateway, acme.accountId), 100_000_000_000)
+      // The operator's own credit past the maximum is still refused, nothing credited.
+      const over = yield* post(gateway, `/ops/v1/accounts/${acme.accountId}/credit`, OPERATOR_TOKEN, { amount: 1 })
+      assert.strictEqual(over.answer, "400 invalid_param")
+    }), 60_000)
+
   it.scopedLive("money bounds: whole tiyn, at most 1 000 000 000 KZT held, paid_until at most 100 years ahead", () =>
     Effect.gen(function*() {
       const time = ManualClock.make(START)
@@ -460,10 +502,15 @@ describe("billing", () => {
           HttpClientRequest.setHeaders(signed.headers),
           HttpClientRequest.bodyText(signed.body, "application/json")
         )
-      ).pipe(Effect.flatMap((r) => Effect.map(r.json, (json: any) => `${r.status} ${json.code}`)), Effect.orDie)
-      assert.strictEqual(webhook, "400 invalid_param")
+      ).pipe(
+        Effect.flatMap((r) => Effect.map(r.json, (json: any) => `${r.status} ${json.code ?? `credited=${json.credited} not_credited=${json.not_credited}`}`)),
+        Effect.orDie
+      )
+      // A provider's payment is money taken: recorded, none of it credited, the rest for the operator.
+      assert.strictEqual(webhook, "200 credited=true not_credited=1")
       const rows = yield* ledger(gateway, acme.accountId)
-      assert.deepStrictEqual(rows.map((r) => r.amount), [99_999_999_999, 1])
+      assert.deepStrictEqual(rows.map((r) => r.amount), [99_999_999_999, 1, 0])
+      assert.strictEqual(yield* balanceOf(gateway, acme.accountId), 100_000_000_000)
 
       // A number on the largest balance: every view answers, and paid_until is 100 years ahead.
       yield* gateway.ops.ops.addNumber({ path: { id: acme.accountId }, payload: { phone: uniquePhone() } })

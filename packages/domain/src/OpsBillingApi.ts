@@ -139,7 +139,16 @@ export class PaymentsGroup extends HttpApiGroup.make("payments")
   .add(
     HttpApiEndpoint.post("webhook")`/payments/v1/${HttpApiSchema.param("provider", Schema.String)}/webhook`
       .setPayload(Schema.Unknown)
-      .addSuccess(Schema.Struct({ received: Schema.Boolean, credited: Schema.Boolean }))
+      .addSuccess(Schema.Struct({
+        received: Schema.Boolean,
+        credited: Schema.Boolean.annotations({
+          description: "This call recorded the payment (false: a repeat of one recorded, or an event that moves no money)"
+        }),
+        not_credited: Schema.Number.annotations({
+          description: "KZT of the payment not credited, as the balance would have passed the most an account may " +
+            "hold (1 000 000 000 KZT): recorded in the payment's ledger row for the operator to refund; 0 normally"
+        })
+      }))
       .addError(E.wire(E.InvalidJson))
       .addError(E.wire(E.InvalidParam))
       .addError(E.wire(E.InvalidSignature))

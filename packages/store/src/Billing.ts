@@ -314,27 +314,41 @@ export class Billing extends Effect.Service<Billing>()("@wagate/store/Billing", 
      * Credits the account and settles today at once, so numbers paused for the balance resume
      * as soon as the money covers them. With a `reference` (a payment id) the credit is made
      * once: a repeat credits nothing and answers `credited: false`. A credit that would take the
-     * balance past the maximum credits nothing (`BalanceLimit`).
+     * balance past the maximum credits nothing (`BalanceLimit`), unless `upToMaximum` (money a
+     * payment provider has already taken): then the credit is what fits, the ledger row's note
+     * says what did not, and `notCreditedTiyn` answers it (0 when all fits).
      */
     const credit = Effect.fn("Billing.credit")(function*(
       accountId: AccountId,
       tiyn: number,
-      entry: { readonly kind: "top_up" | "payment"; readonly note: string | null; readonly reference?: string },
+      entry: {
+        readonly kind: "top_up" | "payment"
+        readonly note: string | null
+        readonly reference?: string
+        readonly upToMaximum?: boolean
+      },
       at: number
     ) {
       return yield* inAccount(
         accountId,
         Effect.gen(function*() {
           const balance = yield* balanceOf(accountId)
+          const over = entry.upToMaximum === true ? Math.min(tiyn, Math.max(0, balance + tiyn - Pricing.MAX_BALANCE_TIYN)) : 0
+          const note = over === 0 ? entry.note : [
+            entry.note,
+            `${Pricing.tiynToKzt(over)} KZT of ${Pricing.tiynToKzt(tiyn)} KZT not credited: the balance would have come to more ` +
+            `than an account may hold (${Pricing.tiynToKzt(Pricing.MAX_BALANCE_TIYN)} KZT); refund it to the payer or ` +
+            `credit it once the balance has room`
+          ].filter((n) => n !== null).join("; ")
           const inserted = yield* sql`
             INSERT INTO ledger (account_id, amount, kind, note, reference)
-            VALUES (${accountId}, ${tiyn}, ${entry.kind}, ${entry.note}, ${entry.reference ?? null})
+            VALUES (${accountId}, ${tiyn - over}, ${entry.kind}, ${note}, ${entry.reference ?? null})
             ON CONFLICT DO NOTHING RETURNING id`
-          if (inserted.length === 0) return { credited: false, settled: nothing }
+          if (inserted.length === 0) return { credited: false, notCreditedTiyn: 0, settled: nothing }
           // After the insert, so a repeated payment still answers `credited: false`; failing
           // rolls the insert back.
-          if (balance + tiyn > Pricing.MAX_BALANCE_TIYN) return yield* new BalanceLimit({ balance, amount: tiyn })
-          return { credited: true, settled: yield* settleLocked(accountId, Almaty.dateOf(at), at) }
+          if (balance + tiyn - over > Pricing.MAX_BALANCE_TIYN) return yield* new BalanceLimit({ balance, amount: tiyn })
+          return { credited: true, notCreditedTiyn: over, settled: yield* settleLocked(accountId, Almaty.dateOf(at), at) }
         })
       ).pipe(Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die, NoSuchElementException: Effect.die }))
     })

@@ -54,7 +54,12 @@ export class Accounting extends Effect.Service<Accounting>()("@wagate/numbers/Ac
     const credit = Effect.fn("Accounting.credit")(function*(
       accountId: AccountId,
       tiyn: number,
-      entry: { readonly kind: "top_up" | "payment"; readonly note: string | null; readonly reference?: string }
+      entry: {
+        readonly kind: "top_up" | "payment"
+        readonly note: string | null
+        readonly reference?: string
+        readonly upToMaximum?: boolean
+      }
     ) {
       const { now } = yield* today
       return yield* told(billing.credit(accountId, tiyn, entry, now))

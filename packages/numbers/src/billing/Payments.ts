@@ -3,16 +3,24 @@
  * provider payment id (a replay credits nothing), resuming the numbers the money covers.
  */
 import { AccountId } from "@wagate/domain/Ids"
+import * as Pricing from "@wagate/domain/Pricing"
 import { Accounts } from "@wagate/store/Accounts"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { Accounting } from "./Accounting.js"
 import { PaymentProviders, PaymentRejected } from "./PaymentProvider.js"
 
-
+/**
+ * Verifies and credits one provider call. A payment that would take the balance past the maximum
+ * fails with `BalanceLimit` and credits nothing, unless `upToMaximum`: the provider's own webhook
+ * passes it, as the money is taken already and a refusal would lose it (a provider need not send
+ * again an event answered 4xx). Then what fits is credited and the rest is recorded in the
+ * payment's ledger row and logged, for the operator to refund (`notCreditedTiyn`).
+ */
 export const receive = Effect.fn("Payments.receive")(function*(
   provider: string,
-  request: { readonly headers: Readonly<Record<string, string | undefined>>; readonly body: string }
+  request: { readonly headers: Readonly<Record<string, string | undefined>>; readonly body: string },
+  options: { readonly upToMaximum?: boolean } = {}
 ) {
   const providers = yield* PaymentProviders
   const accounting = yield* Accounting
@@ -28,7 +36,16 @@ export const receive = Effect.fn("Payments.receive")(function*(
   const result = yield* accounting.credit(accountId, payment.amountTiyn, {
     kind: "payment",
     note: `payment ${payment.paymentId} (${provider})`,
-    reference: `${provider}:${payment.paymentId}`
+    reference: `${provider}:${payment.paymentId}`,
+    upToMaximum: options.upToMaximum === true
   })
-  return { known: true as const, credited: result.credited }
+  if (result.notCreditedTiyn > 0) {
+    yield* Effect.logWarning(
+      `payment ${payment.paymentId} (${provider}) to account ${payment.accountId}: ` +
+        `${Pricing.tiynToKzt(payment.amountTiyn - result.notCreditedTiyn)} KZT credited, ` +
+        `${Pricing.tiynToKzt(result.notCreditedTiyn)} KZT not: the balance would have come to more than an account may hold ` +
+        `(${Pricing.tiynToKzt(Pricing.MAX_BALANCE_TIYN)} KZT); refund it to the payer or credit it once the balance has room`
+    )
+  }
+  return { known: true as const, credited: result.credited, notCreditedTiyn: result.notCreditedTiyn }
 })

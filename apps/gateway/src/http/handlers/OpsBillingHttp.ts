@@ -106,18 +106,17 @@ export const PaymentsHttp = HttpApiBuilder.group(GatewayApi, "payments", (handle
       Effect.gen(function*() {
         // The signature covers the body as sent; a body that cannot be read verifies as nothing.
         const body = yield* request.text.pipe(Effect.orElseSucceed(() => ""))
-        const received = yield* Payments.receive(path.provider, { headers: request.headers, body }).pipe(
+        // The money is taken: a payment past the balance's maximum is credited up to it and
+        // answered 200, the rest recorded in its ledger row and logged for the operator. Before,
+        // it was answered 400, which a provider need not send again: the payment was then lost.
+        const received = yield* Payments.receive(path.provider, { headers: request.headers, body }, { upToMaximum: true }).pipe(
           Effect.catchTags({
             PaymentRejected: (e) => new InvalidSignature({ error: `Payment notification refused: ${e.reason}` }),
-            // Not credited: the provider sends it again later, and the operator sees it in the log.
-            BalanceLimit: (e) =>
-              Effect.zipRight(
-                Effect.logWarning(`payment not credited: ${Pricing.overMaximum(e.balance, e.amount)}`),
-                new InvalidParam({ error: `Payment not credited: ${Pricing.overMaximum(e.balance, e.amount)}` })
-              )
+            // Cannot be, with upToMaximum: the credit is what fits.
+            BalanceLimit: (e) => Effect.dieMessage(`payment refused past the maximum: ${Pricing.overMaximum(e.balance, e.amount)}`)
           })
         )
         if (!received.known) return yield* new NotFound({ error: `No payment provider ${path.provider}` })
-        return { received: true, credited: received.credited }
+        return { received: true, credited: received.credited, not_credited: Pricing.tiynToKzt(received.notCreditedTiyn) }
       }).pipe(Effect.provide(context)))
   }))
