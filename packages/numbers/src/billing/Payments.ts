@@ -28,7 +28,7 @@ export const receive = Effect.fn("Payments.receive")(function*(
   const found = providers.get(provider)
   if (found === undefined) return { known: false as const }
   const payment = yield* found.verify(request)
-  if (payment === null) return { known: true as const, credited: false }
+  if (payment === null) return { known: true as const, credited: false, notCreditedTiyn: 0 }
   const accountId = AccountId.make(payment.accountId)
   if (Option.isNone(yield* accounts.find(accountId))) {
     return yield* new PaymentRejected({ reason: `no account ${payment.accountId}` })
