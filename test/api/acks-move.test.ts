@@ -10,13 +10,11 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Database from "@wagate/store/Database"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import * as Scope from "effect/Scope"
 import { provision, uniquePhone } from "../support/Fixtures.js"
-import { simulatedNetwork } from "../support/TestGateway.js"
+import { simulatedNetwork, stoppable } from "../support/TestGateway.js"
 import * as WebhookReceiver from "../support/WebhookReceiver.js"
 import { call, eventually, webhookGateway } from "../support/Webhooks.js"
 
@@ -32,8 +30,7 @@ describe("acks when a number moves to another runner", () => {
       const network = yield* simulatedNetwork
       const receiver = yield* WebhookReceiver.start
 
-      const firstScope = yield* Scope.make()
-      const first = yield* webhookGateway(database, { sim: network }).pipe(Scope.extend(firstScope))
+      const first = yield* stoppable(webhookGateway(database, { sim: network }))
       const acme = yield* provision(first.ops)
       const number = acme.numbers[0]!
       yield* call(first, "PUT", "/api/v1/webhook", acme.accountKey, { url: receiver.url("/acks") })
@@ -65,7 +62,7 @@ describe("acks when a number moves to another runner", () => {
       yield* Deferred.await(locked)
       yield* eventually(first.sim.sent({ from: number.phone }), (sent) => sent.length === MESSAGES && sent.every((m) => m.ack === "read"), 20_000)
 
-      const stopping = yield* Effect.fork(Scope.close(firstScope, Exit.void))
+      const stopping = yield* Effect.fork(first.stop)
       yield* eventually(first.sim.number(number.phone), (state) => !state.sessionOpen, 20_000)
       yield* Deferred.succeed(release, undefined)
       yield* Fiber.join(holder)

@@ -19,12 +19,10 @@ import { proto, type WAMessage } from "@whiskeysockets/baileys"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
-import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as VoiceNote from "@wagate/whatsapp/VoiceNote"
 import { spawnSync } from "node:child_process"
@@ -39,7 +37,8 @@ import {
   OPERATOR_TOKEN,
   type RunningGateway,
   simulatedNetwork,
-  startGateway
+  startGateway,
+  stoppable
 } from "../support/TestGateway.js"
 
 type DriverOverrides = Parameters<typeof BaileysDriver.layerTest>[0]
@@ -232,9 +231,8 @@ const workingNumber = workingNumberWith()
 const beforeRestart = (overrides: DriverOverrides) =>
   Effect.gen(function*() {
     const database = yield* freshDatabase
-    const scope = yield* Scope.make()
-    const first = yield* Scope.extend(workingNumberWith(overrides, database), scope)
-    return { ...first, database, restart: Scope.close(scope, Exit.void) }
+    const { stop, ...first } = yield* stoppable(workingNumberWith(overrides, database))
+    return { ...first, database, restart: stop }
   })
 
 const fileFrom = (peer: string, id: string, message: WAMessage["message"]): WAMessage => ({

@@ -10,10 +10,8 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Almaty from "@wagate/domain/Almaty"
 import * as TestPayments from "@wagate/numbers/billing/TestPayments"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as Scope from "effect/Scope"
 import { execFile } from "node:child_process"
 import { join } from "node:path"
 import { cabinetSettings, mailbox, signedUp } from "../support/Cabinet.js"
@@ -25,7 +23,8 @@ import {
   type GatewayOptions,
   OPERATOR_TOKEN,
   type RunningGateway,
-  startGateway
+  startGateway,
+  stoppable
 } from "../support/TestGateway.js"
 
 const SECRET = "test-payments-secret"
@@ -333,10 +332,9 @@ describe("billing", () => {
     Effect.gen(function*() {
       const time = ManualClock.make(START)
       const database = yield* freshDatabase
-      const firstScope = yield* Scope.make()
-      const first = yield* startGateway(database, options(time)).pipe(Scope.extend(firstScope))
+      const first = yield* stoppable(startGateway(database, options(time)))
       const acme = yield* provision(first.ops, { numbers: 1, credit: 9900 })
-      yield* Scope.close(firstScope, Exit.void)
+      yield* first.stop
       // Down for three midnights.
       time.set(START + 3 * DAY)
       const second = yield* startGateway(database, options(time))
@@ -354,8 +352,7 @@ describe("billing", () => {
       const database = yield* freshDatabase
       // Slow ticks: the drawdowns of this test are the ones it starts.
       const slow = options(time, { billingTickMs: 3_600_000, entityTimeoutMs: 60_000 })
-      const firstScope = yield* Scope.make()
-      const first = yield* startGateway(database, slow).pipe(Scope.extend(firstScope))
+      const first = yield* stoppable(startGateway(database, slow))
       const accounts = yield* Effect.forEach(
         Array.from({ length: 10 }, (_, i) => i),
         () => provision(first.ops, { numbers: 1, credit: 990, link: false }),
@@ -366,7 +363,7 @@ describe("billing", () => {
       // Both processes draw the same day at once, and the first one stops in the middle.
       const racing = yield* Effect.fork(Effect.all([drawdown(first), drawdown(second), drawdown(second)], { concurrency: 3 }).pipe(Effect.either))
       yield* Effect.sleep("30 millis")
-      yield* Scope.close(firstScope, Exit.void)
+      yield* first.stop
       yield* racing.await
       const third = yield* startGateway(database, slow)
       // Whatever the race left undone is settled now, once.

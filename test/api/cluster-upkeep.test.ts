@@ -7,11 +7,9 @@ import { assert, describe, it } from "@effect/vitest"
 import * as MachineId from "@effect/cluster/MachineId"
 import * as Snowflake from "@effect/cluster/Snowflake"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Scope from "effect/Scope"
 import { GONE_RUNNER_SECONDS, RETENTION_MS } from "../../apps/gateway/src/ClusterUpkeep.js"
 import { eventually } from "../support/Fixtures.js"
-import { type DatabaseContext, freshDatabase, sql, startGateway } from "../support/TestGateway.js"
+import { type DatabaseContext, freshDatabase, sql, startGateway, stoppable } from "../support/TestGateway.js"
 
 const DAY = 24 * 60 * 60 * 1000
 
@@ -36,9 +34,8 @@ describe("cluster upkeep", () => {
     Effect.gen(function*() {
       const database = yield* freshDatabase
       // The first gateway creates the cluster's tables.
-      const firstScope = yield* Scope.make()
-      yield* startGateway(database).pipe(Scope.extend(firstScope))
-      yield* Scope.close(firstScope, Exit.void)
+      const first = yield* stoppable(startGateway(database))
+      yield* first.stop
 
       const old = yield* keepAlive(database, "9001", RETENTION_MS + DAY, true)
       const oldPending = yield* keepAlive(database, "9002", RETENTION_MS + DAY, false)
@@ -58,9 +55,8 @@ describe("cluster upkeep", () => {
   it.scopedLive("forgets runners without a heartbeat for an hour; keeps those that died more recently", () =>
     Effect.gen(function*() {
       const database = yield* freshDatabase
-      const firstScope = yield* Scope.make()
-      yield* startGateway(database).pipe(Scope.extend(firstScope))
-      yield* Scope.close(firstScope, Exit.void)
+      const first = yield* stoppable(startGateway(database))
+      yield* first.stop
       // Two runners killed (no graceful stop, so their rows stay, marked unhealthy): one an hour
       // and a minute ago, one ten minutes ago.
       const killed = (address: string, seconds: number) =>

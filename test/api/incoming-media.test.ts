@@ -8,14 +8,12 @@ import { assert, describe, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
-import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { DriverUnavailable, type MediaDownload } from "@wagate/whatsapp/WhatsAppDriver"
 import { Readable } from "node:stream"
 import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
-import { freshDatabase, simulatedNetwork, startGateway } from "../support/TestGateway.js"
+import { freshDatabase, simulatedNetwork, startGateway, stoppable } from "../support/TestGateway.js"
 
 const bytes = (n: number, seed: number) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed) % 256)
 
@@ -128,8 +126,7 @@ describe("incoming files", () => {
     Effect.gen(function*() {
       const database = yield* freshDatabase
       const network = yield* simulatedNetwork
-      const firstScope = yield* Scope.make()
-      const first = yield* startGateway(database, { sim: network }).pipe(Scope.extend(firstScope))
+      const first = yield* stoppable(startGateway(database, { sim: network }))
       const acme = yield* provision(first.ops)
       const number = acme.numbers[0]!
       const peer = uniquePhone()
@@ -140,7 +137,7 @@ describe("incoming files", () => {
             VALUES (${acme.accountId}, ${number.id}, 'in', 'network', ${`${peer}@c.us`}, ${peer}, 'LOST1', 'image', 'look',
                     'received', ${JSON.stringify({ kind: "photo", mime_type: "image/jpeg", filename: null, size: null, caption: "look", deleted: false })}::jsonb,
                     true)`).pipe(Effect.provide(database), Effect.orDie)
-      yield* Scope.close(firstScope, Exit.void)
+      yield* first.stop
 
       const second = yield* startGateway(database, { sim: network })
       const api = yield* second.client(acme.accountKey)

@@ -6,17 +6,15 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Scope from "effect/Scope"
 import { BACKUP_DAYS } from "@wagate/store/MediaFiles"
 import * as SimulatorDriver from "@wagate/whatsapp/sim/SimulatorDriver"
 import { seedFile } from "../support/Archives.js"
 import { eventually, provision, seedMessages } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
 import * as MediaStores from "../support/MediaStores.js"
-import { freshDatabase, sql, startGateway } from "../support/TestGateway.js"
+import { freshDatabase, sql, startGateway, stoppable } from "../support/TestGateway.js"
 
 const DAY = 86_400_000
 const bytes = (n: number) => Uint8Array.from({ length: n }, (_, i) => (i * 31) % 256)
@@ -35,8 +33,7 @@ describe("message retention", () => {
         domainClock: clock.clock,
         settings: { messageRetentionDays: 30, mediaUpkeepIntervalMs: 100 }
       }
-      const firstScope = yield* Scope.make()
-      const first = yield* startGateway(database, options).pipe(Scope.extend(firstScope))
+      const first = yield* stoppable(startGateway(database, options))
       const acme = yield* provision(first.ops, { link: false })
       const number = acme.numbers[0]!.id
       const now = clock.now()
@@ -66,7 +63,7 @@ describe("message retention", () => {
           SELECT message_id::text, blob_key FROM media_files WHERE message_id IN (${oldFile.messageId}, ${recentFile.messageId})
           ORDER BY message_id`)
       const [oldBlob, recentBlob] = keys.map((k) => k.blob_key)
-      yield* Scope.close(firstScope, Exit.void)
+      yield* first.stop
 
       // The next start deletes what is past the 30 days.
       const second = yield* startGateway(database, options)

@@ -8,10 +8,8 @@ import * as Snowflake from "@effect/cluster/Snowflake"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Scope from "effect/Scope"
 import parse, { type Family } from "parse-prometheus-text-format"
 import * as MetricsServer from "../../apps/gateway/src/infra/MetricsServer.js"
 import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
@@ -21,7 +19,8 @@ import {
   type RunningGateway,
   simulatedNetwork,
   sql,
-  startGateway
+  startGateway,
+  stoppable
 } from "../support/TestGateway.js"
 import { freePort } from "../support/Ports.js"
 
@@ -163,10 +162,10 @@ describe("Prometheus metrics", () => {
     Effect.gen(function*() {
       const database = yield* freshDatabase
       const network = yield* simulatedNetwork
-      const runnerScope = yield* Scope.make()
       const runnerMetrics = yield* freePort
-      yield* startGateway(database, { sim: network, settings: { role: "runner", metricsHost: "127.0.0.1", metricsPort: Option.some(runnerMetrics) } })
-        .pipe(Scope.extend(runnerScope))
+      const runnerGateway = yield* stoppable(
+        startGateway(database, { sim: network, settings: { role: "runner", metricsHost: "127.0.0.1", metricsPort: Option.some(runnerMetrics) } })
+      )
       const apiMetrics = yield* freePort
       const api = yield* startGateway(database, { role: "api", sim: network, settings: { metricsHost: "127.0.0.1", metricsPort: Option.some(apiMetrics) } })
       yield* provision(api.ops, { numbers: 1 })
@@ -195,7 +194,7 @@ describe("Prometheus metrics", () => {
       assert.deepStrictEqual(runner.filter((f) => CLUSTER_GAUGES.includes(f.name)).map((f) => f.name), [])
 
       // The runner stops: the api's next scrape says so, with no scrape of /ops/v1/metrics first.
-      yield* Scope.close(runnerScope, Exit.void)
+      yield* runnerGateway.stop
       const stopped = yield* scrapePort(apiMetrics)
       assert.strictEqual(value(stopped, "wagate_unassigned_shards"), 300)
       assert.deepStrictEqual(family(stopped, "wagate_runner_shards").metrics.map((m) => Number(m.value)).filter((n) => n > 0), [])

@@ -8,15 +8,21 @@ import { assert, describe, it } from "@effect/vitest"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Almaty from "@wagate/domain/Almaty"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Scope from "effect/Scope"
 import { execFile } from "node:child_process"
 import { join } from "node:path"
 import { cabinetSettings, mailbox, signedUp } from "../support/Cabinet.js"
 import { eventually, linked, provision, seedMessages, uniquePhone } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
 import * as PreviousRunner from "../support/PreviousRunner.js"
-import { freshDatabase, OPERATOR_TOKEN, type RunningGateway, simulatedNetwork, sql, startGateway } from "../support/TestGateway.js"
+import {
+  freshDatabase,
+  OPERATOR_TOKEN,
+  type RunningGateway,
+  simulatedNetwork,
+  sql,
+  startGateway,
+  stoppable
+} from "../support/TestGateway.js"
 
 const NOON = Date.parse("2026-11-23T07:00:00.000Z")
 
@@ -75,12 +81,11 @@ describe("503 capacity", () => {
     Effect.gen(function*() {
       const database = yield* freshDatabase
       const network = yield* simulatedNetwork
-      const runnerScope = yield* Scope.make()
-      const runner = yield* startGateway(database, { sim: network }).pipe(Scope.extend(runnerScope))
+      const runner = yield* stoppable(startGateway(database, { sim: network }))
       const api = yield* startGateway(database, { role: "api", sim: network, settings: { entityTimeoutMs: 1500 } })
       const acme = yield* provision(runner.ops)
       assert.strictEqual(code(yield* post(api, "/api/v1/messages/send", acme.accountKey, { to: uniquePhone(), text: "x" })), "200 ok")
-      yield* Scope.close(runnerScope, Exit.void)
+      yield* runner.stop
       for (const answer of [
         yield* post(api, "/api/v1/messages/send", acme.accountKey, { to: uniquePhone(), text: "x" }),
         yield* get(api, "/api/v1/limits", acme.accountKey),
@@ -113,8 +118,7 @@ describe("a rolling upgrade", () => {
     Effect.gen(function*() {
       const database = yield* freshDatabase
       const network = yield* simulatedNetwork
-      const runnerScope = yield* Scope.make()
-      const runner = yield* startGateway(database, { sim: network }).pipe(Scope.extend(runnerScope))
+      const runner = yield* stoppable(startGateway(database, { sim: network }))
       const api = yield* startGateway(database, { role: "api", sim: network })
       const acme = yield* provision(runner.ops)
       const body = { to: uniquePhone(), text: "Order 1042 confirmed" }
@@ -122,7 +126,7 @@ describe("a rolling upgrade", () => {
       assert.strictEqual(first.status, 200)
 
       // The runner is replaced by one of the previous release, whose limits have no pause_reason.
-      yield* Scope.close(runnerScope, Exit.void)
+      yield* runner.stop
       const previous: PreviousRunner.PreviousLimits = {
         rating: 70,
         tier: "good",
@@ -287,12 +291,11 @@ describe("POST /contacts/check", () => {
       const database = yield* freshDatabase
       const network = yield* simulatedNetwork
       const time = ManualClock.make(NOON)
-      const firstScope = yield* Scope.make()
-      const first = yield* startGateway(database, { sim: network, domainClock: time.clock }).pipe(Scope.extend(firstScope))
+      const first = yield* stoppable(startGateway(database, { sim: network, domainClock: time.clock }))
       const acme = yield* provision(first.ops)
       const check = (gateway: RunningGateway) => post(gateway, "/api/v1/contacts/check", acme.accountKey, { phone: uniquePhone() })
       assert.strictEqual(code(yield* check(first)), "200 ok")
-      yield* Scope.close(firstScope, Exit.void)
+      yield* first.stop
 
       const second = yield* startGateway(database, { sim: network, domainClock: time.clock })
       yield* linked(second.ops, acme.numbers[0].id)
@@ -551,21 +554,20 @@ describe("restart", () => {
     Effect.gen(function*() {
       const database = yield* freshDatabase
       const network = yield* simulatedNetwork
-      const firstScope = yield* Scope.make()
-      const first = yield* startGateway(database, { sim: network, settings }).pipe(Scope.extend(firstScope))
+      const first = yield* stoppable(startGateway(database, { sim: network, settings }))
       const acme = yield* provision(first.ops, { numbers })
       yield* (yield* first.client(acme.accountKey)).webhooks.set({ payload: { url: "http://127.0.0.1:1/hook" } })
-      return { acme, database, first, firstScope, network }
+      return { acme, database, first, network }
     })
 
   it.scopedLive("a number that comes back WORKING on another runner is no news: no status write, no session.status event", () =>
     Effect.gen(function*() {
-      const { acme, database, firstScope, network } = yield* firstRunner(1)
+      const { acme, database, first, network } = yield* firstRunner(1)
       const number = acme.numbers[0]
       const statusEvents = sql(database, (sql) =>
         sql<{ payload: any }>`SELECT payload FROM webhook_outbox WHERE account_id = ${acme.accountId} AND event = 'session.status' ORDER BY id`)
       const before = yield* statusEvents
-      yield* Scope.close(firstScope, Exit.void)
+      yield* first.stop
 
       const second = yield* startGateway(database, { sim: network, settings })
       // The send waits for the number to reconnect, which is persisted (if at all) before it is seen.
@@ -581,7 +583,7 @@ describe("restart", () => {
 
   it.scopedLive("a link in progress goes on on the runner that takes the number, the same way; a number logged out meanwhile ends STOPPED", () =>
     Effect.gen(function*() {
-      const { acme, database, first, firstScope, network } = yield* firstRunner(2)
+      const { acme, database, first, network } = yield* firstRunner(2)
       yield* first.sim.updateConfig({ autoScan: false })
       // Relinked by QR (logged out first, as a relink does), and a new number linked by pairing code.
       const [relinked, loggedOut] = acme.numbers
@@ -593,7 +595,7 @@ describe("restart", () => {
       const statusEvents = sql(database, (sql) =>
         sql<{ payload: any }>`SELECT payload FROM webhook_outbox WHERE account_id = ${acme.accountId} AND event = 'session.status' ORDER BY id`)
       const before = (yield* statusEvents).length
-      yield* Scope.close(firstScope, Exit.void)
+      yield* first.stop
       // While no runner holds it, the phone of a linked number logs it out.
       yield* first.sim.disconnect(loggedOut.phone, "logged_out")
 
@@ -626,8 +628,7 @@ describe("restart", () => {
       const database = yield* freshDatabase
       const network = yield* simulatedNetwork
       const time = ManualClock.make(NOON)
-      const firstScope = yield* Scope.make()
-      const first = yield* startGateway(database, { sim: network, domainClock: time.clock }).pipe(Scope.extend(firstScope))
+      const first = yield* stoppable(startGateway(database, { sim: network, domainClock: time.clock }))
       const acme = yield* provision(first.ops)
       time.adjust("4 days")
       for (let i = 0; i < 24; i++) {
@@ -642,7 +643,7 @@ describe("restart", () => {
       time.adjust("5 seconds")
       assert.strictEqual(code(yield* post(first, "/api/v1/messages/send", acme.accountKey, { to: peer, text: "hello" })), "200 ok")
       const before = yield* (yield* first.client(acme.accountKey)).limits.get({ urlParams: {} })
-      yield* Scope.close(firstScope, Exit.void)
+      yield* first.stop
 
       const second = yield* startGateway(database, { sim: network, domainClock: time.clock })
       // Within the same second as the last send: still too fast.

@@ -5,14 +5,12 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Scope from "effect/Scope"
 import pg from "pg"
 import type { ClusterView } from "@wagate/domain/ClusterView"
 import { DatabasePool } from "@wagate/store/Database"
 import * as Context from "effect/Context"
 import { linked, provision, uniquePhone } from "../support/Fixtures.js"
-import { freshDatabase, OPERATOR_TOKEN, simulatedNetwork, startGateway } from "../support/TestGateway.js"
+import { freshDatabase, OPERATOR_TOKEN, simulatedNetwork, startGateway, stoppable } from "../support/TestGateway.js"
 
 /** The cluster view once `ready` holds of it, read again every 200 ms for up to 30 s. */
 const untilView = (
@@ -63,8 +61,7 @@ describe("operator cluster view", () => {
     Effect.gen(function*() {
       const database = yield* freshDatabase
       const network = yield* simulatedNetwork
-      const runnerScope = yield* Scope.make()
-      const runner = yield* startGateway(database, { sim: network }).pipe(Scope.extend(runnerScope))
+      const runner = yield* stoppable(startGateway(database, { sim: network }))
       const api = yield* startGateway(database, { role: "api", sim: network })
       const acme = yield* provision(runner.ops, { numbers: 2 })
       const [held, loggedOut] = acme.numbers
@@ -82,7 +79,7 @@ describe("operator cluster view", () => {
       assert.include(relink.reason ?? "", "logged out")
 
       // The runner stops: the number keeps the status it stored, but no runner holds it.
-      yield* Scope.close(runnerScope, Exit.void)
+      yield* runner.stop
       const stopped = yield* untilView(api, (view) => view.unassigned_shards === 300)
       assert.deepStrictEqual(stopped.numbers.by_status, { WAITING_FOR_RUNNER: 1, STOPPED: 1 })
       assert.deepStrictEqual(stopped.numbers.not_running.map((n) => [n.id, n.phone, n.status, n.runner]), [

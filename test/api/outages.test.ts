@@ -14,7 +14,6 @@ import { SimNetwork } from "@wagate/whatsapp/sim/SimNetwork"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as HashSet from "effect/HashSet"
@@ -22,7 +21,6 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as Scope from "effect/Scope"
 import { randomBytes } from "node:crypto"
 import { seedFile } from "../support/Archives.js"
 import * as FileServer from "../support/FileServer.js"
@@ -30,7 +28,15 @@ import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
 import * as MediaStores from "../support/MediaStores.js"
 import * as TcpProxy from "../support/TcpProxy.js"
-import { freshDatabase, type GatewayOptions, OPERATOR_TOKEN, simulatedNetwork, sql, startGateway } from "../support/TestGateway.js"
+import {
+  freshDatabase,
+  type GatewayOptions,
+  OPERATOR_TOKEN,
+  simulatedNetwork,
+  sql,
+  startGateway,
+  stoppable
+} from "../support/TestGateway.js"
 import * as WebhookReceiver from "../support/WebhookReceiver.js"
 import { call, emit, outbox } from "../support/Webhooks.js"
 
@@ -728,8 +734,7 @@ describe("the S3 store stalling", () => {
         settings: { mediaUpkeepIntervalMs: 100 },
         blobs: () => BlobStore.layerS3({ ...MediaStores.s3Options(`http://127.0.0.1:${proxy.port}`), idleTimeoutMs: 1_500 })
       }
-      const firstScope = yield* Scope.make()
-      const first = yield* startGateway(database, options).pipe(Scope.extend(firstScope))
+      const first = yield* stoppable(startGateway(database, options))
       const acme = yield* provision(first.ops)
       losing = acme.numbers[0]!.phone
       time.adjust("10 seconds")
@@ -742,7 +747,7 @@ describe("the S3 store stalling", () => {
       assert.strictEqual(message.body.status, "pending")
       const key = `media/${acme.accountId}/${acme.numbers[0]!.id}/sent-${message.body.wa_message_id}`
       assert.isTrue(Option.isSome(yield* first.blobs.head(key)))
-      yield* Scope.close(firstScope, Exit.void)
+      yield* first.stop
 
       yield* proxy.dropOnSend("DELETE /wagate-media-test/media/")
       const second = yield* startGateway(database, options)
@@ -773,8 +778,7 @@ describe("the S3 store stalling", () => {
         settings: { mediaUpkeepIntervalMs: 100 },
         blobs: () => BlobStore.layerS3({ ...MediaStores.s3Options(`http://127.0.0.1:${proxy.port}`), idleTimeoutMs: 60_000 })
       }
-      const firstScope = yield* Scope.make()
-      const first = yield* startGateway(database, options).pipe(Scope.extend(firstScope))
+      const first = yield* stoppable(startGateway(database, options))
       const acme = yield* provision(first.ops)
       const peer = uniquePhone()
       const arrived = yield* first.sim.inbound({
@@ -801,7 +805,7 @@ describe("the S3 store stalling", () => {
       yield* proxy.stallOnSend("DELETE /wagate-media-test/media/")
       time.adjust("31 days")
       yield* eventually(Effect.sync(() => proxy.stalledOnSend()), (n) => n > 0, 10_000)
-      yield* Scope.close(firstScope, Exit.void)
+      yield* first.stop
       assert.isTrue(Option.isSome(yield* first.blobs.head(key)))
 
       yield* proxy.stallOnSend(undefined)

@@ -12,9 +12,7 @@ import { SimNetwork } from "@wagate/whatsapp/sim/SimNetwork"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as Scope from "effect/Scope"
 import * as FileServer from "../support/FileServer.js"
 import { eventually, linked, provision, type Provisioned, uniquePhone } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
@@ -23,7 +21,8 @@ import {
   type GatewayOptions,
   type RunningGateway,
   simulatedNetwork,
-  startGateway
+  startGateway,
+  stoppable
 } from "../support/TestGateway.js"
 
 /** 12:00 in Almaty on a Monday; the number is linked at this moment. */
@@ -513,8 +512,7 @@ describe("limits across refusals, pauses and restarts", () => {
         afterRecord: ({ text }) => text === "queued" ? Effect.orDie(sim.disconnect(offline, "connection_lost")) : Effect.void
       }
       const options = { sim: network, domainClock: time.clock, numberHooks }
-      const firstScope = yield* Scope.make()
-      const first = yield* startGateway(database, options).pipe(Scope.extend(firstScope))
+      const first = yield* stoppable(startGateway(database, options))
       const acme = yield* provision(first.ops)
       const number = acme.numbers[0]!
       offline = number.phone
@@ -523,7 +521,7 @@ describe("limits across refusals, pauses and restarts", () => {
       const queued = yield* send(first, acme.accountKey, { to: peer, text: "queued" })
       assert.strictEqual(code(queued), "200 ok")
       yield* first.ops.ops.pause({ path: { id: number.id }, payload: { paused: true } })
-      yield* Scope.close(firstScope, Exit.void)
+      yield* first.stop
 
       // Connected again after a restart, still paused: the message stays where it was.
       const second = yield* startGateway(database, options)
@@ -548,8 +546,7 @@ describe("limits across refusals, pauses and restarts", () => {
       const database = yield* freshDatabase
       const network = yield* simulatedNetwork
       const time = ManualClock.make(NOON)
-      const firstScope = yield* Scope.make()
-      const first = yield* startGateway(database, { sim: network, domainClock: time.clock }).pipe(Scope.extend(firstScope))
+      const first = yield* stoppable(startGateway(database, { sim: network, domainClock: time.clock }))
       const acme = yield* provision(first.ops)
       const newContacts = (gateway: RunningGateway) =>
         Effect.flatMap(gateway.client(acme.accountKey), (api) => api.limits.get({ urlParams: {} })).pipe(
@@ -570,7 +567,7 @@ describe("limits across refusals, pauses and restarts", () => {
       yield* first.sim.failures(peer, { mode: "reject", times: 1 })
       time.adjust("1 second")
       assert.strictEqual(code(yield* send(first, acme.accountKey, { to: peer, text: "Yes, we do" })), "502 send_failed")
-      yield* Scope.close(firstScope, Exit.void)
+      yield* first.stop
 
       const second = yield* startGateway(database, { sim: network, domainClock: time.clock })
       time.adjust("1 second")
@@ -650,8 +647,7 @@ describe("limits across refusals, pauses and restarts", () => {
       const database = yield* freshDatabase
       const network = yield* simulatedNetwork
       const time = ManualClock.make(NOON)
-      const firstScope = yield* Scope.make()
-      const first = yield* startGateway(database, { sim: network, domainClock: time.clock }).pipe(Scope.extend(firstScope))
+      const first = yield* stoppable(startGateway(database, { sim: network, domainClock: time.clock }))
       const acme = yield* provision(first.ops)
       // After warm-up: 150 first messages a day, so only the mailing rule can stop these.
       time.adjust("4 days")
@@ -666,7 +662,7 @@ describe("limits across refusals, pauses and restarts", () => {
       for (let i = 0; i < 10; i++) assert.strictEqual(yield* mailing(first, true), "502 send_failed")
       // 24 sent in all, 14 delivered: the next is the 15th of the pattern, not its 25th.
       for (let i = 0; i < 15; i++) assert.strictEqual(yield* mailing(first, false), "200 ok", `delivered ${i + 1}`)
-      yield* Scope.close(firstScope, Exit.void)
+      yield* first.stop
 
       const second = yield* startGateway(database, { sim: network, domainClock: time.clock })
       for (let i = 15; i < 24; i++) assert.strictEqual(yield* mailing(second, false), "200 ok", `delivered ${i + 1}`)

@@ -17,10 +17,8 @@ import type { Hooks } from "@wagate/numbers/NumberHooks"
 import { SimNetwork } from "@wagate/whatsapp/sim/SimNetwork"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Scope from "effect/Scope"
 import { execFile } from "node:child_process"
 import { join } from "node:path"
 import { promisify } from "node:util"
@@ -29,7 +27,15 @@ import * as FileServer from "../support/FileServer.js"
 import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
 import * as MediaStores from "../support/MediaStores.js"
-import { type DatabaseContext, freshDatabase, type GatewayWithBlobs, OPERATOR_TOKEN, simulatedNetwork, startGateway } from "../support/TestGateway.js"
+import {
+  type DatabaseContext,
+  freshDatabase,
+  type GatewayWithBlobs,
+  OPERATOR_TOKEN,
+  simulatedNetwork,
+  startGateway,
+  stoppable
+} from "../support/TestGateway.js"
 
 const DAY = 86_400_000
 const MB = 1024 * 1024
@@ -91,8 +97,7 @@ describe("storage upkeep and policy", () => {
         domainClock: clock.clock,
         settings: { mediaUpkeepIntervalMs: 100 }
       }
-      const firstScope = yield* Scope.make()
-      const first = yield* startGateway(database, options).pipe(Scope.extend(firstScope))
+      const first = yield* stoppable(startGateway(database, options))
       const acme = yield* provision(first.ops)
       const number = acme.numbers[0]!
       const message = yield* receive(first, acme.accountKey, number.phone, { size: 2000 })
@@ -114,7 +119,7 @@ describe("storage upkeep and policy", () => {
         Effect.provideService(DomainClock, clock.clock)
       )
       assert.isTrue(Option.isSome(yield* first.blobs.head(key)))
-      yield* Scope.close(firstScope, Exit.void)
+      yield* first.stop
 
       // Past 30 days, a gateway started afresh purges it.
       clock.adjust(2 * DAY)
@@ -473,8 +478,7 @@ describe("storage upkeep and policy", () => {
         }
       }
       const options = { blobs: store.layer, sim: network, domainClock: clock.clock, numberHooks }
-      const firstScope = yield* Scope.make()
-      const first = yield* startGateway(database, options).pipe(Scope.extend(firstScope))
+      const first = yield* stoppable(startGateway(database, options))
       const acme = yield* provision(first.ops, { numbers: 2 })
       const [cut, pending] = acme.numbers
       offline.set("cut off", cut!.phone).set("offline", pending!.phone)
@@ -504,7 +508,7 @@ describe("storage upkeep and policy", () => {
       yield* eventually(firstApi.storage.get(), (s) => s.used_bytes === FileServer.PNG.length)
       assert.strictEqual((yield* store.keys(`media/${acme.accountId}`)).length, 2)
       for (const id of [cutId, pendingId]) assert.strictEqual((yield* firstApi.messages.get({ path: { id } })).status, "pending")
-      yield* Scope.close(firstScope, Exit.void)
+      yield* first.stop
 
       // After the restart the numbers connect again and their pending sends fail: no file is
       // left of them, none is counted, and they show it as a send the network refused does.

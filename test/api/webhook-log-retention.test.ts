@@ -17,10 +17,9 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import * as Scope from "effect/Scope"
 import * as WebhookLogUpkeep from "../../apps/gateway/src/WebhookLogUpkeep.js"
 import { provision } from "../support/Fixtures.js"
-import { type DatabaseContext, freshDatabase, sql } from "../support/TestGateway.js"
+import { type DatabaseContext, freshDatabase, sql, stoppable } from "../support/TestGateway.js"
 import { call, code, eventually, webhookGateway } from "../support/Webhooks.js"
 
 const DAY = 24 * 60 * 60 * 1000
@@ -61,8 +60,7 @@ describe("webhook delivery log retention", () => {
       const database = yield* freshDatabase
       // A gateway that keeps the log for ever sets the account's webhook up, then turns it off
       // so its waiting events stay waiting.
-      const firstScope = yield* Scope.make()
-      const first = yield* webhookGateway(database, { settings: { webhookLogRetentionDays: 0 } }).pipe(Scope.extend(firstScope))
+      const first = yield* stoppable(webhookGateway(database, { settings: { webhookLogRetentionDays: 0 } }))
       const acme = yield* provision(first.ops, { numbers: 0 })
       const key = acme.accountKey
       const hook = { url: "http://127.0.0.1:9/hook" }
@@ -80,7 +78,7 @@ describe("webhook delivery log retention", () => {
       const recent = yield* log({ createdDaysAgo: 1, deliveredDaysAgo: 1 })
       const ids = (a: { body: any }) => a.body.deliveries.map((d: any) => d.id).sort((x: number, y: number) => x - y)
       assert.lengthOf(ids(yield* call(first, "GET", "/api/v1/webhook/deliveries", key)), 8)
-      yield* Scope.close(firstScope, Exit.void)
+      yield* first.stop
 
       const gateway = yield* webhookGateway(database, { settings: { webhookLogRetentionDays: 30 } })
       const kept = yield* eventually(

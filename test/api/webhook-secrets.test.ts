@@ -9,17 +9,15 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import * as HashSet from "effect/HashSet"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as Scope from "effect/Scope"
 import { parseKey, generateKey } from "@wagate/store/SecretKeyring"
 import { Webhook } from "standardwebhooks"
 import { provision, uniquePhone } from "../support/Fixtures.js"
-import { freshDatabase, type RunningGateway, simulatedNetwork, sql } from "../support/TestGateway.js"
+import { freshDatabase, type RunningGateway, simulatedNetwork, sql, stoppable } from "../support/TestGateway.js"
 import * as WebhookReceiver from "../support/WebhookReceiver.js"
 import { call, emit, eventually, webhookGateway } from "../support/Webhooks.js"
 
@@ -59,11 +57,10 @@ describe("webhook secrets at rest", () => {
           assert.deepStrictEqual(new Webhook(secret).verify(got!.body, got!.headers), got!.json)
         })
 
-      const firstScope = yield* Scope.make()
-      const first = yield* webhookGateway(database, {
+      const first = yield* stoppable(webhookGateway(database, {
         sim: network,
         settings: { webhookSecretKey: Option.some(Redacted.make(oldKey)) }
-      }).pipe(Scope.extend(firstScope))
+      }))
       const acme = yield* provision(first.ops)
       const phone = acme.numbers[0]!.phone
       const set = yield* call(first, "PUT", "/api/v1/webhook", acme.accountKey, { url: receiver.url("/acme") })
@@ -73,7 +70,7 @@ describe("webhook secrets at rest", () => {
       assert.match(row.secret, new RegExp(`^enc:v1:${keyId(oldKey)}:`))
       assert.notInclude(row.secret, secret.slice("whsec_".length, "whsec_".length + 12))
       yield* delivered(first, phone, secret, "first")
-      yield* Scope.close(firstScope, Exit.void)
+      yield* first.stop
 
       // The operator rolls in a new key and keeps the old one for reading.
       const second = yield* webhookGateway(database, {

@@ -11,11 +11,9 @@ import { ExportEvents, type Finished } from "@wagate/store/ExportEvents"
 import * as RetrySchedule from "@wagate/webhooks/RetrySchedule"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import * as HashSet from "effect/HashSet"
 import * as Logger from "effect/Logger"
-import * as Scope from "effect/Scope"
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -23,7 +21,7 @@ import { pathToFileURL } from "node:url"
 import { Webhook } from "standardwebhooks"
 import { provision, uniquePhone } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
-import { freshDatabase, OPERATOR_TOKEN, type RunningGateway, simulatedNetwork, sql } from "../support/TestGateway.js"
+import { freshDatabase, OPERATOR_TOKEN, type RunningGateway, simulatedNetwork, sql, stoppable } from "../support/TestGateway.js"
 import * as WebhookReceiver from "../support/WebhookReceiver.js"
 import { call, code, embeddedGateway, emit, eventually, outbox, webhookGateway } from "../support/Webhooks.js"
 
@@ -602,8 +600,7 @@ describe("restart", () => {
       const receiver = yield* WebhookReceiver.start
       const database = yield* freshDatabase
       const network = yield* simulatedNetwork
-      const firstScope = yield* Scope.make()
-      const first = yield* webhookGateway(database, { domainClock: time.clock, sim: network }).pipe(Scope.extend(firstScope))
+      const first = yield* stoppable(webhookGateway(database, { domainClock: time.clock, sim: network }))
       const acme = yield* provision(first.ops)
       const { secret } = yield* setWebhook(first, acme.accountKey, receiver.url("/acme"))
       receiver.answer("/acme", 500)
@@ -613,7 +610,7 @@ describe("restart", () => {
       time.adjust(pastRetry(1))
       yield* receiver.waitFor("/acme", 2)
       const [before] = yield* eventually(outbox(database, acme.accountId), (rows) => rows[0]?.attempts === 2)
-      yield* Scope.close(firstScope, Exit.void)
+      yield* first.stop
 
       receiver.answer("/acme", 200)
       yield* webhookGateway(database, { domainClock: time.clock, sim: network })

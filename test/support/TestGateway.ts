@@ -22,10 +22,12 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as DefaultServices from "effect/DefaultServices"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -159,6 +161,21 @@ export const startGateway = (database: DatabaseContext, options: GatewayOptions 
       client: (apiKey, scheme) => WagateClient.make({ baseUrl: url, apiKey, scheme }).pipe(Effect.provide(clientContext))
     }
     return running
+  })
+
+/**
+ * Runs `start` (a gateway) in a scope of its own, answering what it started with `stop`, which
+ * closes that scope: the gateway stops there, as a process stops before a restart, and the next
+ * one can start on the same database. The test's scope closes it at the latest, should the test
+ * end before `stop`.
+ */
+export const stoppable = <A extends object, E, R>(
+  start: Effect.Effect<A, E, R>
+): Effect.Effect<A & { readonly stop: Effect.Effect<void> }, E, Exclude<R, Scope.Scope> | Scope.Scope> =>
+  Effect.gen(function*() {
+    const own = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+    const started = yield* Scope.extend(start, own)
+    return { ...started, stop: Scope.close(own, Exit.void) }
   })
 
 /** A unique prefix for Redis keys of one suite. */
