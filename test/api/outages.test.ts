@@ -85,6 +85,18 @@ const behindProxy = (options: Pick<GatewayOptions, "domainClock" | "settings"> &
     return { proxy, gateway, direct }
   })
 
+/**
+ * An S3 store (s3rver) behind a TCP proxy, and the gateway's blob store on it through the proxy
+ * with a given idle limit (how long a request the store does not answer waits).
+ */
+const s3BehindProxy = Effect.gen(function*() {
+  const store = yield* MediaStores.s3
+  const proxy = yield* TcpProxy.start({ host: "127.0.0.1", port: Number(new URL(store.endpoint).port) })
+  const blobStore = (idleTimeoutMs: number) => () =>
+    BlobStore.layerS3({ ...MediaStores.s3Options(`http://127.0.0.1:${proxy.port}`), idleTimeoutMs })
+  return { store, proxy, blobStore }
+})
+
 /** The log lines of the gateways started in the scope, as they come. */
 const logLines = Effect.gen(function*() {
   const logged: Array<{ readonly level: string; readonly message: string }> = []
@@ -370,8 +382,7 @@ describe("the webhook notifications' connection", () => {
 describe("the S3 store stalling", () => {
   it.scopedLive("an incoming file is skipped with its reason and a sent one answers 503 storage_unavailable, instead of waiting on it; the number keeps sending; files go up again once it answers", () =>
     Effect.gen(function*() {
-      const store = yield* MediaStores.s3
-      const proxy = yield* TcpProxy.start({ host: "127.0.0.1", port: Number(new URL(store.endpoint).port) })
+      const { proxy, blobStore } = yield* s3BehindProxy
       const files = yield* FileServer.start
       const time = ManualClock.make(Date.parse("2026-11-23T07:00:00.000Z"))
       const gateway = yield* startGateway(yield* freshDatabase, {
@@ -380,7 +391,7 @@ describe("the S3 store stalling", () => {
         // an attachment) ran out, and answered capacity.
         settings: { entityTimeoutMs: 10_000 },
         // Long enough for s3rver on a busy machine, short enough for the test.
-        blobs: () => BlobStore.layerS3({ ...MediaStores.s3Options(`http://127.0.0.1:${proxy.port}`), idleTimeoutMs: 4_000 })
+        blobs: blobStore(4_000)
       })
       const acme = yield* provision(gateway.ops)
       const key = acme.numberKeys[0]!
@@ -424,10 +435,9 @@ describe("the S3 store stalling", () => {
 
   it.scopedLive("an archive export whose file cannot be read from the store ends failed, leaves nothing, and the gateway stays up; tried again, it is done", () =>
     Effect.gen(function*() {
-      const store = yield* MediaStores.s3
-      const proxy = yield* TcpProxy.start({ host: "127.0.0.1", port: Number(new URL(store.endpoint).port) })
+      const { proxy, blobStore } = yield* s3BehindProxy
       const gateway = yield* startGateway(yield* freshDatabase, {
-        blobs: () => BlobStore.layerS3({ ...MediaStores.s3Options(`http://127.0.0.1:${proxy.port}`), idleTimeoutMs: 1_000 }),
+        blobs: blobStore(1_000),
         settings: { exportJanitorIntervalMs: 500 }
       })
       const acme = yield* provision(gateway.ops)
@@ -482,11 +492,8 @@ describe("the S3 store stalling", () => {
 
   it.scopedLive("GET /media/{id} answers 503 storage_unavailable once the store's idle limit passes, not three times over", () =>
     Effect.gen(function*() {
-      const store = yield* MediaStores.s3
-      const proxy = yield* TcpProxy.start({ host: "127.0.0.1", port: Number(new URL(store.endpoint).port) })
-      const gateway = yield* startGateway(yield* freshDatabase, {
-        blobs: () => BlobStore.layerS3({ ...MediaStores.s3Options(`http://127.0.0.1:${proxy.port}`), idleTimeoutMs: 2_000 })
-      })
+      const { proxy, blobStore } = yield* s3BehindProxy
+      const gateway = yield* startGateway(yield* freshDatabase, { blobs: blobStore(2_000) })
       const acme = yield* provision(gateway.ops)
       const file = yield* seedFile(gateway.database, gateway.blobs, {
         accountId: acme.accountId, numberId: acme.numbers[0]!.id, peer: "77770000001", filename: "a.pdf", bytes: randomBytes(10)
@@ -509,12 +516,11 @@ describe("the S3 store stalling", () => {
 
   it.scopedLive("an attachment whose upload times out, as the store takes it whole and stalls before answering, is not left in the bucket", () =>
     Effect.gen(function*() {
-      const store = yield* MediaStores.s3
-      const proxy = yield* TcpProxy.start({ host: "127.0.0.1", port: Number(new URL(store.endpoint).port) })
+      const { proxy, blobStore, store } = yield* s3BehindProxy
       const files = yield* FileServer.start
       const gateway = yield* startGateway(yield* freshDatabase, {
         settings: { entityTimeoutMs: 10_000 },
-        blobs: () => BlobStore.layerS3({ ...MediaStores.s3Options(`http://127.0.0.1:${proxy.port}`), idleTimeoutMs: 1_500 })
+        blobs: blobStore(1_500)
       })
       const acme = yield* provision(gateway.ops)
       const s3 = new S3Client({
@@ -544,14 +550,13 @@ describe("the S3 store stalling", () => {
 
   it.scopedLive("an attachment's upload that lands after its send gave up, while the store refuses to delete it, is removed by the media upkeep an hour later", () =>
     Effect.gen(function*() {
-      const store = yield* MediaStores.s3
-      const proxy = yield* TcpProxy.start({ host: "127.0.0.1", port: Number(new URL(store.endpoint).port) })
+      const { proxy, blobStore } = yield* s3BehindProxy
       const files = yield* FileServer.start
       const time = ManualClock.make(Date.parse("2026-11-23T07:00:00.000Z"))
       const gateway = yield* startGateway(yield* freshDatabase, {
         domainClock: time.clock,
         settings: { entityTimeoutMs: 10_000, mediaUpkeepIntervalMs: 100 },
-        blobs: () => BlobStore.layerS3({ ...MediaStores.s3Options(`http://127.0.0.1:${proxy.port}`), idleTimeoutMs: 1_500 })
+        blobs: blobStore(1_500)
       })
       const acme = yield* provision(gateway.ops)
       const leftovers = sql(gateway.database, (sql) => sql<{ key: string }>`SELECT blob_key AS key FROM blob_leftovers`)
@@ -575,13 +580,12 @@ describe("the S3 store stalling", () => {
 
   it.scopedLive("an incoming file whose upload lands after the download gave up, while the store refuses to delete it, is removed by the media upkeep an hour later", () =>
     Effect.gen(function*() {
-      const store = yield* MediaStores.s3
-      const proxy = yield* TcpProxy.start({ host: "127.0.0.1", port: Number(new URL(store.endpoint).port) })
+      const { proxy, blobStore } = yield* s3BehindProxy
       const time = ManualClock.make(Date.parse("2026-11-23T07:00:00.000Z"))
       const gateway = yield* startGateway(yield* freshDatabase, {
         domainClock: time.clock,
         settings: { mediaUpkeepIntervalMs: 100 },
-        blobs: () => BlobStore.layerS3({ ...MediaStores.s3Options(`http://127.0.0.1:${proxy.port}`), idleTimeoutMs: 1_500 })
+        blobs: blobStore(1_500)
       })
       const acme = yield* provision(gateway.ops)
       const leftovers = sql(gateway.database, (sql) => sql<{ key: string }>`SELECT blob_key AS key FROM blob_leftovers`)
@@ -616,13 +620,12 @@ describe("the S3 store stalling", () => {
 
   it.scopedLive("incoming files stored but refused as they are counted, while the store refuses to delete them, are removed by the media upkeep an hour later", () =>
     Effect.gen(function*() {
-      const store = yield* MediaStores.s3
-      const proxy = yield* TcpProxy.start({ host: "127.0.0.1", port: Number(new URL(store.endpoint).port) })
+      const { proxy, blobStore } = yield* s3BehindProxy
       const time = ManualClock.make(Date.parse("2026-11-23T07:00:00.000Z"))
       const gateway = yield* startGateway(yield* freshDatabase, {
         domainClock: time.clock,
         settings: { mediaUpkeepIntervalMs: 100, incomingMediaConcurrency: 4 },
-        blobs: () => BlobStore.layerS3({ ...MediaStores.s3Options(`http://127.0.0.1:${proxy.port}`), idleTimeoutMs: 1_500 })
+        blobs: blobStore(1_500)
       })
       const acme = yield* provision(gateway.ops)
       yield* gateway.ops.opsStorage.setPolicy({ path: { id: acme.accountId }, payload: { chat_daily_mb: 1 } })
@@ -667,14 +670,13 @@ describe("the S3 store stalling", () => {
 
   it.scopedLive("sent attachments not kept (refused by the network, over the ceiling), while the store refuses to delete them, are removed by the media upkeep an hour later", () =>
     Effect.gen(function*() {
-      const store = yield* MediaStores.s3
-      const proxy = yield* TcpProxy.start({ host: "127.0.0.1", port: Number(new URL(store.endpoint).port) })
+      const { proxy, blobStore } = yield* s3BehindProxy
       const files = yield* FileServer.start
       const time = ManualClock.make(Date.parse("2026-11-23T07:00:00.000Z"))
       const gateway = yield* startGateway(yield* freshDatabase, {
         domainClock: time.clock,
         settings: { entityTimeoutMs: 10_000, mediaUpkeepIntervalMs: 100 },
-        blobs: () => BlobStore.layerS3({ ...MediaStores.s3Options(`http://127.0.0.1:${proxy.port}`), idleTimeoutMs: 1_500 })
+        blobs: blobStore(1_500)
       })
       const acme = yield* provision(gateway.ops)
       yield* gateway.ops.opsStorage.setPolicy({ path: { id: acme.accountId }, payload: { ceiling_bytes: 1 } })
@@ -711,8 +713,7 @@ describe("the S3 store stalling", () => {
 
   it.scopedLive("a pending send's file that the sweep after a restart cannot delete, as the store refuses it, is removed by the media upkeep an hour later", () =>
     Effect.gen(function*() {
-      const store = yield* MediaStores.s3
-      const proxy = yield* TcpProxy.start({ host: "127.0.0.1", port: Number(new URL(store.endpoint).port) })
+      const { proxy, blobStore } = yield* s3BehindProxy
       const files = yield* FileServer.start
       const database = yield* freshDatabase
       const network = yield* simulatedNetwork
@@ -732,7 +733,7 @@ describe("the S3 store stalling", () => {
         domainClock: time.clock,
         numberHooks,
         settings: { mediaUpkeepIntervalMs: 100 },
-        blobs: () => BlobStore.layerS3({ ...MediaStores.s3Options(`http://127.0.0.1:${proxy.port}`), idleTimeoutMs: 1_500 })
+        blobs: blobStore(1_500)
       }
       const first = yield* stoppable(startGateway(database, options))
       const acme = yield* provision(first.ops)
@@ -768,15 +769,14 @@ describe("the S3 store stalling", () => {
 
   it.scopedLive("a deleted file's backup whose purge a stopped gateway left in the middle is purged by the next one", () =>
     Effect.gen(function*() {
-      const store = yield* MediaStores.s3
-      const proxy = yield* TcpProxy.start({ host: "127.0.0.1", port: Number(new URL(store.endpoint).port) })
+      const { proxy, blobStore } = yield* s3BehindProxy
       const database = yield* freshDatabase
       // Days before the wall clock's today: a deletion is dated by the domain clock, as its purge is.
       const time = ManualClock.make(Date.parse("2026-03-02T07:00:00.000Z"))
       const options = {
         domainClock: time.clock,
         settings: { mediaUpkeepIntervalMs: 100 },
-        blobs: () => BlobStore.layerS3({ ...MediaStores.s3Options(`http://127.0.0.1:${proxy.port}`), idleTimeoutMs: 60_000 })
+        blobs: blobStore(60_000)
       }
       const first = yield* stoppable(startGateway(database, options))
       const acme = yield* provision(first.ops)
