@@ -599,8 +599,7 @@ describe("limits across refusals, pauses and restarts", () => {
         }
       }
       const options = { sim: network, domainClock: time.clock, numberHooks }
-      const firstScope = yield* Scope.make()
-      const first = yield* startGateway(database, options).pipe(Scope.extend(firstScope))
+      const first = yield* stoppable(startGateway(database, options))
       const acme = yield* provision(first.ops)
       const newContacts = (gateway: RunningGateway) =>
         Effect.flatMap(gateway.client(acme.accountKey), (api) => api.limits.get({ urlParams: {} })).pipe(
@@ -630,7 +629,7 @@ describe("limits across refusals, pauses and restarts", () => {
       // Nothing to or from the person was accepted: the next message is a first message, counted.
       assert.strictEqual(code(yield* send(first, acme.accountKey, { to: person, text: "Hello from the shop" })), "200 ok")
       assert.strictEqual(yield* newContacts(first), 1)
-      yield* Scope.close(firstScope, Exit.void)
+      yield* first.stop
 
       // After a restart, as PostgreSQL tells: a first message, so spaced 5 s after the last one.
       const second = yield* startGateway(database, options)
@@ -686,8 +685,7 @@ describe("limits across refusals, pauses and restarts", () => {
       const network = yield* simulatedNetwork
       const time = ManualClock.make(NOON)
       const options = { sim: network, domainClock: time.clock }
-      const firstScope = yield* Scope.make()
-      const first = yield* startGateway(database, options).pipe(Scope.extend(firstScope))
+      const first = yield* stoppable(startGateway(database, options))
       const acme = yield* provision(first.ops)
       const used = (gateway: RunningGateway) =>
         Effect.flatMap(gateway.client(acme.accountKey), (api) => api.limits.get({ urlParams: {} })).pipe(
@@ -710,17 +708,16 @@ describe("limits across refusals, pauses and restarts", () => {
         assert.deepStrictEqual([code(answer), answer.headers["x-ratelimit-remaining"]], ["200 ok", String(199 - i)])
         time.adjust("1 second")
       }
-      yield* Scope.close(firstScope, Exit.void)
+      yield* first.stop
 
       // Restarted before that midnight comes again, and after: the same day, the same usage.
-      const secondScope = yield* Scope.make()
-      const second = yield* startGateway(database, options).pipe(Scope.extend(secondScope))
+      const second = yield* stoppable(startGateway(database, options))
       assert.strictEqual(yield* used(second), 3)
       time.set(midnight + 60_000)
       assert.strictEqual(yield* used(second), 3)
       const next = yield* send(second, acme.accountKey, { to: peer, text: "morning" })
       assert.deepStrictEqual([code(next), next.headers["x-ratelimit-remaining"]], ["200 ok", "196"])
-      yield* Scope.close(secondScope, Exit.void)
+      yield* second.stop
       const third = yield* startGateway(database, options)
       assert.strictEqual(yield* used(third), 4)
     }), { timeout: 90_000 })
