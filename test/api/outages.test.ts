@@ -272,17 +272,31 @@ describe("the webhook notifications' connection", () => {
   const ofListening = (logged: ReadonlyArray<{ readonly level: string; readonly message: string }>) =>
     logged.filter((l) => /^listening for webhook notifications/.test(l.message))
 
-  it.scopedLive("the database wholly away: listening is tried again with backoff by the clock, logs once when it stops and once when it works again, and wakes deliveries once the database is back", () =>
+  /**
+   * A gateway behind the proxy that delivers only on notifications, with acme's webhook set and a
+   * first event ("before1") delivered; `statementTimeoutMs` bounds its pool's statements.
+   */
+  const listening = (statementTimeoutMs?: number) =>
     Effect.gen(function*() {
       const logged = yield* logLines
       const receiver = yield* WebhookReceiver.start
       const time = ManualClock.stepped(Date.parse("2026-11-28T07:00:00.000Z"))
-      const { direct, gateway, proxy } = yield* behindProxy({ domainClock: time.clock, settings: listenOnly })
+      const { direct, gateway, proxy } = yield* behindProxy({
+        domainClock: time.clock,
+        settings: listenOnly,
+        ...(statementTimeoutMs === undefined ? {} : { statementTimeoutMs })
+      })
       const acme = yield* provision(gateway.ops)
       const set = yield* call(gateway, "PUT", "/api/v1/webhook", acme.accountKey, { url: receiver.url("/acme") })
       assert.strictEqual(set.status, 200)
       yield* emit(direct, acme.accountId, 1, "before")
       yield* receiver.waitFor("/acme", 1, 20_000)
+      return { acme, direct, logged, proxy, receiver, time }
+    })
+
+  it.scopedLive("the database wholly away: listening is tried again with backoff by the clock, logs once when it stops and once when it works again, and wakes deliveries once the database is back", () =>
+    Effect.gen(function*() {
+      const { acme, direct, logged, proxy, receiver, time } = yield* listening()
       // Recorded as delivered before the outage, so that it is not delivered again after it.
       yield* eventually(outbox(direct, acme.accountId), (rows) => rows.every((r) => r.delivered_at !== null), 20_000)
 
@@ -320,15 +334,7 @@ describe("the webhook notifications' connection", () => {
 
   it.scopedLive("an event queued while nothing listened is delivered once listening works again, not at the next poll", () =>
     Effect.gen(function*() {
-      const logged = yield* logLines
-      const receiver = yield* WebhookReceiver.start
-      const time = ManualClock.stepped(Date.parse("2026-11-28T07:00:00.000Z"))
-      const { direct, gateway, proxy } = yield* behindProxy({ domainClock: time.clock, settings: listenOnly })
-      const acme = yield* provision(gateway.ops)
-      const set = yield* call(gateway, "PUT", "/api/v1/webhook", acme.accountKey, { url: receiver.url("/acme") })
-      assert.strictEqual(set.status, 200)
-      yield* emit(direct, acme.accountId, 1, "before")
-      yield* receiver.waitFor("/acme", 1, 20_000)
+      const { acme, direct, logged, proxy, receiver, time } = yield* listening()
       yield* eventually(outbox(direct, acme.accountId), (rows) => rows.every((r) => r.delivered_at !== null), 20_000)
 
       yield* proxy.down
@@ -348,15 +354,7 @@ describe("the webhook notifications' connection", () => {
 
   it.scopedLive("the listening connection stops answering while the others go on: its check finds it within the pool's bound, and listening starts again on a new connection, which wakes deliveries", () =>
     Effect.gen(function*() {
-      const logged = yield* logLines
-      const receiver = yield* WebhookReceiver.start
-      const time = ManualClock.stepped(Date.parse("2026-11-28T07:00:00.000Z"))
-      const { direct, gateway, proxy } = yield* behindProxy({ domainClock: time.clock, settings: listenOnly, statementTimeoutMs: 1_000 })
-      const acme = yield* provision(gateway.ops)
-      const set = yield* call(gateway, "PUT", "/api/v1/webhook", acme.accountKey, { url: receiver.url("/acme") })
-      assert.strictEqual(set.status, 200)
-      yield* emit(direct, acme.accountId, 1, "before")
-      yield* receiver.waitFor("/acme", 1, 20_000)
+      const { acme, direct, logged, proxy, receiver, time } = yield* listening(1_000)
 
       // Nothing goes through the listening connection any more, either way, and nothing closes it.
       assert.strictEqual(yield* proxy.stallSent('LISTEN "wagate_webhooks"'), 1)
