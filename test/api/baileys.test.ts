@@ -834,18 +834,45 @@ describe("credentials WhatsApp refused, on the Baileys driver", () => {
       assert.isNull(working.qr)
     }), 60_000)
 
-  for (
-    const [code, reason] of [
-      [403, "refused by WhatsApp (403): the account may be banned"],
-      [406, "banned by WhatsApp (406)"]
-    ] as const
-  ) {
-    it.scopedLive(`${reason}: FAILED with the reason; after a restart no socket, and a link says why it does not connect`, () =>
+  /**
+   * Each way WhatsApp refuses an account: the close, the reason the number is FAILED with (read
+   * off it when it carries the time of the close), and what a link answers with that reason.
+   */
+  const refusals = [
+    {
+      what: "refused by WhatsApp (403): the account may be banned",
+      close: FakeSocket.Closes.failure(403),
+      expect: (reason: string | null) => assert.strictEqual(reason, "refused by WhatsApp (403): the account may be banned"),
+      link: Linking.refusedLink
+    },
+    {
+      what: "banned by WhatsApp (406)",
+      close: FakeSocket.Closes.failure(406),
+      expect: (reason: string | null) => assert.strictEqual(reason, "banned by WhatsApp (406)"),
+      link: Linking.refusedLink
+    },
+    {
+      what: "a temporary ban (402), until its end",
+      // Two hours, in seconds, as WhatsApp gives it.
+      close: FakeSocket.Closes.failure(402, { code: "101", expire: "7200" }),
+      expect: (reason: string | null, closedAt: number) => {
+        const until = Date.parse((reason ?? "").replace(/^temporarily banned by WhatsApp \(402\) until /, ""))
+        assert.isAtLeast(until, closedAt + 7_200_000, reason ?? "")
+        assert.isAtMost(until, Date.now() + 7_200_000, reason ?? "")
+      },
+      link: Linking.bannedLink
+    }
+  ]
+
+  for (const refusal of refusals) {
+    it.scopedLive(`${refusal.what}: FAILED with the reason; after a restart no socket, and a link says why it does not connect`, () =>
       Effect.gen(function*() {
         const { api, database, fake, gateway, id, restart } = yield* beforeRestart({})
-        fake.latest().closeWith(FakeSocket.Closes.failure(code))
+        const closedAt = Date.now()
+        fake.latest().closeWith(refusal.close)
         const failed = yield* eventually(gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.status === "FAILED")
-        assert.strictEqual(failed.reason, reason)
+        refusal.expect(failed.reason, closedAt)
+        const reason = failed.reason ?? ""
         const numbers = yield* api.numbers.list()
         assert.deepStrictEqual(numbers.numbers.map((n) => [n.id, n.status]), [[id, "FAILED"]])
         yield* restart
@@ -854,42 +881,15 @@ describe("credentials WhatsApp refused, on the Baileys driver", () => {
         const woken = yield* eventually(again.gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.status === "FAILED")
         assert.strictEqual(woken.reason, reason)
         // (That it answers at once, not after the 5 s a link waits for an attempt to begin, is
-        // the driver's LinkRefused: Connection.test.ts, on the test clock.)
+        // the driver's LinkRefused: Connection.test.ts, on the test clock, with a ban's end.)
         const link = yield* again.gateway.ops.ops.link({ path: { id }, payload: { method: "qr" } })
-        assert.deepStrictEqual([link.status, link.reason], ["FAILED", Linking.refusedLink(reason)])
+        assert.deepStrictEqual([link.status, link.reason], ["FAILED", refusal.link(reason)])
         // Never a socket: neither with the refused account nor for a new device of it.
         assert.strictEqual(again.fake.sockets.length, 0)
         const events = yield* sessionEvents(database, id)
-        assert.deepStrictEqual(events.at(-1), { status: "FAILED", reason: Linking.refusedLink(reason) })
+        assert.deepStrictEqual(events.at(-1), { status: "FAILED", reason: refusal.link(reason) })
       }), 60_000)
   }
-
-  it.scopedLive("a temporary ban (402): FAILED until its end; after a restart no socket, and a link says why and until when", () =>
-    Effect.gen(function*() {
-      const { api, database, fake, gateway, id, restart } = yield* beforeRestart({})
-      // Two hours, in seconds, as WhatsApp gives it.
-      const closedAt = Date.now()
-      fake.latest().closeWith(FakeSocket.Closes.failure(402, { code: "101", expire: "7200" }))
-      const failed = yield* eventually(gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.status === "FAILED")
-      const reason = failed.reason ?? ""
-      const until = Date.parse(reason.replace(/^temporarily banned by WhatsApp \(402\) until /, ""))
-      assert.isAtLeast(until, closedAt + 7_200_000)
-      assert.isAtMost(until, Date.now() + 7_200_000)
-      const numbers = yield* api.numbers.list()
-      assert.deepStrictEqual(numbers.numbers.map((n) => [n.id, n.status]), [[id, "FAILED"]])
-      yield* restart
-
-      const again = yield* baileysGatewayWith({}, database)
-      const woken = yield* eventually(again.gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.status === "FAILED")
-      assert.strictEqual(woken.reason, reason)
-      // At once (Connection.test.ts has it on the test clock, with the ban's end).
-      const link = yield* again.gateway.ops.ops.link({ path: { id }, payload: { method: "qr" } })
-      assert.deepStrictEqual([link.status, link.reason], ["FAILED", Linking.bannedLink(reason)])
-      // No connection of the banned account before the end, nor a new device.
-      assert.strictEqual(again.fake.sockets.length, 0)
-      const events = yield* sessionEvents(database, id)
-      assert.deepStrictEqual(events.at(-1), { status: "FAILED", reason: Linking.bannedLink(reason) })
-    }), 60_000)
 
   it.scopedLive("a bad user agent (409), after one try with the current version: FAILED saying what to do; a restart connects once more", () =>
     Effect.gen(function*() {
