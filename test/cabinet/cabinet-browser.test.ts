@@ -148,6 +148,38 @@ describe.skipIf(!hasChromium)("the cabinet in a browser", () => {
     assert.isAtMost(box!.x + box!.width, 375)
     // WhatsApp replaces the QR: the page shows the new one without being reloaded.
     await page.waitForFunction((src) => document.querySelector("img.qr")?.getAttribute("src") !== src, first, { timeout: 15_000 })
+    // The number's link moves to another runner (or the gateway restarts) and goes on in a new
+    // session: its status is still SCAN_QR_CODE, with no QR until WhatsApp gives the new session
+    // one. The simulator gives it at once, so the stream is answered here with that moment: the
+    // old QR goes, the status line (a live region) says a new one is coming, and the keyboard
+    // that was on the QR's button stays in the page, on that line.
+    const linkPage = new URL(page.url())
+    const moving = {
+      number_id: Number(linkPage.searchParams.get("number")),
+      status: "SCAN_QR_CODE",
+      qr: null,
+      qr_image: null,
+      pairing_code: null,
+      reason: null
+    }
+    let moved = () => {}
+    const moves = new Promise<void>((resolve) => (moved = resolve))
+    await page.route("**/cabinet/api/numbers/*/events", async (route) => {
+      await moves
+      await route.fulfill({ status: 200, contentType: "text/event-stream", body: `retry: 500\nevent: link\ndata: ${JSON.stringify(moving)}\n\n` })
+    })
+    await open(linkPage.pathname.replace("/cabinet", "") + linkPage.search)
+    await qr.waitFor()
+    await page.getByRole("button", { name: "Use a code instead" }).focus()
+    moved()
+    await page.getByRole("status").getByText("Waiting for a new code…").waitFor({ timeout: 15_000 })
+    assert.strictEqual(await page.locator("img.qr").count(), 0)
+    assert.strictEqual(await page.evaluate(() => document.activeElement.textContent), "Waiting for a new code…")
+    await accessible("link page (waiting for a new QR)")
+    // The new session's QR arrives: it is shown, and takes the keyboard.
+    await page.unroute("**/cabinet/api/numbers/*/events")
+    await qr.waitFor({ timeout: 15_000 })
+    assert.strictEqual(await page.evaluate(() => document.activeElement.localName), "img")
     await run(world.gateway.sim.scan(qrPhone).pipe(Effect.orDie))
     await page.getByText("Linked. The number works").waitFor({ timeout: 15_000 })
     await page.setViewportSize({ width: 1280, height: 800 })
@@ -404,6 +436,28 @@ describe.skipIf(!hasChromium)("the cabinet in a browser", () => {
     await pause(false)
     await page.getByText("Paused by the operator.").waitFor({ state: "detached" })
     assert.strictEqual(await focused(), `Unlink ${qrPhone}`)
+    // The keyboard on the list's scroll region, scrolled sideways on a phone with the text made
+    // twice as large: its rows drawn again keep both the focus and the scroll.
+    await page.setViewportSize({ width: 320, height: 740 })
+    await page.evaluate(() => (document.querySelector("#app").style.fontSize = "200%"))
+    const region = page.getByRole("region", { name: "Numbers", exact: true })
+    await region.focus()
+    const scrolled = () => page.evaluate(() => document.querySelector(".scroll").scrollLeft)
+    const width = await region.evaluate((el: any) => el.scrollWidth - el.clientWidth)
+    assert.isAbove(width, 0, "the list scrolls sideways on a phone")
+    await region.evaluate((el: any) => el.scroll(el.scrollWidth, 0))
+    const before = await scrolled()
+    assert.isAbove(before, 0)
+    for (const paused of [true, false]) {
+      await pause(paused)
+      await page.getByText("Paused by the operator.").waitFor({ state: paused ? "visible" : "detached", timeout: 15_000 })
+      assert.deepStrictEqual(
+        await page.evaluate(() => [document.activeElement.getAttribute("role"), document.activeElement.getAttribute("aria-label")]),
+        ["region", "Numbers"]
+      )
+      assert.strictEqual(await scrolled(), before)
+    }
+    await page.setViewportSize({ width: 1280, height: 800 })
   })
 
   it("shows limits, storage, exports and the account in plain words, in English and Russian", async () => {

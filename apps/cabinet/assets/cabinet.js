@@ -11,7 +11,7 @@
   let csrf = document.querySelector('meta[name="csrf-token"]').content;
   const lang = document.documentElement.lang;
 
-  // --- elements -----------------------------------------------------------------------------
+  // --- elements ---
   const h = (tag, attrs, ...children) => {
     const el = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) {
@@ -24,14 +24,17 @@
     return el;
   };
   // A box drawn again keeps the keyboard's place: the control it was on (or on whose result),
-  // drawn again, has the focus back, its result beside it.
-  const same = (el) => [el.localName, el.name, el.ariaLabel, el.href, el.textContent].join();
+  // drawn again, has the focus back, its result beside it; a table's region (by name), its scroll.
+  const same = (el) => [el.localName, el.name, el.ariaLabel, el.href, el.matches(".scroll") || el.textContent].join();
   const fill = (box, nodes) => {
     let was = document.activeElement;
     const said = was.matches(".msg") ? was : was.nextElementSibling;
     if (said === was) was = was.previousElementSibling;
+    const find = (old) => old && !old.isConnected && [...box.querySelectorAll(old.localName)].find((el) => same(el) === same(old));
+    const scrolled = [...box.querySelectorAll(".scroll")].map((el) => [el, el.scrollLeft]);
     box.replaceChildren(...nodes);
-    const again = was && !was.isConnected && [...box.querySelectorAll(was.localName)].find((el) => same(el) === same(was));
+    for (const [el, x] of scrolled) (find(el) || {}).scrollLeft = x;
+    const again = find(was);
     if (!again) return;
     if (said && said.matches(".msg,.status")) again.after(said);
     again.focus();
@@ -76,7 +79,7 @@
     el.focus();
   };
 
-  // --- the API ------------------------------------------------------------------------------
+  // --- the API ---
   // The server speaks English; other pages say its errors by code.
   const explain = (error) => (lang === "en" || !error.code ? error.message
     : T["err." + page + "." + error.code] || T["err." + error.code] || error.message);
@@ -149,7 +152,7 @@
     return next && next.startsWith("/cabinet/") && !next.startsWith("//") ? next : null;
   };
 
-  // --- pages before signing in -----------------------------------------------------------------
+  // --- pages before signing in ---
   const pages = {};
   pages.login = () => {
     const form = h("form", { class: "card" },
@@ -192,7 +195,7 @@
     show(form);
   };
 
-  // --- signed-in pages -------------------------------------------------------------------------
+  // --- signed-in pages ---
   let me = null;
 
   pages.balance = async () => {
@@ -291,9 +294,9 @@
     const view = h("div");
     // The focus, if in the view, goes to what replaced it.
     const redraw = (fill) => {
-      const focused = view.contains(document.activeElement);
+      const focused = view.contains(document.activeElement) || document.activeElement === status;
       fill();
-      const target = view.querySelector(".code, img.qr, .msg, button");
+      const target = view.querySelector(".code, img.qr, .msg, button") || status;
       if (focused && target && !view.contains(document.activeElement)) focusOn(target);
     };
     const draw = (link) => redraw(() => {
@@ -309,6 +312,9 @@
       } else if (link.pairing_code) {
         view.replaceChildren(h("p", {}, t("link.codeHelp")), h("p", { class: "code", "aria-label": link.pairing_code.split("").join(" ") }, link.pairing_code),
           button(t("link.useQr"), () => start("qr")));
+      } else if (link.status === "SCAN_QR_CODE") {
+        status.textContent = t("link.wait");
+        view.replaceChildren();
       } else if (link.status === "FAILED" || link.status === "STOPPED" || link.status === "none") {
         view.replaceChildren(
           !link.reason ? null : reasons[0][0].test(link.reason) ? note("warn", t("link.loggedOut"))
@@ -484,8 +490,8 @@
         rows.push([when(m.created_at || m.timestamp), phones[m.from] || m.from, t("dir." + m.direction),
           peerOf(m), m.text || "", T["ms." + m.status] || m.status]);
       }
-      list.replaceChildren(rows.length === 0 ? h("p", {}, t("hist.none"))
-        : table([t("col.time"), t("col.phone"), t("col.dir"), t("col.peer"), t("col.text"), t("col.status")], rows));
+      fill(list, [rows.length === 0 ? h("p", {}, t("hist.none"))
+        : table([t("col.time"), t("col.phone"), t("col.dir"), t("col.peer"), t("col.text"), t("col.status")], rows)]);
       more.hidden = data.next_before === null;
       more.onclick = () => load(data.next_before).catch(fail);
     };
@@ -566,7 +572,7 @@
     show(figures([[t("f.email"), me.email], [t("acc.company"), me.company]]), form);
   };
 
-  // --- start ------------------------------------------------------------------------------------
+  // --- start ---
   const render = async () => {
     try { await pages[page](); } catch (error) { fail(error); }
   };

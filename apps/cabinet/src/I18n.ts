@@ -119,6 +119,7 @@ const words = {
   "link.toNumbers": ["Back to Numbers", "К номерам"],
   "live.stopped": ["The page no longer updates by itself.", "Страница больше не обновляется сама."],
   "live.reload": ["Reload", "Обновить"],
+  "link.wait": ["Waiting for a new code…", "Ждём новый код…"],
   "link.live": ["Status updates here by itself.", "Состояние обновляется само."],
   "keys.issue": ["Issue a key", "Выпустить ключ"],
   "keys.scope": ["Key for", "Ключ для"],
