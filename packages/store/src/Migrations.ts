@@ -40,6 +40,7 @@ import webhookLogRetention from "./migrations/0023_webhook_log_retention.js"
 import idempotencyKeyMessage from "./migrations/0024_idempotency_key_message.js"
 import lastCheck from "./migrations/0025_last_check.js"
 import webhookLogByAccount from "./migrations/0029_webhook_log_by_account.js"
+import contactsByFirstContact from "./migrations/0030_contacts_by_first_contact.js"
 import { decoded } from "./Rows.js"
 
 /** @since 1.0.0 */
@@ -69,7 +70,8 @@ export const loader = Migrator.fromRecord({
   "0023_webhook_log_retention": webhookLogRetention,
   "0024_idempotency_key_message": idempotencyKeyMessage,
   "0025_last_check": lastCheck,
-  "0029_webhook_log_by_account": webhookLogByAccount
+  "0029_webhook_log_by_account": webhookLogByAccount,
+  "0030_contacts_by_first_contact": contactsByFirstContact
 })
 
 const table = "wagate_migrations"
