@@ -71,7 +71,9 @@ describe("webhook delivery log retention", () => {
       const oldDelivered = yield* log({ createdDaysAgo: 31, deliveredDaysAgo: 31 })
       const oldFailed = yield* log({ createdDaysAgo: 34, failedDaysAgo: 31 })
       const oldNotice = yield* log({ event: "webhook.status", createdDaysAgo: 31, failedDaysAgo: 31 })
-      const oldWaiting = yield* log({ createdDaysAgo: 40 })
+      // Past the retention too, but newer than every event finished before the cut-off: an
+      // account's events are delivered in order, so none after a waiting one has finished.
+      const oldWaiting = yield* log({ createdDaysAgo: 30.5 })
       const lateDelivered = yield* log({ createdDaysAgo: 40, deliveredDaysAgo: 29 })
       const resent = yield* log({ createdDaysAgo: 35, deliveredDaysAgo: 35 })
       const resend = yield* log({ createdDaysAgo: 2, deliveredDaysAgo: 2, resendOf: String(resent) })
@@ -143,6 +145,50 @@ describe("webhook delivery log retention", () => {
       // Statistics reach the view shortly after each statement: poll.
       yield* eventually(scans, (rows) => Number(rows[0]?.n) >= before + 2, 40_000)
     }), { timeout: 60_000 })
+
+  it.scopedLive("the hourly deletion does not read the events held behind a turned-off endpoint, however many", () =>
+    Effect.gen(function*() {
+      const database = yield* freshDatabase
+      // The gateway's own sweep is off: the test runs the same sweep where it wants it.
+      const gateway = yield* webhookGateway(database, { settings: { webhookLogRetentionDays: 0 } })
+      const acme = yield* provision(gateway.ops, { numbers: 0 })
+      const key = acme.accountKey
+      assert.strictEqual((yield* call(gateway, "PUT", "/api/v1/webhook", key, { url: "http://127.0.0.1:9/hook", enabled: false })).status, 200)
+      // Events delivered long ago, then weeks of events held behind the endpoint turned off since,
+      // all older than the retention.
+      const old = yield* Effect.forEach([1, 2, 3], () => logged(database, acme.accountId, { createdDaysAgo: 70, deliveredDaysAgo: 70 }))
+      yield* sql(database, (sql) =>
+        Effect.gen(function*() {
+          yield* sql`
+            INSERT INTO webhook_outbox (account_id, event, payload, created_at, attempts)
+            SELECT ${acme.accountId}, 'message.received', '{"event":"message.received","timestamp":1,"data":{}}'::jsonb,
+                   now() - interval '60 days' + make_interval(mins => g), 0
+            FROM generate_series(1, 20000) g`
+          yield* sql`ANALYZE webhook_outbox`
+        }))
+      // Rows of the events read by any means (scans and index fetches), as the statistics say.
+      const rowsRead = sql(database, (sql) =>
+        Effect.map(
+          sql<{ n: string }>`
+            SELECT (coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0))::text AS n
+            FROM pg_stat_user_tables WHERE relname = 'webhook_outbox'`,
+          (rows) => Number(rows[0]?.n ?? 0)
+        ))
+      const before = yield* rowsRead
+
+      const deleted = yield* sql(database, (sql) => WebhookLogUpkeep.sweep(30).pipe(Effect.provideService(SqlClient.SqlClient, sql)))
+      assert.strictEqual(deleted, old.length)
+      // Statistics reach the view shortly after each transaction: poll until the sweep's have.
+      const after = yield* eventually(rowsRead, (n) => n >= before + old.length, 40_000)
+      // Before, the sweep read every held event older than the cut-off, in each batch of every run.
+      assert.isBelow(after - before, 1_000, `rows of webhook_outbox the sweep read: ${after - before}`)
+      for (const gone of old) {
+        assert.strictEqual(code(yield* call(gateway, "GET", `/api/v1/webhook/deliveries/${gone}`, key)), "404 not_found")
+      }
+      const [held] = yield* sql(database, (sql) =>
+        sql<{ n: string }>`SELECT count(*)::text AS n FROM webhook_outbox WHERE account_id = ${acme.accountId} AND delivered_at IS NULL`)
+      assert.strictEqual(Number(held!.n), 20000)
+    }), { timeout: 90_000 })
 
   it.scopedLive("a resend of events the hourly deletion takes while the resend is written: 404 for one event, left out of a range; never 500", () =>
     Effect.gen(function*() {

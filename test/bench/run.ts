@@ -13,6 +13,8 @@ const benchmarks: Record<string, (argv: ReadonlyArray<string>) => Effect.Effect<
   baileys: (argv) => Effect.flatMap(Effect.promise(() => import("./baileys.js")), (m) => m.main(argv)),
   webhooks: (argv) => Effect.flatMap(Effect.promise(() => import("./webhooks.js")), (m) => m.main(argv)),
   "webhook-log": (argv) => Effect.flatMap(Effect.promise(() => import("./webhook-log.js")), (m) => m.main(argv)),
+  "webhook-log-upkeep": (argv) =>
+    Effect.flatMap(Effect.promise(() => import("./webhook-log-upkeep.js")), (m) => m.main(argv)),
   "trust-index": (argv) => Effect.flatMap(Effect.promise(() => import("./trust-index.js")), (m) => m.main(argv)),
   media: (argv) => Effect.flatMap(Effect.promise(() => import("./media.js")), (m) => m.main(argv)),
   send: (argv) => Effect.flatMap(Effect.promise(() => import("./send.js")), (m) => m.main(argv)),
