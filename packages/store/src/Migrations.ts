@@ -39,8 +39,8 @@ import phoneAliases from "./migrations/0022_phone_aliases.js"
 import webhookLogRetention from "./migrations/0023_webhook_log_retention.js"
 import idempotencyKeyMessage from "./migrations/0024_idempotency_key_message.js"
 import lastCheck from "./migrations/0025_last_check.js"
-import webhookLogByAccount from "./migrations/0029_webhook_log_by_account.js"
-import contactsByFirstContact from "./migrations/0030_contacts_by_first_contact.js"
+import webhookLogByAccount from "./migrations/0026_webhook_log_by_account.js"
+import contactsByFirstContact from "./migrations/0027_contacts_by_first_contact.js"
 import { decoded } from "./Rows.js"
 
 /** @since 1.0.0 */
@@ -70,8 +70,8 @@ export const loader = Migrator.fromRecord({
   "0023_webhook_log_retention": webhookLogRetention,
   "0024_idempotency_key_message": idempotencyKeyMessage,
   "0025_last_check": lastCheck,
-  "0029_webhook_log_by_account": webhookLogByAccount,
-  "0030_contacts_by_first_contact": contactsByFirstContact
+  "0026_webhook_log_by_account": webhookLogByAccount,
+  "0027_contacts_by_first_contact": contactsByFirstContact
 })
 
 const table = "wagate_migrations"

@@ -1,7 +1,7 @@
 /**
  * The trust index counts the people a number first contacted in its last 14 days. Contacts are
  * never deleted, so a number with a long history keeps many more: the count reads the contacts by
- * number and first contact (migration 0030), not every contact the number ever had
+ * number and first contact (migration 0027), not every contact the number ever had
  * (docs/performance.md, "The trust index of a number with a long history").
  */
 import { assert, layer } from "@effect/vitest"
