@@ -25,6 +25,7 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { parseArgs } from "node:util"
 import { machine } from "./support/Processes.js"
+import * as Timing from "./support/Timing.js"
 import * as Verdict from "./support/Verdict.js"
 
 /** The long-history number's median against the other's, at most. */
@@ -44,25 +45,16 @@ const options = (argv: ReadonlyArray<string>) => {
   return { recent: Number(values.recent), history: Number(values.history), reads: Number(values.reads) }
 }
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
-
 /** `reads` reads of the number's trust inputs one after another (after five to warm up): p50 and p99 in ms. */
 const latencies = (numberId: number, now: number, reads: number) =>
-  Effect.gen(function*() {
-    const states = yield* NumberStates
-    const once = Effect.gen(function*() {
-      const started = performance.now()
-      const inputs = yield* states.trustInputs(numberId, now, now - 365 * DAY_MS)
-      if (inputs.dialogs === 0) return yield* Effect.dieMessage(`number ${numberId}: no dialogs counted`)
-      return performance.now() - started
-    })
-    for (let i = 0; i < 5; i++) yield* once
-    const times: Array<number> = []
-    for (let i = 0; i < reads; i++) times.push(yield* once)
-    times.sort((a, b) => a - b)
-    return { p50: percentile(times, 50), p99: percentile(times, 99) }
-  })
+  Effect.flatMap(NumberStates, (states) =>
+    Timing.sequential(
+      Effect.gen(function*() {
+        const inputs = yield* states.trustInputs(numberId, now, now - 365 * DAY_MS)
+        if (inputs.dialogs === 0) return yield* Effect.dieMessage(`number ${numberId}: no dialogs counted`)
+      }),
+      { warmup: 5, runs: reads }
+    ))
 
 export const main = (argv: ReadonlyArray<string>) =>
   Effect.scoped(Effect.gen(function*() {

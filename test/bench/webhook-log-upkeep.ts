@@ -25,6 +25,7 @@ import * as Redacted from "effect/Redacted"
 import { parseArgs } from "node:util"
 import * as WebhookLogUpkeep from "../../apps/gateway/src/WebhookLogUpkeep.js"
 import { machine } from "./support/Processes.js"
+import * as Timing from "./support/Timing.js"
 import * as Verdict from "./support/Verdict.js"
 
 /**
@@ -48,24 +49,15 @@ const options = (argv: ReadonlyArray<string>) => {
   return { accounts: Number(values.accounts), held: Number(values.held), runs: Number(values.runs) }
 }
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
-
 /** `runs` sweeps one after another (after two to warm up): p50 and p99 in ms; each must delete nothing. */
 const latencies = (runs: number) =>
-  Effect.gen(function*() {
-    const once = Effect.gen(function*() {
-      const started = performance.now()
+  Timing.sequential(
+    Effect.gen(function*() {
       const deleted = yield* WebhookLogUpkeep.sweep(RETENTION_DAYS)
       if (deleted !== 0) return yield* Effect.dieMessage(`the sweep deleted ${deleted} events; nothing is old enough`)
-      return performance.now() - started
-    })
-    for (let i = 0; i < 2; i++) yield* once
-    const times: Array<number> = []
-    for (let i = 0; i < runs; i++) times.push(yield* once)
-    times.sort((a, b) => a - b)
-    return { p50: percentile(times, 50), p99: percentile(times, 99) }
-  })
+    }),
+    { warmup: 2, runs }
+  )
 
 export const main = (argv: ReadonlyArray<string>) =>
   Effect.scoped(Effect.gen(function*() {

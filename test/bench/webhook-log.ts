@@ -26,6 +26,7 @@ import { parseArgs } from "node:util"
 import { provision } from "../support/Fixtures.js"
 import { OPERATOR_TOKEN, startGateway } from "./support/Gateway.js"
 import { machine } from "./support/Processes.js"
+import * as Timing from "./support/Timing.js"
 import * as Verdict from "./support/Verdict.js"
 
 /** The quiet account's median against the busy account's, at most. */
@@ -43,27 +44,18 @@ const options = (argv: ReadonlyArray<string>) => {
   return { events: Number(values.events), quiet: Number(values.quiet), requests: Number(values.requests) }
 }
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
-
 /** `requests` GETs of `path` one after another (after ten to warm up): p50 and p99 in ms. */
 const latencies = (url: string, key: string, path: string, requests: number) =>
-  Effect.promise(async () => {
-    const once = async () => {
-      const started = performance.now()
+  Timing.sequential(
+    Effect.promise(async () => {
       const response = await fetch(`${url}/api/v1${path}`, { headers: { authorization: `Bearer ${key}` } })
       const body = await response.json() as { deliveries?: Array<unknown> }
       if (response.status !== 200 || !Array.isArray(body.deliveries) || body.deliveries.length === 0) {
         throw new Error(`GET ${path}: ${response.status} ${JSON.stringify(body).slice(0, 200)}`)
       }
-      return performance.now() - started
-    }
-    for (let i = 0; i < 10; i++) await once()
-    const times: Array<number> = []
-    for (let i = 0; i < requests; i++) times.push(await once())
-    times.sort((a, b) => a - b)
-    return { p50: percentile(times, 50), p99: percentile(times, 99) }
-  })
+    }),
+    { warmup: 10, runs: requests }
+  )
 
 export const main = (argv: ReadonlyArray<string>) =>
   Effect.scoped(Effect.gen(function*() {
