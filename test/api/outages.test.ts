@@ -24,7 +24,7 @@ import * as Redacted from "effect/Redacted"
 import { randomBytes } from "node:crypto"
 import { seedFile } from "../support/Archives.js"
 import * as FileServer from "../support/FileServer.js"
-import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
+import { eventually, provision, type Provisioned, uniquePhone } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
 import * as MediaStores from "../support/MediaStores.js"
 import * as TcpProxy from "../support/TcpProxy.js"
@@ -32,6 +32,7 @@ import {
   freshDatabase,
   type GatewayOptions,
   OPERATOR_TOKEN,
+  type RunningGateway,
   simulatedNetwork,
   sql,
   startGateway,
@@ -98,6 +99,28 @@ const s3BehindProxy = Effect.gen(function*() {
 })
 
 /** The log lines of the gateways started in the scope, as they come. */
+/**
+ * A peer sends the gateway's first number an image: the message as GET /messages lists it once
+ * its file is no longer pending (stored, or skipped with its reason).
+ */
+const incomingImage = (gateway: RunningGateway, account: Provisioned, peer: string, text = "") =>
+  Effect.gen(function*() {
+    const arrived = yield* gateway.sim.inbound({
+      to: account.numbers[0]!.phone,
+      from: peer,
+      text,
+      type: "image",
+      media: { mimeType: "image/png", bytes: new Uint8Array(FileServer.PNG) }
+    })
+    const mine = (a: { body: any }) => a.body.messages?.find((m: any) => m.wa_message_id === arrived.message.waMessageId)
+    const listed = yield* eventually(
+      call(gateway, "GET", `/api/v1/messages?chat=${peer}`, account.accountKey),
+      (a) => mine(a)?.media_pending === false,
+      20_000
+    )
+    return mine(listed)
+  })
+
 const logLines = Effect.gen(function*() {
   const logged: Array<{ readonly level: string; readonly message: string }> = []
   yield* Effect.locallyScopedWith(FiberRef.currentLoggers, HashSet.add(Logger.make(({ logLevel, message }) =>
@@ -399,19 +422,7 @@ describe("the S3 store stalling", () => {
       const peer = uniquePhone()
       const incoming = (text: string) =>
         Effect.gen(function*() {
-          const arrived = yield* gateway.sim.inbound({
-            to: acme.numbers[0]!.phone,
-            from: peer,
-            text,
-            type: "image",
-            media: { mimeType: "image/png", bytes: new Uint8Array(FileServer.PNG) }
-          })
-          const stored = yield* eventually(
-            call(gateway, "GET", `/api/v1/messages?chat=${peer}`, acme.accountKey),
-            (a) => a.body.messages?.find((m: any) => m.wa_message_id === arrived.message.waMessageId)?.media_pending === false,
-            20_000
-          )
-          const m = stored.body.messages.find((m: any) => m.wa_message_id === arrived.message.waMessageId)
+          const m = yield* incomingImage(gateway, acme, peer, text)
           return [m.media_skipped, m.media_skip_reason, m.media.size]
         })
 
@@ -590,20 +601,7 @@ describe("the S3 store stalling", () => {
 
       yield* proxy.holdAnswersOnSend("PUT /wagate-media-test/media/")
       yield* proxy.dropOnSend("DELETE /wagate-media-test/media/")
-      const peer = uniquePhone()
-      const arrived = yield* gateway.sim.inbound({
-        to: acme.numbers[0]!.phone,
-        from: peer,
-        text: "",
-        type: "image",
-        media: { mimeType: "image/png", bytes: new Uint8Array(FileServer.PNG) }
-      })
-      const listed = yield* eventually(
-        call(gateway, "GET", `/api/v1/messages?chat=${peer}`, acme.accountKey),
-        (a) => a.body.messages?.find((m: any) => m.wa_message_id === arrived.message.waMessageId)?.media_pending === false,
-        20_000
-      )
-      const m = listed.body.messages.find((m: any) => m.wa_message_id === arrived.message.waMessageId)
+      const m = yield* incomingImage(gateway, acme, uniquePhone())
       assert.deepStrictEqual([m.media_skipped, m.media_skip_reason], [true, "the file could not be stored: the blob store is unavailable"])
       // The store wrote the file it had taken, and the delete tried at once fails: before, it
       // stayed there for ever, counted and removed by nothing.
@@ -778,20 +776,7 @@ describe("the S3 store stalling", () => {
       }
       const first = yield* stoppable(startGateway(database, options))
       const acme = yield* provision(first.ops)
-      const peer = uniquePhone()
-      const arrived = yield* first.sim.inbound({
-        to: acme.numbers[0]!.phone,
-        from: peer,
-        text: "",
-        type: "image",
-        media: { mimeType: "image/png", bytes: new Uint8Array(FileServer.PNG) }
-      })
-      const listed = yield* eventually(
-        call(first, "GET", `/api/v1/messages?chat=${peer}`, acme.accountKey),
-        (a) => a.body.messages?.find((m: any) => m.wa_message_id === arrived.message.waMessageId)?.media_pending === false,
-        20_000
-      )
-      const m = listed.body.messages.find((m: any) => m.wa_message_id === arrived.message.waMessageId)
+      const m = yield* incomingImage(first, acme, uniquePhone())
       const key = `media/${acme.accountId}/${acme.numbers[0]!.id}/${m.id}`
       assert.isTrue(Option.isSome(yield* first.blobs.head(key)))
       const deleted = yield* call(first, "POST", "/api/v1/media/delete", acme.accountKey, { until: "2100-01-01T00:00:00Z" })

@@ -32,6 +32,19 @@ interface Entry {
   readonly resendOf?: string
 }
 
+/**
+ * A gateway whose own sweep is off (the test runs the same sweep where it wants it), with an
+ * account whose webhook is set and turned off, so that its waiting events stay waiting.
+ */
+const sweepOff = (database: DatabaseContext) =>
+  Effect.gen(function*() {
+    const gateway = yield* webhookGateway(database, { settings: { webhookLogRetentionDays: 0 } })
+    const acme = yield* provision(gateway.ops, { numbers: 0 })
+    const key = acme.accountKey
+    assert.strictEqual((yield* call(gateway, "PUT", "/api/v1/webhook", key, { url: "http://127.0.0.1:9/hook", enabled: false })).status, 200)
+    return { acme, gateway, key }
+  })
+
 /** An event of the account's log as the delivery loop leaves it, with one attempt when it was tried. */
 const logged = (database: DatabaseContext, accountId: number, e: Entry) =>
   sql(database, (sql) =>
@@ -149,11 +162,7 @@ describe("webhook delivery log retention", () => {
   it.scopedLive("the hourly deletion does not read the events held behind a turned-off endpoint, however many", () =>
     Effect.gen(function*() {
       const database = yield* freshDatabase
-      // The gateway's own sweep is off: the test runs the same sweep where it wants it.
-      const gateway = yield* webhookGateway(database, { settings: { webhookLogRetentionDays: 0 } })
-      const acme = yield* provision(gateway.ops, { numbers: 0 })
-      const key = acme.accountKey
-      assert.strictEqual((yield* call(gateway, "PUT", "/api/v1/webhook", key, { url: "http://127.0.0.1:9/hook", enabled: false })).status, 200)
+      const { acme, gateway, key } = yield* sweepOff(database)
       // Events delivered long ago, then weeks of events held behind the endpoint turned off since,
       // all older than the retention.
       const old = yield* Effect.forEach([1, 2, 3], () => logged(database, acme.accountId, { createdDaysAgo: 70, deliveredDaysAgo: 70 }))
@@ -193,11 +202,7 @@ describe("webhook delivery log retention", () => {
   it.scopedLive("a resend of events the hourly deletion takes while the resend is written: 404 for one event, left out of a range; never 500", () =>
     Effect.gen(function*() {
       const database = yield* freshDatabase
-      // The gateway's own sweep is off: the test runs the same sweep where it wants it.
-      const gateway = yield* webhookGateway(database, { settings: { webhookLogRetentionDays: 0 } })
-      const acme = yield* provision(gateway.ops, { numbers: 0 })
-      const key = acme.accountKey
-      assert.strictEqual((yield* call(gateway, "PUT", "/api/v1/webhook", key, { url: "http://127.0.0.1:9/hook", enabled: false })).status, 200)
+      const { acme, gateway, key } = yield* sweepOff(database)
       const kept = yield* logged(database, acme.accountId, { createdDaysAgo: 1, deliveredDaysAgo: 1 })
 
       /** The resend, with the deletion of `old` committed after the resend has seen it and before it writes. */
@@ -254,11 +259,7 @@ describe("webhook delivery log retention", () => {
         url: Redacted.make(`postgres://postgres@127.0.0.1:5432/${name}`),
         maxConnections: 4
       }))
-      // The gateway's own sweep is off: the test runs the same sweep where it wants it.
-      const gateway = yield* webhookGateway(database, { settings: { webhookLogRetentionDays: 0 } })
-      const acme = yield* provision(gateway.ops, { numbers: 0 })
-      const key = acme.accountKey
-      assert.strictEqual((yield* call(gateway, "PUT", "/api/v1/webhook", key, { url: "http://127.0.0.1:9/hook", enabled: false })).status, 200)
+      const { acme, gateway, key } = yield* sweepOff(database)
       const resent = yield* logged(database, acme.accountId, { createdDaysAgo: 31, deliveredDaysAgo: 31 })
       const other = yield* logged(database, acme.accountId, { createdDaysAgo: 32, failedDaysAgo: 31 })
 
