@@ -11,5 +11,5 @@ import * as Effect from "effect/Effect"
  */
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  yield* sql`CREATE INDEX webhook_outbox_account_id ON webhook_outbox (account_id, id)`
+  yield* sql`CREATE INDEX IF NOT EXISTS webhook_outbox_account_id ON webhook_outbox (account_id, id)`
 })

@@ -14,5 +14,5 @@ import * as Effect from "effect/Effect"
  */
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  yield* sql`CREATE INDEX contacts_first_contact ON contacts (number_id, first_contact_at)`
+  yield* sql`CREATE INDEX IF NOT EXISTS contacts_first_contact ON contacts (number_id, first_contact_at)`
 })
