@@ -37,6 +37,15 @@ export const overMaximum = (balanceTiyn: number, creditTiyn: number): string =>
   `The balance (${tiynToKzt(balanceTiyn)} KZT) and the credit (${tiynToKzt(creditTiyn)} KZT) would come to ` +
   `more than an account may hold (${tiynToKzt(MAX_BALANCE_TIYN)} KZT)`
 
+/**
+ * What a payment credited only up to the maximum says of the rest (`overTiyn` of `amountTiyn`),
+ * for its ledger row and the operator's log. @since 1.0.0
+ */
+export const notCredited = (overTiyn: number, amountTiyn: number): string =>
+  `${tiynToKzt(overTiyn)} KZT of ${tiynToKzt(amountTiyn)} KZT not credited: the balance would have come to more ` +
+  `than an account may hold (${tiynToKzt(MAX_BALANCE_TIYN)} KZT); refund it to the payer or ` +
+  `credit it once the balance has room`
+
 /** @since 1.0.0 */
 export const kztToTiyn = (kzt: number): number => Math.round(kzt * 100)
 

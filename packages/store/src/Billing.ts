@@ -334,12 +334,7 @@ export class Billing extends Effect.Service<Billing>()("@wagate/store/Billing", 
         Effect.gen(function*() {
           const balance = yield* balanceOf(accountId)
           const over = entry.upToMaximum === true ? Math.min(tiyn, Math.max(0, balance + tiyn - Pricing.MAX_BALANCE_TIYN)) : 0
-          const note = over === 0 ? entry.note : [
-            entry.note,
-            `${Pricing.tiynToKzt(over)} KZT of ${Pricing.tiynToKzt(tiyn)} KZT not credited: the balance would have come to more ` +
-            `than an account may hold (${Pricing.tiynToKzt(Pricing.MAX_BALANCE_TIYN)} KZT); refund it to the payer or ` +
-            `credit it once the balance has room`
-          ].filter((n) => n !== null).join("; ")
+          const note = over === 0 ? entry.note : [entry.note, Pricing.notCredited(over, tiyn)].filter((n) => n !== null).join("; ")
           const inserted = yield* sql`
             INSERT INTO ledger (account_id, amount, kind, note, reference)
             VALUES (${accountId}, ${tiyn - over}, ${entry.kind}, ${note}, ${entry.reference ?? null})

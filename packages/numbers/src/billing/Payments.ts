@@ -42,9 +42,7 @@ export const receive = Effect.fn("Payments.receive")(function*(
   if (result.notCreditedTiyn > 0) {
     yield* Effect.logWarning(
       `payment ${payment.paymentId} (${provider}) to account ${payment.accountId}: ` +
-        `${Pricing.tiynToKzt(payment.amountTiyn - result.notCreditedTiyn)} KZT credited, ` +
-        `${Pricing.tiynToKzt(result.notCreditedTiyn)} KZT not: the balance would have come to more than an account may hold ` +
-        `(${Pricing.tiynToKzt(Pricing.MAX_BALANCE_TIYN)} KZT); refund it to the payer or credit it once the balance has room`
+        Pricing.notCredited(result.notCreditedTiyn, payment.amountTiyn)
     )
   }
   return { known: true as const, credited: result.credited, notCreditedTiyn: result.notCreditedTiyn }
