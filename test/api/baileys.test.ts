@@ -64,6 +64,19 @@ const baileysGatewayWith = (overrides: DriverOverrides = {}, on?: DatabaseContex
 })
 const baileysGateway = baileysGatewayWith()
 
+/**
+ * Runs `start` (an add or a link: it waits for the link to begin, up to 5 s) while WhatsApp
+ * answers on the socket it opens as `answer` does (a QR), as a phone's link goes; its answer.
+ */
+const answering = <A, E>(fake: FakeSocket.FakeFactory, start: Effect.Effect<A, E>, answer: (socket: FakeSocket.FakeSocket) => void) =>
+  Effect.gen(function*() {
+    const sockets = fake.sockets.length
+    const started = yield* Effect.fork(start)
+    yield* eventually(Effect.sync(() => fake.sockets.length), (n) => n > sockets)
+    answer(fake.latest())
+    return yield* Fiber.join(started)
+  })
+
 /** An account with a webhook endpoint (disabled: nothing is sent), so its events are written to the outbox. */
 const account = (gateway: Effect.Effect.Success<typeof baileysGateway>["gateway"]) =>
   Effect.gen(function*() {
@@ -130,9 +143,10 @@ describe("the gateway on the Baileys driver", () => {
       const { fake, gateway } = yield* baileysGateway
       const acme = yield* account(gateway)
       const phone = uniquePhone()
-      const added = yield* gateway.ops.ops.addNumber({ path: { id: acme.accountId }, payload: { phone, method: "code" } })
-      fake.latest().pairingOutcome = { _tag: "ok", value: "K7PQ-3XWZ" }
-      fake.latest().qr("2@ref-one")
+      const added = yield* answering(fake, gateway.ops.ops.addNumber({ path: { id: acme.accountId }, payload: { phone, method: "code" } }), (socket) => {
+        socket.pairingOutcome = { _tag: "ok", value: "K7PQ-3XWZ" }
+        socket.qr("2@ref-one")
+      })
       const waiting = yield* eventually(gateway.ops.ops.linkStatus({ path: { id: added.number.id } }), (l) => l.pairing_code !== null)
       assert.deepStrictEqual([waiting.status, waiting.pairing_code, waiting.qr], ["SCAN_QR_CODE", "K7PQ3XWZ", null])
       assert.deepStrictEqual(fake.latest().pairingRequests, [phone])
@@ -213,9 +227,8 @@ const workingNumberWith = (overrides: DriverOverrides = {}, on?: DatabaseContext
   const { fake, gateway } = yield* baileysGatewayWith(overrides, on, numberHooks)
   const acme = yield* account(gateway)
   const phone = uniquePhone()
-  const added = yield* gateway.ops.ops.addNumber({ path: { id: acme.accountId }, payload: { phone } })
+  const added = yield* answering(fake, gateway.ops.ops.addNumber({ path: { id: acme.accountId }, payload: { phone } }), (socket) => socket.qr("2@ref-one"))
   const id = added.number.id
-  fake.latest().qr("2@ref-one")
   fake.latest().pairSuccess(phone)
   fake.latest().close(515)
   yield* eventually(Effect.sync(() => fake.sockets.length), (n) => n === 2)
@@ -767,8 +780,7 @@ describe("operator unlink and relink on the Baileys driver", () => {
       assert.strictEqual(Number((yield* credentials)[0]!.n), 0)
 
       // Linked again, then WhatsApp says the device no longer matches (411): FAILED with credentials kept.
-      yield* gateway.ops.ops.link({ path: { id }, payload: {} })
-      fake.latest().qr("2@ref-again")
+      yield* answering(fake, gateway.ops.ops.link({ path: { id }, payload: {} }), (socket) => socket.qr("2@ref-again"))
       fake.latest().pairSuccess(uniquePhone())
       const scanned = fake.sockets.length
       fake.latest().close(515)
@@ -786,23 +798,16 @@ describe("operator unlink and relink on the Baileys driver", () => {
       yield* eventually(Effect.sync(() => fake.sockets.length), (n) => n === sockets + 2)
       assert.strictEqual(fake.sockets[sockets]!.loggedOut, 1)
       assert.isUndefined(fake.latest().options.auth.creds.account)
-      const link = yield* Fiber.join(relinked)
-      assert.strictEqual(link.status, "STARTING")
       fake.latest().qr("2@ref-new-device")
-      yield* eventually(gateway.ops.ops.linkStatus({ path: { id } }), (l) => l.qr === "2@ref-new-device")
+      const link = yield* Fiber.join(relinked)
+      assert.deepStrictEqual([link.status, link.qr], ["SCAN_QR_CODE", "2@ref-new-device"])
     }), 60_000)
 })
 
 describe("credentials WhatsApp refused, on the Baileys driver", () => {
   /** Links by QR; the answer once the new socket showed `qr`. */
   const linkShowing = (gateway: RunningGateway, fake: FakeSocket.FakeFactory, id: number, qr: string) =>
-    Effect.gen(function*() {
-      const sockets = fake.sockets.length
-      const linking = yield* Effect.fork(gateway.ops.ops.link({ path: { id }, payload: { method: "qr" } }))
-      yield* eventually(Effect.sync(() => fake.sockets.length), (n) => n > sockets)
-      fake.latest().qr(qr)
-      return yield* Fiber.join(linking)
-    })
+    answering(fake, gateway.ops.ops.link({ path: { id }, payload: { method: "qr" } }), (socket) => socket.qr(qr))
 
   it.scopedLive("logged out from the phone (401), then a restart: a link shows a QR for a new device at once", () =>
     Effect.gen(function*() {
