@@ -7,7 +7,7 @@
  * webhook and receives the test event, and every page passes axe-core with no serious or critical
  * violation. One browser for the file, one page reused.
  */
-import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { afterAll, assert, beforeAll, beforeEach, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -90,6 +90,14 @@ describe.skipIf(!hasChromium)("the cabinet in a browser", () => {
     page = await context.newPage()
     page.on("dialog", (dialog) => dialog.accept())
   }, 120_000)
+
+  // A step that waited in vain says where the page was and what it showed.
+  beforeEach(({ onTestFailed }) =>
+    onTestFailed(async () => {
+      const shown = await page.locator("#app").innerText({ timeout: 5_000 }).catch((e) => `(unreadable: ${e})`)
+      console.log(`[cabinet] failed on ${page.url()}, the page showing:\n${shown}`)
+    })
+  )
 
   afterAll(async () => {
     await browser?.close()
