@@ -16,6 +16,7 @@ const benchmarks: Record<string, (argv: ReadonlyArray<string>) => Effect.Effect<
   "webhook-log-upkeep": (argv) =>
     Effect.flatMap(Effect.promise(() => import("./webhook-log-upkeep.js")), (m) => m.main(argv)),
   "trust-index": (argv) => Effect.flatMap(Effect.promise(() => import("./trust-index.js")), (m) => m.main(argv)),
+  balance: (argv) => Effect.flatMap(Effect.promise(() => import("./balance.js")), (m) => m.main(argv)),
   media: (argv) => Effect.flatMap(Effect.promise(() => import("./media.js")), (m) => m.main(argv)),
   send: (argv) => Effect.flatMap(Effect.promise(() => import("./send.js")), (m) => m.main(argv)),
   exports: (argv) => Effect.flatMap(Effect.promise(() => import("./exports.js")), (m) => m.main(argv)),

@@ -261,7 +261,7 @@ export class Accounts extends Effect.Service<Accounts>()("@wagate/store/Accounts
       execute: (accountId) =>
         sql`
           SELECT
-            (SELECT coalesce(sum(amount), 0) FROM ledger WHERE account_id = ${accountId}) AS balance,
+            coalesce((SELECT balance FROM account_balances WHERE account_id = ${accountId}), 0) AS balance,
             (SELECT coalesce(sum(bytes), 0) FROM media_usage WHERE account_id = ${accountId}) AS stored,
             (SELECT count(*) FROM numbers WHERE account_id = ${accountId} AND deleted_at IS NULL AND paused) AS paused,
             (SELECT count(*) FROM numbers WHERE account_id = ${accountId} AND deleted_at IS NULL AND paused

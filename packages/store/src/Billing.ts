@@ -3,7 +3,8 @@
  * number's pause runs in one transaction that first locks the account's row, so top-ups,
  * charges, new numbers and drawdowns of one account never interleave, whichever process runs
  * them. A day is settled once per account (`billing_days`), each number is charged once per day
- * (a unique index on the ledger), and the balance is the sum of the ledger.
+ * (a unique index on the ledger), and the balance is the sum of the ledger, kept as a running total
+ * (`account_balances`, moved by triggers on the ledger: migration 0028).
  *
  * @since 1.0.0
  */
@@ -120,12 +121,13 @@ export class Billing extends Effect.Service<Billing>()("@wagate/store/Billing", 
         return true
       })
 
-    const sumLedger = SqlSchema.single({
+    const readBalance = SqlSchema.single({
       Request: Schema.Number,
       Result: Total,
-      execute: (accountId) => sql`SELECT coalesce(sum(amount), 0)::text AS n FROM ledger WHERE account_id = ${accountId}`
+      execute: (accountId) =>
+        sql`SELECT coalesce((SELECT balance FROM account_balances WHERE account_id = ${accountId}), 0)::text AS n`
     })
-    const balanceOf = (accountId: number) => Effect.map(sumLedger(accountId), ({ n }) => n)
+    const balanceOf = (accountId: number) => Effect.map(readBalance(accountId), ({ n }) => n)
 
     const lastSettled = SqlSchema.single({
       Request: Schema.Number,

@@ -41,6 +41,7 @@ import idempotencyKeyMessage from "./migrations/0024_idempotency_key_message.js"
 import lastCheck from "./migrations/0025_last_check.js"
 import webhookLogByAccount from "./migrations/0026_webhook_log_by_account.js"
 import contactsByFirstContact from "./migrations/0027_contacts_by_first_contact.js"
+import accountBalance from "./migrations/0028_account_balance.js"
 import { decoded } from "./Rows.js"
 
 /** @since 1.0.0 */
@@ -71,7 +72,8 @@ export const loader = Migrator.fromRecord({
   "0024_idempotency_key_message": idempotencyKeyMessage,
   "0025_last_check": lastCheck,
   "0026_webhook_log_by_account": webhookLogByAccount,
-  "0027_contacts_by_first_contact": contactsByFirstContact
+  "0027_contacts_by_first_contact": contactsByFirstContact,
+  "0028_account_balance": accountBalance
 })
 
 const table = "wagate_migrations"
