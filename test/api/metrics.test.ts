@@ -54,6 +54,7 @@ const CLUSTER_GAUGES = [
   "wagate_numbers",
   "wagate_webhook_backlog",
   "wagate_webhook_lag_seconds",
+  "wagate_webhook_held_accounts",
   "wagate_cluster_messages_unprocessed",
   "wagate_cluster_message_oldest_age_seconds"
 ]

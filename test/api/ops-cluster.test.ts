@@ -3,14 +3,17 @@
  * shows it, GET /ops/cluster.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as PgClient from "@effect/sql-pg/PgClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import pg from "pg"
 import type { ClusterView } from "@wagate/domain/ClusterView"
 import { DatabasePool } from "@wagate/store/Database"
+import * as Outbox from "@wagate/store/Outbox"
 import * as Context from "effect/Context"
 import { linked, provision, uniquePhone } from "../support/Fixtures.js"
 import { freshDatabase, OPERATOR_TOKEN, simulatedNetwork, startGateway, stoppable } from "../support/TestGateway.js"
+import * as WebhookReceiver from "../support/WebhookReceiver.js"
 
 /** The cluster view once `ready` holds of it, read again every 200 ms for up to 30 s. */
 const untilView = (
@@ -31,14 +34,27 @@ describe("operator cluster view", () => {
   it.scopedLive("counts numbers by status with the reasons of those not WORKING, and the webhook backlog", () =>
     Effect.gen(function*() {
       const database = yield* freshDatabase
-      const gateway = yield* startGateway(database)
+      const gateway = yield* startGateway(database, { settings: { webhookAllowPrivateUrls: true } })
       const acme = yield* provision(gateway.ops, { numbers: 2 })
       const sql = yield* Effect.provide(SqlClient.SqlClient, database)
-      // One number lost its connection (as a runner would record it), and two events wait for delivery.
+      // One number lost its connection (as a runner would record it), and two events wait for delivery
+      // to an endpoint that does not answer.
       yield* sql`UPDATE numbers SET status = 'STARTING', status_reason = 'connection lost' WHERE id = ${acme.numbers[1].id}`
-      yield* sql`INSERT INTO webhook_outbox (account_id, event, payload, created_at)
-        VALUES (${acme.accountId}, 'message', '{}', now() - interval '30 seconds'),
-               (${acme.accountId}, 'message', '{}', now())`
+      const receiver = yield* WebhookReceiver.start
+      receiver.answer("/hook", "hang")
+      yield* gateway.ops.opsWebhooks.set({ path: { id: acme.accountId }, payload: { url: receiver.url("/hook") } })
+      const pg = yield* Effect.provide(PgClient.PgClient, database)
+      const enqueue = (accountId: number, n: number, age: string) =>
+        Effect.gen(function*() {
+          for (let i = 0; i < n; i++) yield* Outbox.enqueue(pg, accountId, Outbox.envelope("webhook.test", Date.now(), {}))
+          yield* sql`UPDATE webhook_outbox SET created_at = now() - ${age}::interval WHERE account_id = ${accountId} AND id = (
+            SELECT min(id) FROM webhook_outbox WHERE account_id = ${accountId})`
+        })
+      yield* enqueue(acme.accountId, 2, "30 seconds")
+      // Another account turned its endpoint off: its events, a day old, wait for it and are no backlog.
+      const quiet = yield* provision(gateway.ops, { numbers: 0 })
+      yield* gateway.ops.opsWebhooks.set({ path: { id: quiet.accountId }, payload: { url: receiver.url("/off"), enabled: false } })
+      yield* enqueue(quiet.accountId, 5, "1 day")
 
       // The runner reports its shards every 5 s; its first report may predate acquiring them.
       const view = yield* untilView(gateway, (view) => view.unassigned_shards === 0)
@@ -50,6 +66,8 @@ describe("operator cluster view", () => {
       ])
       assert.strictEqual(view.webhooks.backlog, 2)
       assert.isAtLeast(view.webhooks.lag_seconds!, 29)
+      assert.isBelow(view.webhooks.lag_seconds!, 3_600)
+      assert.strictEqual(view.webhooks.held_accounts, 1)
       assert.isAtLeast(view.cluster_messages.unprocessed, 0)
       // This process's runner is listed with what it reported when it started.
       assert.strictEqual(view.runners.length, 1)

@@ -40,10 +40,6 @@ export const sweep = (retentionDays: number) =>
     // deleted in one statement, a resend committed in between made the deletion break the
     // reference, SQLSTATE 23503, and the whole batch failed.)
     const batch = Effect.gen(function*() {
-      // The statement probes each account's index for a few rows, but PostgreSQL's estimate of it
-      // grows with the table and crosses `jit_above_cost`: compiling it took 0.2-0.3 s a batch,
-      // twenty times the statement's own work, on a table of a million events.
-      yield* sql`SET LOCAL jit = off`
       // Account by account through (account_id, created_at): only events created before the
       // cut-off are read, however long the log kept since, and none from the account's oldest
       // waiting event on. An account's events are delivered in order, so those after it wait too

@@ -58,8 +58,11 @@ export const ClusterView = Schema.Struct({
     })
   }),
   webhooks: Schema.Struct({
-    backlog: Schema.Int.annotations({ description: "Events neither delivered nor failed" }),
-    lag_seconds: Schema.NullOr(Schema.Number).annotations({ description: "Age of the oldest of them" })
+    backlog: Schema.Int.annotations({
+      description: "Events neither delivered nor failed, of accounts whose endpoint is on (the others' wait until it is on again)"
+    }),
+    lag_seconds: Schema.NullOr(Schema.Number).annotations({ description: "Age of the oldest of them" }),
+    held_accounts: Schema.Int.annotations({ description: "Accounts whose endpoint is turned off with events waiting for it" })
   }),
   cluster_messages: Schema.Struct({
     unprocessed: Schema.Int,

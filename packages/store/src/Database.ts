@@ -239,7 +239,12 @@ export const layerPostgres = (options: {
     // A connection whose server or network path died without a word is found by the kernel's
     // probes, and fails, instead of waiting for an answer for good.
     keepAlive: true,
-    keepAliveInitialDelayMillis: 10_000
+    keepAliveInitialDelayMillis: 10_000,
+    // Without PostgreSQL's JIT: the gateway's statements each read a few rows through an index,
+    // but the planner's estimate of some grows with their table and crosses `jit_above_cost`, and
+    // compiling them then cost 0.15-0.3 s a statement against a millisecond of work (the webhook
+    // log sweep, the cluster view's webhook backlog: docs/performance.md, "JIT").
+    options: "-c jit=off"
   }
   const bound = options.statementTimeoutMs ?? 0
   const idleInTransaction = options.idleInTransactionTimeoutMs ?? 0

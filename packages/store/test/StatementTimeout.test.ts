@@ -82,3 +82,15 @@ describe("the statement time limit", () => {
       assert.strictEqual(row.n, 1)
     }), { timeout: 60_000 })
 })
+
+describe("the pool's connections", () => {
+  it.scopedLive("run without PostgreSQL's JIT, whose compiling cost index lookups of large tables 0.15-0.3 s each", () =>
+    Effect.gen(function*() {
+      const url = Redacted.make(yield* Database.scratchDatabase)
+      const sql = Context.get(yield* Layer.build(Database.layerPostgres({ url, maxConnections: 2 })), SqlClient.SqlClient)
+      const shown = yield* Effect.all([sql<{ jit: string }>`SHOW jit`, sql.withTransaction(sql<{ jit: string }>`SHOW jit`)], {
+        concurrency: 2
+      })
+      assert.deepStrictEqual(shown.map(([row]) => row!.jit), ["off", "off"])
+    }))
+})

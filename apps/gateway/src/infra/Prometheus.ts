@@ -102,9 +102,12 @@ const clusterGauges = (view: typeof ClusterView.Type): Prom.Registry => {
   )
   for (const status of STATUSES) numbers.set({ status }, 0)
   for (const [status, n] of Object.entries(view.numbers.by_status)) numbers.set({ status }, n)
-  gauge("wagate_webhook_backlog", "Webhook events neither delivered nor failed").set(view.webhooks.backlog)
-  gauge("wagate_webhook_lag_seconds", "Age of the oldest webhook event neither delivered nor failed (0 when none)")
+  gauge("wagate_webhook_backlog", "Webhook events neither delivered nor failed, of accounts whose endpoint is on")
+    .set(view.webhooks.backlog)
+  gauge("wagate_webhook_lag_seconds", "Age of the oldest of those events (0 when none)")
     .set(view.webhooks.lag_seconds ?? 0)
+  gauge("wagate_webhook_held_accounts", "Accounts whose webhook endpoint is turned off with events waiting for it")
+    .set(view.webhooks.held_accounts)
   gauge(
     "wagate_cluster_messages_unprocessed",
     "Persisted requests not yet processed (cluster_messages), numbers' keep-alive requests left out"

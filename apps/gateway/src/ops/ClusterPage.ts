@@ -53,7 +53,9 @@ async function refresh() {
           n.linked ? "yes" : '<span class="bad">no: link it again</span>'])) : "") +
       "<h2>Backlogs</h2>" + table(["queue", "waiting", "oldest"], [
         ["webhook events", body.webhooks.backlog, secs(body.webhooks.lag_seconds)],
-        ["cluster messages", body.cluster_messages.unprocessed, secs(body.cluster_messages.oldest_age_seconds)]]);
+        ["cluster messages", body.cluster_messages.unprocessed, secs(body.cluster_messages.oldest_age_seconds)]]) +
+      (body.webhooks.held_accounts ? "<p>" + body.webhooks.held_accounts +
+        " accounts hold webhook events behind a turned-off endpoint (not counted above).</p>" : "");
   } catch (e) {
     document.getElementById("error").textContent = "Could not read the cluster: " + e.message;
     document.getElementById("login").hidden = false;
