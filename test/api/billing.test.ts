@@ -436,6 +436,18 @@ describe("billing", () => {
           return [response.status, yield* response.json]
         }).pipe(Effect.orDie)
 
+      // The operator's metrics count what was not credited (the counters are the process's, shared
+      // with the file's other tests: counted from here).
+      const notCredited = Effect.gen(function*() {
+        const response = yield* gateway.http.execute(
+          HttpClientRequest.get("/ops/v1/metrics").pipe(HttpClientRequest.bearerToken(OPERATOR_TOKEN))
+        )
+        const lines = (yield* response.text).split("\n")
+        const value = (name: string) => Number(lines.find((l) => l.startsWith(`${name} `))?.split(" ")[1])
+        return [value("wagate_payments_not_credited"), value("wagate_payments_not_credited_tiyn")]
+      }).pipe(Effect.orDie)
+      const [payments, tiyn] = yield* notCredited
+
       // 50 KZT paid, 10 KZT of room: 10 credited, 40 not. Before, the whole payment was answered
       // 400 invalid_param, which a provider need not send again: the money was taken, never credited.
       const first = yield* webhook({ payment_id: "pay_big", amount: 5_000 })
@@ -452,6 +464,7 @@ describe("billing", () => {
       const rows = yield* ledger(gateway, acme.accountId)
       assert.deepStrictEqual(rows.map((r) => [r.kind, r.amount]), [["top_up", 99_999_999_000], ["payment", 1_000], ["payment", 0]])
       assert.strictEqual(yield* balanceOf(gateway, acme.accountId), 100_000_000_000)
+      assert.deepStrictEqual(yield* notCredited, [payments! + 2, tiyn! + 4_000 + 2_500])
       // The operator's own credit past the maximum is still refused, nothing credited.
       const over = yield* post(gateway, `/ops/v1/accounts/${acme.accountId}/credit`, OPERATOR_TOKEN, { amount: 1 })
       assert.strictEqual(over.answer, "400 invalid_param")

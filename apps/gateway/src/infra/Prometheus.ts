@@ -11,6 +11,7 @@
 import type { ClusterView } from "@wagate/domain/ClusterView"
 import * as IncomingFailures from "@wagate/numbers/IncomingFailures"
 import * as NumberMetrics from "@wagate/numbers/NumberMetrics"
+import * as Payments from "@wagate/numbers/billing/Payments"
 import * as RequestGuard from "@wagate/numbers/RequestGuard"
 import * as Watchdog from "@wagate/whatsapp/baileys/Watchdog"
 import * as Metric from "effect/Metric"
@@ -185,7 +186,9 @@ for (
     RequestGuard.requestDefects,
     RequestGuard.storageFailures,
     IncomingFailures.failures,
-    NumberMetrics.incoming
+    NumberMetrics.incoming,
+    Payments.notCreditedPayments,
+    Payments.notCreditedTiyn
   ]
 ) counter.unsafeUpdate(0, [])
 

@@ -6,9 +6,22 @@ import { AccountId } from "@wagate/domain/Ids"
 import * as Pricing from "@wagate/domain/Pricing"
 import { Accounts } from "@wagate/store/Accounts"
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import { Accounting } from "./Accounting.js"
 import { PaymentProviders, PaymentRejected } from "./PaymentProvider.js"
+
+/** Payments of which a part was not credited (past the balance's maximum), for the operator to refund. */
+export const notCreditedPayments = Metric.counter("wagate_payments_not_credited", {
+  description: "Provider payments of which a part was not credited, the balance at its maximum: refund it to the payer",
+  incremental: true
+})
+
+/** What those payments did not credit, in tiyn (1/100 KZT). */
+export const notCreditedTiyn = Metric.counter("wagate_payments_not_credited_tiyn", {
+  description: "Tiyn (1/100 KZT) of provider payments not credited, the balance at its maximum: refund it to the payer",
+  incremental: true
+})
 
 /**
  * Verifies and credits one provider call. A payment that would take the balance past the maximum
@@ -40,6 +53,8 @@ export const receive = Effect.fn("Payments.receive")(function*(
     upToMaximum: options.upToMaximum === true
   })
   if (result.notCreditedTiyn > 0) {
+    yield* Metric.increment(notCreditedPayments)
+    yield* Metric.incrementBy(notCreditedTiyn, result.notCreditedTiyn)
     yield* Effect.logWarning(
       `payment ${payment.paymentId} (${provider}) to account ${payment.accountId}: ` +
         Pricing.notCredited(result.notCreditedTiyn, payment.amountTiyn)
