@@ -7,6 +7,7 @@ import { assert, layer } from "@effect/vitest"
 import * as Database from "@wagate/store/Database"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as MachineIds from "../src/cluster/MachineIds.js"
 import * as StartGate from "../src/cluster/StartGate.js"
 
 const runner = (port: number) =>
@@ -83,5 +84,20 @@ layer(storage(), { timeout: 60_000 })("machine ids when every id is held", (it) 
       yield* sql`DELETE FROM cluster_runners`
       yield* hold("1 hour")
       assert.strictEqual(yield* storage.register(runner(41001), true), 0)
+    }))
+})
+
+layer(storage(), { timeout: 60_000 })("machine ids beside api processes", (it) => {
+  it.scoped("a runner takes none that an api process holds", () =>
+    Effect.gen(function*() {
+      const storage = yield* RunnerStorage.RunnerStorage
+      // Two api processes hold 0 and 1, each on its session (as MachineIds.apiMachineId does).
+      yield* Effect.forEach([0, 1], (id) =>
+        Effect.flatMap(
+          Effect.flatten(Database.DatabaseSession),
+          (client) => Effect.promise(() => client.query("SELECT pg_advisory_lock($1, $2)", [MachineIds.API_LOCK_SPACE, id]))
+        ))
+      yield* drawNext(3000)
+      assert.strictEqual(yield* storage.register(runner(41001), true), 2)
     }))
 })

@@ -13,11 +13,13 @@ import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as SingleRunner from "@effect/cluster/SingleRunner"
 import * as SqlMessageStorage from "@effect/cluster/SqlMessageStorage"
 import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
+import * as Snowflake from "@effect/cluster/Snowflake"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as Database from "@wagate/store/Database"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { GatewaySettings } from "../Config.js"
+import * as MachineIds from "./MachineIds.js"
 import * as StartGate from "./StartGate.js"
 
 /**
@@ -60,7 +62,10 @@ export const layer = (settings: GatewaySettings, database: "postgres" | "embedde
     // The storage `sql` gives, built under the database's start-up lock.
     return NodeClusterSocket.layer({ clientOnly: true, storage: "byo", shardingConfig: sharding }).pipe(
       Layer.provideMerge(Layer.orDie(Database.madeAlone(Layer.merge(SqlMessageStorage.layer, SqlRunnerStorage.layer)))),
-      Layer.provide(ShardingConfig.layerFromEnv(sharding))
+      Layer.provide(ShardingConfig.layerFromEnv(sharding)),
+      // A machine id apart from the runners' and the other api processes', on the generator the
+      // cluster builds from the same layer (MachineIds).
+      Layer.merge(MachineIds.apiMachineId.pipe(Layer.provide(Snowflake.layerGenerator)))
     )
   }
   const shardingConfig = {

@@ -22,15 +22,30 @@
  *
  * Runners of a release without this draw ids from the sequence as before: while such runners are
  * still up during a rolling upgrade, a new runner avoids their ids, but they do not avoid its.
+ *
+ * `api` processes register no runner, and @effect/cluster gives each a random machine id, which
+ * could be a runner's or another api process's (their requests' ids are snowflakes too). An api
+ * process takes the highest id no runner row and no other api process holds, and holds it with a
+ * session-level advisory lock on a session of its own: the lock ends with the session (a stop, a
+ * crash, a lost connection), so no row outlives the process. Runners avoid the ids so locked.
+ * The id is set on the cluster's snowflake generator, which the cluster builds from the same
+ * `Snowflake.layerGenerator` and so shares with this layer (layers are built once per graph).
  */
 import { PersistenceError } from "@effect/cluster/ClusterError"
 import * as MachineId from "@effect/cluster/MachineId"
 import type { RunnerAddress } from "@effect/cluster/RunnerAddress"
 import * as RunnerStorage from "@effect/cluster/RunnerStorage"
+import * as Snowflake from "@effect/cluster/Snowflake"
+import { SqlError } from "@effect/sql/SqlError"
 import * as SqlClient from "@effect/sql/SqlClient"
+import { DatabaseSession } from "@wagate/store/Database"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import type * as Context from "effect/Context"
 
 /** Snowflakes keep 10 bits of the machine id. */
 export const MACHINE_IDS = 1024
@@ -38,6 +53,18 @@ export const MACHINE_IDS = 1024
 // The two-key form of advisory locks, apart from the cluster's single-key shard locks (which
 // StartGate counts), the start-up lock's and the exports' key spaces.
 const LOCK_SPACE = 0x776d6964 // "wmid"
+
+/** The api processes' session-level locks on their ids: (API_LOCK_SPACE, id). */
+export const API_LOCK_SPACE = 0x77617069 // "wapi"
+
+/** How often an api process checks the session that holds its machine id. */
+export const API_CHECK_INTERVAL = "10 seconds"
+
+/** The ids api processes hold on this database: the keys of their granted locks. */
+const apiHeldIds = `
+  SELECT objid::int AS id FROM pg_locks
+  WHERE locktype = 'advisory' AND classid = ${API_LOCK_SPACE} AND objsubid = 2 AND granted
+    AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`
 
 const Picked = Schema.Array(Schema.Struct({ id: Schema.Number }))
 
@@ -72,6 +99,7 @@ export const distinct = (
         SELECT machine_id FROM ${table} WHERE address = ${address}
       ), held AS (
         SELECT machine_id % ${ids} AS id FROM ${table} WHERE address <> ${address}
+        UNION ALL ${sql.literal(apiHeldIds)}
       ), pick AS (
         SELECT COALESCE(
           (SELECT machine_id FROM mine WHERE machine_id < ${ids} AND machine_id NOT IN (SELECT id FROM held)),
@@ -111,3 +139,79 @@ export const distinct = (
       )
   })
 }
+
+/** A session of its own, as `DatabaseSession` opens it. */
+type Session = Effect.Effect.Success<Context.Tag.Service<typeof DatabaseSession>>
+
+/** A statement on `client`, in the callback form the session's no-answer bound watches. */
+const query = (client: Session, text: string, values: ReadonlyArray<unknown> = []) =>
+  Effect.async<ReadonlyArray<Record<string, unknown>>, SqlError>((resume) => {
+    client.query(text, [...values], (error: Error | null, result: { readonly rows: Array<Record<string, unknown>> } | undefined) =>
+      resume(
+        error === null
+          ? Effect.succeed(result?.rows ?? [])
+          : Effect.fail(new SqlError({ cause: error, message: `machine id: ${text.trim().split("\n")[0]} failed` }))
+      ))
+  })
+
+/**
+ * Takes the highest machine id that no runner row and no api process holds, under the lock the
+ * runners' registrations take, and holds it with a lock of `client`'s session; null when every id
+ * is held.
+ */
+const takeApiId = (client: Session) =>
+  Effect.gen(function*() {
+    yield* query(client, "BEGIN")
+    yield* query(client, "SELECT pg_advisory_xact_lock($1, 0)", [LOCK_SPACE])
+    const [present] = yield* query(client, `SELECT to_regclass('${TABLE}') IS NOT NULL AS present`)
+    const runners = present?.present === true ? `SELECT machine_id % ${MACHINE_IDS} FROM ${TABLE}` : "SELECT -1"
+    const [free] = yield* query(
+      client,
+      `SELECT i AS id FROM generate_series(${MACHINE_IDS - 1}, 0, -1) AS i
+       WHERE i NOT IN (${runners}) AND i NOT IN (SELECT id FROM (${apiHeldIds}) api)
+       LIMIT 1`
+    )
+    const id = free === undefined ? null : Number(free.id)
+    if (id !== null) yield* query(client, "SELECT pg_advisory_lock($1, $2)", [API_LOCK_SPACE, id])
+    yield* query(client, "COMMIT")
+    return id
+  })
+
+/**
+ * An api process's machine id for the cluster's snowflakes: taken at start (the layer waits for
+ * it), held by a session of its own checked every API_CHECK_INTERVAL, and taken again on a new
+ * session when that one ends. Needs the cluster's `Snowflake.layerGenerator` in the same graph.
+ */
+export const apiMachineId: Layer.Layer<never, never, DatabaseSession | Snowflake.Generator> = Layer.scopedDiscard(
+  Effect.gen(function*() {
+    const open = yield* DatabaseSession
+    const generator = yield* Snowflake.Generator
+    const taken = yield* Deferred.make<void>()
+    const hold = Effect.scoped(Effect.gen(function*() {
+      const client = yield* open
+      const id = yield* takeApiId(client)
+      if (id === null) {
+        yield* Effect.logWarning(`all ${MACHINE_IDS} machine ids are held: this api process keeps a random one`)
+      } else {
+        yield* generator.setMachineId(MachineId.make(id))
+        yield* Effect.logInfo(`cluster machine id ${id} (api process)`)
+      }
+      yield* Deferred.succeed(taken, undefined)
+      // Until the session ends (its end event, or a check that finds it silently gone).
+      const ended = Effect.async<never, SqlError>((resume) => {
+        const end = () => resume(Effect.fail(new SqlError({ cause: new Error("Connection ended"), message: "the session ended" })))
+        client.on("end", end)
+        return Effect.sync(() => void client.off("end", end))
+      })
+      const checked = Effect.forever(Effect.zipRight(Effect.sleep(API_CHECK_INTERVAL), query(client, "SELECT 1")))
+      return yield* Effect.raceFirst(ended, checked)
+    }))
+    yield* hold.pipe(
+      Effect.tapError((error) => Effect.logWarning("the session holding this api process's machine id failed or ended; taking one again", error)),
+      Effect.retry(Schedule.spaced("1 second")),
+      Effect.forkScoped
+    )
+    // A database that does not answer at start is the pool's to report: start with the random id.
+    yield* Deferred.await(taken).pipe(Effect.timeoutOption("10 seconds"))
+  })
+)
