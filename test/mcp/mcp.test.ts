@@ -519,13 +519,13 @@ describe("MCP: a storage failure", () => {
       const gateway = yield* startGateway(database)
       const acme = yield* provision(gateway.ops)
       const mcp = yield* connect(gateway, acme.accountKey)
-      // Reads of the ledger (the balance get_status shows) fail with the SQLSTATE the test
+      // Reads of the balances (the balance get_status shows) fail with the SQLSTATE the test
       // chooses: a view over `refused()` stands in for the table.
       const refusals = yield* StorageRefusals.install(database)
       yield* sql(database, (sql) =>
         Effect.all([
-          sql`ALTER TABLE ledger RENAME TO ledger_kept`,
-          sql`CREATE VIEW ledger AS SELECT * FROM ledger_kept WHERE refused()`
+          sql`ALTER TABLE account_balances RENAME TO account_balances_kept`,
+          sql`CREATE VIEW account_balances AS SELECT * FROM account_balances_kept WHERE refused()`
         ], { discard: true })
       )
       const cases: ReadonlyArray<readonly [sqlstate: string, status: number, code: string, retry: number | undefined]> = [
