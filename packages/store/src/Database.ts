@@ -240,7 +240,7 @@ export const layerPostgres = (options: {
     // probes, and fails, instead of waiting for an answer for good.
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
-    // Without PostgreSQL's JIT: the gateway's statements each read a few rows through an index,
+    // Without PostgreSQL's JIT: the gateway's statements mostly read a few rows through an index,
     // but the planner's estimate of some grows with their table and crosses `jit_above_cost`, and
     // compiling them then cost 0.15-0.3 s a statement against a millisecond of work (the webhook
     // log sweep, the cluster view's webhook backlog: docs/performance.md, "JIT").
