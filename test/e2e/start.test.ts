@@ -183,7 +183,8 @@ describe("npm start on a fresh machine", () => {
   }, 240_000)
 
   it("npm start passes SIGTERM and SIGINT on: stopping the npm process stops the gateway", async () => {
-    for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    // One gateway for each signal, started side by side.
+    await Promise.all((["SIGTERM", "SIGINT"] as const).map(async (signal) => {
       const dataDir = mkdtempSync(join(tmpdir(), "wagate-e2e-"))
       const gateway = await start(cleanEnv(dataDir, await freePort()))
       // Only npm itself gets the signal, as from a process manager or Ctrl-C on `npm start`.
@@ -192,7 +193,7 @@ describe("npm start on a fresh machine", () => {
       while (groupAlive(gateway.child.pid!) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
       assert.isFalse(groupAlive(gateway.child.pid!), `a process of npm start outlived its ${signal}:\n${gateway.output()}`)
       started.delete(gateway.child)
-    }
+    }))
   }, 480_000)
 
   it("the CLI says clearly when the gateway is not running", async () => {
