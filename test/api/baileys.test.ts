@@ -861,7 +861,9 @@ describe("credentials WhatsApp refused, on the Baileys driver", () => {
       // Two hours, in seconds, as WhatsApp gives it.
       close: FakeSocket.Closes.failure(402, { code: "101", expire: "7200" }),
       expect: (reason: string | null, closedAt: number) => {
-        const until = Date.parse((reason ?? "").replace(/^temporarily banned by WhatsApp \(402\) until /, ""))
+        const [, end, why] = (reason ?? "").match(/^temporarily banned by WhatsApp \(402\) until (\S+); WhatsApp's reason: (.*)$/) ?? []
+        assert.strictEqual(why, "too many messages to people who do not have the number in their contacts (101)", reason ?? "")
+        const until = Date.parse(end ?? "")
         assert.isAtLeast(until, closedAt + 7_200_000, reason ?? "")
         assert.isAtMost(until, Date.now() + 7_200_000, reason ?? "")
       },

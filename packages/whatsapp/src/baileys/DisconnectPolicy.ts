@@ -146,16 +146,36 @@ const banEnd = (c: Closed): number | null => {
   return n > 1_000_000_000 ? n * 1000 : c.now + n * 1000
 }
 
-/** A 402: FAILED until the ban's end (or a day, when WhatsApp gave none), stored. */
+/**
+ * Why WhatsApp banned the account for a while: the `<failure>` node's `code` attribute, in the
+ * words whatsmeow gives its codes (`events.TempBanReason`).
+ */
+const BAN_REASONS: Readonly<Record<string, string>> = {
+  "101": "too many messages to people who do not have the number in their contacts",
+  "102": "blocked by too many people",
+  "103": "too many groups created with people who do not have the number in their contacts",
+  "104": "the same message sent to too many people",
+  "106": "too many messages to a broadcast list"
+}
+
+/** `; WhatsApp's reason: ... (code)` for a 402 that gives its code, else nothing. */
+const banReason = (c: Closed): string => {
+  const code = c.data?.code
+  if ((typeof code !== "string" && typeof code !== "number") || String(code).trim() === "") return ""
+  const known = BAN_REASONS[String(code).trim()]
+  return known === undefined ? `; WhatsApp's reason code: ${String(code).trim()}` : `; WhatsApp's reason: ${known} (${String(code).trim()})`
+}
+
+/** A 402: FAILED until the ban's end (or a day, when WhatsApp gave none), stored, with WhatsApp's reason. */
 const temporaryBan = (c: Closed): Decision => {
   const end = banEnd(c)
   const until = Math.max(end ?? c.now + TEMPORARY_BAN_UNKNOWN_MS, c.now + TEMPORARY_BAN_MIN_MS)
   const at = new Date(until).toISOString()
   return {
     _tag: "Failed",
-    reason: end === null
+    reason: (end === null
       ? `temporarily banned by WhatsApp (402), no end given: tried again at ${at}`
-      : `temporarily banned by WhatsApp (402) until ${at}`,
+      : `temporarily banned by WhatsApp (402) until ${at}`) + banReason(c),
     until
   }
 }

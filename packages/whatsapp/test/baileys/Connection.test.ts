@@ -516,7 +516,8 @@ describe("Baileys driver: reconnecting", () => {
     })
   }
 
-  const BANNED_2H = "temporarily banned by WhatsApp (402) until 1970-01-01T02:00:00.000Z"
+  const BANNED_2H = "temporarily banned by WhatsApp (402) until 1970-01-01T02:00:00.000Z; WhatsApp's reason: " +
+    "too many messages to people who do not have the number in their contacts (101)"
   const banOver = Reconnect.BAN_OVER_REASON
 
   it.scoped("402 with its expiry is stored: FAILED until then; a session opened before it opens no socket and a link says why at once; at the end it connects by itself, and the ban is forgotten once open", () => {

@@ -68,9 +68,23 @@ describe("DisconnectPolicy.decide: a linked number", () => {
       { _tag: "Stopped", reason: "logged out from the phone (401)" }
     ],
     [
-      "402 with its expiry, in seconds from now (as WhatsApp gives it): stored until then",
+      "402 with its expiry, in seconds from now (as WhatsApp gives it): stored until then, with WhatsApp's reason",
       from(Closes.failure(402, { code: "101", expire: "7200" })),
-      { _tag: "Failed", reason: "temporarily banned by WhatsApp (402) until 2026-11-29T02:00:00.000Z", until: NOW + 7_200_000 }
+      {
+        _tag: "Failed",
+        reason: "temporarily banned by WhatsApp (402) until 2026-11-29T02:00:00.000Z; WhatsApp's reason: " +
+          "too many messages to people who do not have the number in their contacts (101)",
+        until: NOW + 7_200_000
+      }
+    ],
+    [
+      "402 with a reason code of no known meaning: the code",
+      from(Closes.failure(402, { code: "177", expire: "7200" })),
+      {
+        _tag: "Failed",
+        reason: "temporarily banned by WhatsApp (402) until 2026-11-29T02:00:00.000Z; WhatsApp's reason code: 177",
+        until: NOW + 7_200_000
+      }
     ],
     [
       "402 with an epoch for its expiry",
