@@ -187,6 +187,8 @@ export const apiMachineId: Layer.Layer<never, never, DatabaseSession | Snowflake
     const open = yield* DatabaseSession
     const generator = yield* Snowflake.Generator
     const taken = yield* Deferred.make<void>()
+    // Whether the last try failed: a database away for a while is told once, and its return once.
+    let failing = false
     const hold = Effect.scoped(Effect.gen(function*() {
       const client = yield* open
       const id = yield* takeApiId(client)
@@ -194,8 +196,9 @@ export const apiMachineId: Layer.Layer<never, never, DatabaseSession | Snowflake
         yield* Effect.logWarning(`all ${MACHINE_IDS} machine ids are held: this api process keeps a random one`)
       } else {
         yield* generator.setMachineId(MachineId.make(id))
-        yield* Effect.logInfo(`cluster machine id ${id} (api process)`)
+        yield* Effect.logInfo(`cluster machine id ${id} (api process)${failing ? ", taken again" : ""}`)
       }
+      failing = false
       yield* Deferred.succeed(taken, undefined)
       // Until the session ends (its end event, or a check that finds it silently gone).
       const ended = Effect.async<never, SqlError>((resume) => {
@@ -207,8 +210,14 @@ export const apiMachineId: Layer.Layer<never, never, DatabaseSession | Snowflake
       return yield* Effect.raceFirst(ended, checked)
     }))
     yield* hold.pipe(
-      Effect.tapError((error) => Effect.logWarning("the session holding this api process's machine id failed or ended; taking one again", error)),
-      Effect.retry(Schedule.spaced("1 second")),
+      Effect.tapError((error) =>
+        failing ? Effect.void : Effect.zipRight(
+          Effect.logWarning("the session holding this api process's machine id failed or ended; taking one again", error),
+          Effect.sync(() => void (failing = true))
+        )
+      ),
+      // After 1 s, then twice as long each time, at most 30 s.
+      Effect.retry(Schedule.union(Schedule.exponential("1 second"), Schedule.spaced("30 seconds"))),
       Effect.forkScoped
     )
     // A database that does not answer at start is the pool's to report: start with the random id.
