@@ -39,13 +39,13 @@ import * as Snowflake from "@effect/cluster/Snowflake"
 import { SqlError } from "@effect/sql/SqlError"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { DatabaseSession } from "@wagate/store/Database"
+import type * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
-import type * as Context from "effect/Context"
 
 /** Snowflakes keep 10 bits of the machine id. */
 export const MACHINE_IDS = 1024
