@@ -50,6 +50,22 @@ export class DatabaseSession extends Context.Tag("@wagate/store/DatabaseSession"
 >() {}
 
 /**
+ * A statement on a session of its own ({@link DatabaseSession}), its rows; in the callback form,
+ * the one the no-answer bound of the session's client watches.
+ *
+ * @since 1.0.0
+ */
+export const sessionQuery = (client: Pg.Client, text: string, values: ReadonlyArray<unknown> = []) =>
+  Effect.async<ReadonlyArray<Record<string, unknown>>, SqlError>((resume) => {
+    client.query(text, [...values], (error: Error | null, result: Pg.QueryResult | undefined) =>
+      resume(
+        error === null
+          ? Effect.succeed(result?.rows ?? [])
+          : Effect.fail(new SqlError({ cause: error, message: `${text.trim().split("\n")[0]} failed` }))
+      ))
+  })
+
+/**
  * What every process does once per database at start-up, the first time alone: creating the
  * tables it needs when they are missing (the gateway's migrations, the cluster's own tables).
  * PostgreSQL lets two sessions that create the same table at once collide (`relation ... already

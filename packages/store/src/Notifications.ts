@@ -16,14 +16,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import Pg from "pg"
-import { DatabaseSession } from "./Database.js"
-
-const query = (client: Pg.Client, text: string) =>
-  Effect.async<void, SqlError>((resume) => {
-    // The callback form: the one the no-answer bound of the session's client watches.
-    client.query(text, (error: Error | null) =>
-      resume(error === null ? Effect.void : Effect.fail(new SqlError({ cause: error, message: `${text} failed` }))))
-  })
+import { DatabaseSession, sessionQuery } from "./Database.js"
 
 /**
  * The payloads notified on `channel`. `listening` runs once the session listens; `check` is
@@ -45,10 +38,10 @@ export const listen = (channel: string, options: {
       })
       // Closing the session at the end of the stream is no failure of it.
       yield* Effect.addFinalizer(() => Effect.sync(() => client.off("end", ended)))
-      yield* query(client, `LISTEN ${Pg.escapeIdentifier(channel)}`)
+      yield* sessionQuery(client, `LISTEN ${Pg.escapeIdentifier(channel)}`)
       yield* options.listening
       yield* options.check.pipe(
-        Effect.zipRight(query(client, "SELECT 1")),
+        Effect.zipRight(sessionQuery(client, "SELECT 1")),
         Effect.forever,
         Effect.catchAll((error) => Effect.sync(() => void emit.fail(error))),
         Effect.forkScoped

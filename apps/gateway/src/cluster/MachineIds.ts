@@ -38,7 +38,7 @@ import * as RunnerStorage from "@effect/cluster/RunnerStorage"
 import * as Snowflake from "@effect/cluster/Snowflake"
 import { SqlError } from "@effect/sql/SqlError"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { DatabaseSession } from "@wagate/store/Database"
+import { DatabaseSession, sessionQuery } from "@wagate/store/Database"
 import type * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -143,17 +143,6 @@ export const distinct = (
 /** A session of its own, as `DatabaseSession` opens it. */
 type Session = Effect.Effect.Success<Context.Tag.Service<typeof DatabaseSession>>
 
-/** A statement on `client`, in the callback form the session's no-answer bound watches. */
-const query = (client: Session, text: string, values: ReadonlyArray<unknown> = []) =>
-  Effect.async<ReadonlyArray<Record<string, unknown>>, SqlError>((resume) => {
-    client.query(text, [...values], (error: Error | null, result: { readonly rows: Array<Record<string, unknown>> } | undefined) =>
-      resume(
-        error === null
-          ? Effect.succeed(result?.rows ?? [])
-          : Effect.fail(new SqlError({ cause: error, message: `machine id: ${text.trim().split("\n")[0]} failed` }))
-      ))
-  })
-
 /**
  * Takes the highest machine id that no runner row and no api process holds, under the lock the
  * runners' registrations take, and holds it with a lock of `client`'s session; null when every id
@@ -161,19 +150,19 @@ const query = (client: Session, text: string, values: ReadonlyArray<unknown> = [
  */
 const takeApiId = (client: Session) =>
   Effect.gen(function*() {
-    yield* query(client, "BEGIN")
-    yield* query(client, "SELECT pg_advisory_xact_lock($1, 0)", [LOCK_SPACE])
-    const [present] = yield* query(client, `SELECT to_regclass('${TABLE}') IS NOT NULL AS present`)
+    yield* sessionQuery(client, "BEGIN")
+    yield* sessionQuery(client, "SELECT pg_advisory_xact_lock($1, 0)", [LOCK_SPACE])
+    const [present] = yield* sessionQuery(client, `SELECT to_regclass('${TABLE}') IS NOT NULL AS present`)
     const runners = present?.present === true ? `SELECT machine_id % ${MACHINE_IDS} FROM ${TABLE}` : "SELECT -1"
-    const [free] = yield* query(
+    const [free] = yield* sessionQuery(
       client,
       `SELECT i AS id FROM generate_series(${MACHINE_IDS - 1}, 0, -1) AS i
        WHERE i NOT IN (${runners}) AND i NOT IN (SELECT id FROM (${apiHeldIds}) api)
        LIMIT 1`
     )
     const id = free === undefined ? null : Number(free.id)
-    if (id !== null) yield* query(client, "SELECT pg_advisory_lock($1, $2)", [API_LOCK_SPACE, id])
-    yield* query(client, "COMMIT")
+    if (id !== null) yield* sessionQuery(client, "SELECT pg_advisory_lock($1, $2)", [API_LOCK_SPACE, id])
+    yield* sessionQuery(client, "COMMIT")
     return id
   })
 
@@ -206,7 +195,7 @@ export const apiMachineId: Layer.Layer<never, never, DatabaseSession | Snowflake
         client.on("end", end)
         return Effect.sync(() => void client.off("end", end))
       })
-      const checked = Effect.forever(Effect.zipRight(Effect.sleep(API_CHECK_INTERVAL), query(client, "SELECT 1")))
+      const checked = Effect.forever(Effect.zipRight(Effect.sleep(API_CHECK_INTERVAL), sessionQuery(client, "SELECT 1")))
       return yield* Effect.raceFirst(ended, checked)
     }))
     yield* hold.pipe(
