@@ -30,7 +30,7 @@ import { createServer } from "node:http"
 import { opusHead } from "../../packages/whatsapp/test/baileys/support/Audio.js"
 import * as FakeSocket from "../../packages/whatsapp/test/baileys/support/FakeSocket.js"
 import * as FileServer from "../support/FileServer.js"
-import { eventually, provision, uniquePhone } from "../support/Fixtures.js"
+import { eventually, metricValue, provision, uniquePhone } from "../support/Fixtures.js"
 import {
   type DatabaseContext,
   freshDatabase,
@@ -371,7 +371,7 @@ describe("group chats on the Baileys driver", () => {
 })
 
 describe("operator metrics", () => {
-  const zombieRestarts = (text: string) => Number(/^wagate_zombie_restarts (\d+)$/m.exec(text)?.[1] ?? 0)
+  const zombieRestarts = (text: string) => metricValue(text, "wagate_zombie_restarts")
 
   it.scopedLive("a watchdog restart is counted in wagate_zombie_restarts on GET /ops/v1/metrics (Prometheus text, operator token)", () =>
     Effect.gen(function*() {

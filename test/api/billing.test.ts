@@ -15,7 +15,7 @@ import * as Redacted from "effect/Redacted"
 import { execFile } from "node:child_process"
 import { join } from "node:path"
 import { cabinetSettings, mailbox, signedUp } from "../support/Cabinet.js"
-import { eventually, linked, provision, uniquePhone } from "../support/Fixtures.js"
+import { eventually, linked, metricValue, provision, uniquePhone } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
 import {
   type DatabaseContext,
@@ -438,14 +438,10 @@ describe("billing", () => {
 
       // The operator's metrics count what was not credited (the counters are the process's, shared
       // with the file's other tests: counted from here).
-      const notCredited = Effect.gen(function*() {
-        const response = yield* gateway.http.execute(
-          HttpClientRequest.get("/ops/v1/metrics").pipe(HttpClientRequest.bearerToken(OPERATOR_TOKEN))
-        )
-        const lines = (yield* response.text).split("\n")
-        const value = (name: string) => Number(lines.find((l) => l.startsWith(`${name} `))?.split(" ")[1])
-        return [value("wagate_payments_not_credited"), value("wagate_payments_not_credited_tiyn")]
-      }).pipe(Effect.orDie)
+      const notCredited = Effect.map(
+        gateway.ops.ops.metrics(),
+        (text) => [metricValue(text, "wagate_payments_not_credited"), metricValue(text, "wagate_payments_not_credited_tiyn")]
+      ).pipe(Effect.orDie)
       const [payments, tiyn] = yield* notCredited
 
       // 50 KZT paid, 10 KZT of room: 10 credited, 40 not. Before, the whole payment was answered

@@ -5,7 +5,6 @@
  * rotation, isolation between accounts, and no loss across a runner restart mid-retry.
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { ExportEvents, type Finished } from "@wagate/store/ExportEvents"
 import * as RetrySchedule from "@wagate/webhooks/RetrySchedule"
@@ -19,9 +18,9 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 import { Webhook } from "standardwebhooks"
-import { provision, uniquePhone } from "../support/Fixtures.js"
+import { metricValue, provision, uniquePhone } from "../support/Fixtures.js"
 import * as ManualClock from "../support/ManualClock.js"
-import { freshDatabase, OPERATOR_TOKEN, type RunningGateway, simulatedNetwork, sql, stoppable } from "../support/TestGateway.js"
+import { freshDatabase, type RunningGateway, simulatedNetwork, sql, stoppable } from "../support/TestGateway.js"
 import * as WebhookReceiver from "../support/WebhookReceiver.js"
 import { call, code, embeddedGateway, emit, eventually, outbox, webhookGateway } from "../support/Webhooks.js"
 
@@ -58,14 +57,7 @@ const capturedLog = Effect.gen(function*() {
 
 /** wagate_webhook_unreadable_events as the gateway's metrics show it (the counter is the process's). */
 const unreadableCount = (gateway: RunningGateway) =>
-  Effect.gen(function*() {
-    const response = yield* gateway.http.execute(
-      HttpClientRequest.get("/ops/v1/metrics").pipe(HttpClientRequest.bearerToken(OPERATOR_TOKEN))
-    )
-    const text = yield* response.text
-    const line = text.split("\n").find((l) => l.startsWith("wagate_webhook_unreadable_events "))
-    return line === undefined ? 0 : Number(line.split(" ")[1])
-  }).pipe(Effect.orDie)
+  Effect.map(gateway.ops.ops.metrics(), (text) => metricValue(text, "wagate_webhook_unreadable_events")).pipe(Effect.orDie)
 
 describe("the envelope and its signature", () => {
   it.scopedLive("a customer's message and the ack of a send reach the receiver as {event, timestamp, data}, signed", () =>

@@ -21,6 +21,9 @@ export const eventually = <A, E, R>(effect: Effect.Effect<A, E, R>, check: (a: A
     }
   })
 
+/** The value of the unlabelled metric `name` in Prometheus' text (0 while it has none). */
+export const metricValue = (text: string, name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1] ?? 0)
+
 let phoneCounter = 0
 /** A phone number no other fixture of this process uses. */
 export const uniquePhone = () => `7701${String(process.pid % 1000).padStart(3, "0")}${String(++phoneCounter).padStart(4, "0")}`
