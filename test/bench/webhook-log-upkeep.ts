@@ -99,11 +99,13 @@ export const main = (argv: ReadonlyArray<string>) =>
       `sweep with nothing to delete: with the held events p50 ${measured.p50.toFixed(1)} ms, p99 ${measured.p99.toFixed(1)} ms; ` +
         `without them p50 ${baseline.p50.toFixed(1)} ms, p99 ${baseline.p99.toFixed(1)} ms`
     )
-    yield* Verdict.verdict("webhook-log-upkeep", [{
-      what: `hourly webhook log sweep, nothing to delete, ${opts.held} held events: median vs without them`,
-      target: `<= ${TARGET_RATIO}x`,
-      measured: `${measured.p50.toFixed(1)} ms (${(measured.p50 / baseline.p50).toFixed(2)}x)`,
-      baseline: `${baseline.p50.toFixed(1)} ms (no held events)`,
-      met: measured.p50 <= TARGET_RATIO * baseline.p50
-    }])
+    yield* Verdict.verdict("webhook-log-upkeep", [
+      Timing.medianAtMost(
+        `hourly webhook log sweep, nothing to delete, ${opts.held} held events: median vs without them`,
+        TARGET_RATIO,
+        measured,
+        baseline,
+        "no held events"
+      )
+    ])
   }))

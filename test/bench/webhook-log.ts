@@ -88,13 +88,13 @@ export const main = (argv: ReadonlyArray<string>) =>
         `${label}: quiet account p50 ${measured.p50.toFixed(1)} ms, p99 ${measured.p99.toFixed(1)} ms; ` +
           `busy account p50 ${baseline.p50.toFixed(1)} ms, p99 ${baseline.p99.toFixed(1)} ms`
       )
-      checks.push({
-        what: `GET /webhook/deliveries ${label}, quiet account: median vs the busy account's`,
-        target: `<= ${TARGET_RATIO}x`,
-        measured: `${measured.p50.toFixed(1)} ms (${(measured.p50 / baseline.p50).toFixed(2)}x)`,
-        baseline: `${baseline.p50.toFixed(1)} ms (busy account)`,
-        met: measured.p50 <= TARGET_RATIO * baseline.p50
-      })
+      checks.push(Timing.medianAtMost(
+        `GET /webhook/deliveries ${label}, quiet account: median vs the busy account's`,
+        TARGET_RATIO,
+        measured,
+        baseline,
+        "busy account"
+      ))
     }
     yield* Verdict.verdict("webhook-log", checks)
   })).pipe(Effect.provide([NodeHttpClient.layerUndici, Reactivity.layer]))
