@@ -248,13 +248,6 @@ export class Accounts extends Effect.Service<Accounts>()("@wagate/store/Accounts
         WHERE id = ${id}`
     }, Effect.orDie)
 
-    /** Adds a top-up to the ledger. */
-    const credit = Effect.fn("Accounts.credit")(function*(accountId: AccountId, kzt: number, note: string | null) {
-      yield* sql`
-        INSERT INTO ledger (account_id, amount, kind, note)
-        VALUES (${accountId}, ${Pricing.kztToTiyn(kzt)}, 'top_up', ${note})`
-    }, Effect.orDie)
-
     const fundsRow = SqlSchema.single({
       Request: Schema.Number,
       Result: Schema.Struct({ balance: Int8, stored: Int8, paused: Int8, waiting: Int8 }),
@@ -310,7 +303,7 @@ export class Accounts extends Effect.Service<Accounts>()("@wagate/store/Accounts
     const locked = <A, R>(accountId: AccountId, body: Effect.Effect<A, never, R>) =>
       Effect.zipRight(lockRow(accountId), body).pipe(sql.withTransaction, Effect.orDie)
 
-    return { create, find, numbers, findNumber, addNumber, setNumberStatus, credit, funds, lockRow, locked } as const
+    return { create, find, numbers, findNumber, addNumber, setNumberStatus, funds, lockRow, locked } as const
   })
 }) {}
 

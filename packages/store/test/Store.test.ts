@@ -10,12 +10,16 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { Accounts } from "../src/Accounts.js"
 import * as ApiKeys from "../src/ApiKeys.js"
+import { Billing } from "../src/Billing.js"
 import * as Database from "../src/Database.js"
 import * as Migrations from "../src/Migrations.js"
 import { Messages } from "../src/Messages.js"
 
 const repositories = (database: Layer.Layer<Database.Database, unknown>) =>
-  Layer.mergeAll(Accounts.Default, ApiKeys.ApiKeys.Default, Messages.Default).pipe(Layer.provideMerge(database))
+  Layer.mergeAll(Billing.Default, ApiKeys.ApiKeys.Default, Messages.Default).pipe(
+    Layer.provideMerge(Accounts.Default),
+    Layer.provideMerge(database)
+  )
 
 const suite = (name: string, database: Layer.Layer<Database.Database, unknown>, kind: "postgres" | "embedded") =>
   layer(repositories(database), { excludeTestServices: true, timeout: 60_000 })(name, (it) => {
@@ -47,12 +51,15 @@ const suite = (name: string, database: Layer.Layer<Database.Database, unknown>, 
         assert.strictEqual(n.status, "none")
         const again = yield* Effect.either(accounts.addNumber(account.id, n.phone))
         assert.isTrue(again._tag === "Left" && again.left._tag === "PhoneTaken")
-        yield* accounts.credit(account.id, 990, null)
-        yield* accounts.credit(account.id, 0.5, "half a tenge")
-        const funds = yield* accounts.funds(account.id, Date.parse("2026-11-21T12:00:00Z"))
+        const billing = yield* Billing
+        const noon = Date.parse("2026-11-21T12:00:00Z")
+        yield* billing.credit(account.id, 99_000, { kind: "top_up", note: null }, noon)
+        yield* billing.credit(account.id, 50, { kind: "top_up", note: "half a tenge" }, noon)
+        const funds = yield* accounts.funds(account.id, noon)
+        // The first top-up settled the day: its number's 330 ₸ came off the 990.5 ₸ at once.
         assert.deepStrictEqual(
           [funds.balance, funds.daily_charge, funds.days_left, funds.active_numbers, funds.paidUntil],
-          [990.5, 330, 3, 1, "2026-11-24T19:00:00.000Z"]
+          [660.5, 330, 2, 1, "2026-11-23T19:00:00.000Z"]
         )
         const byPhone = yield* accounts.findNumber(account.id, { phone: n.phone }, null)
         assert.strictEqual(Option.getOrThrow(byPhone).id, n.id)
