@@ -228,6 +228,47 @@ describe("MCP: malformed requests", () => {
         assert.deepStrictEqual([answer.status, answer.body.code], [413, "payload_too_large"], JSON.stringify(extra))
       }
     }))
+  it.scopedLive("JSON that is no JSON-RPC message is an invalid request (-32600, 400) saying what is wrong; in a batch only that value, the others run", () =>
+    Effect.gen(function*() {
+      const { acme, gateway } = yield* world()
+      const headers = { authorization: `Bearer ${acme.accountKey}`, "mcp-protocol-version": "2025-11-25" }
+      const cases: Array<readonly [unknown, RegExp]> = [
+        [{ hello: "world" }, /^Invalid Request: a message has a method .*, or a result or an error/],
+        [42, /^Invalid Request: a message is a JSON object$/],
+        [{ jsonrpc: "1.0", id: 1, method: "ping" }, /^Invalid Request: jsonrpc: .*"2\.0"/],
+        [{ jsonrpc: "2.0", id: 1.5, method: "ping" }, /^Invalid Request: id: /],
+        [{ jsonrpc: "2.0", id: 1, method: "ping", priority: "high" }, /^Invalid Request: .*"priority"/],
+        [{ jsonrpc: "2.0", id: 1, method: "tools/call", params: "get_status" }, /^Invalid Request: params: /]
+      ]
+      for (const [body, why] of cases) {
+        const answer = yield* raw(gateway, { headers, body })
+        assert.deepStrictEqual(
+          { status: answer.status, jsonrpc: answer.body.jsonrpc, id: answer.body.id, code: answer.body.error?.code },
+          { status: 400, jsonrpc: "2.0", id: null, code: -32600 },
+          JSON.stringify(body)
+        )
+        assert.match(answer.body.error.message, why, JSON.stringify(body))
+      }
+      // In a batch (2025-03-26) each such value gets its own answer; the messages beside it run.
+      const batch = yield* raw(gateway, {
+        headers: { authorization: `Bearer ${acme.accountKey}` },
+        body: [{ hello: "world" }, toolCall(1, "get_status", {}), 7, { jsonrpc: "2.0", id: "p", method: "ping" }]
+      })
+      assert.strictEqual(batch.status, 200)
+      assert.deepStrictEqual(
+        batch.body.filter((a: any) => a.id === null).map((a: any) => a.error.code),
+        [-32600, -32600]
+      )
+      const byId = new Map<unknown, any>(batch.body.map((a: any) => [a.id, a]))
+      assert.deepStrictEqual(byId.get(1).result.structuredContent.numbers.map((n: any) => n.id), [acme.numbers[0].id])
+      assert.deepStrictEqual(byId.get("p").result, {})
+      // A batch of nothing but such values runs nothing: each is answered, with 400.
+      const none = yield* raw(gateway, { headers: { authorization: `Bearer ${acme.accountKey}` }, body: [1, "two"] })
+      assert.deepStrictEqual(
+        [none.status, none.body.map((a: any) => [a.id, a.error.code])],
+        [400, [[null, -32600], [null, -32600]]]
+      )
+    }))
 })
 
 describe("MCP: tools answer as the REST API does", () => {
@@ -713,6 +754,26 @@ describe("MCP: JSON-RPC batches", () => {
       const oversized = yield* raw(gateway, { headers, body: Array.from({ length: 101 }, (_, i) => toolCall(i, "get_status", {})) })
       assert.deepStrictEqual([oversized.status, oversized.body.error.code], [400, -32600])
       assert.strictEqual(Number(yield* Effect.promise(() => redis.get(counter))), 2 + 3 + 1 + 1)
+    }))
+  it.scopedLive("two requests of a batch with one id are refused as a whole (-32600, 400): their answers could not be told apart; nothing runs", () =>
+    Effect.gen(function*() {
+      const { acme, gateway } = yield* world()
+      const headers = { authorization: `Bearer ${acme.accountKey}` }
+      const to = uniquePhone()
+      const twice = yield* raw(gateway, {
+        headers,
+        body: [toolCall(1, "send_message", { to, text: "first" }), toolCall(1, "send_message", { to, text: "second" })]
+      })
+      assert.deepStrictEqual([twice.status, twice.body.id, twice.body.error.code], [400, null, -32600])
+      assert.match(twice.body.error.message, /two requests of the batch have the id 1; each needs its own/)
+      const sent = yield* rest(gateway, acme.accountKey, "GET", `/api/v1/messages?chat=${to}`)
+      assert.deepStrictEqual([sent.status, sent.body.messages], [200, []])
+      // A notification has no id: one beside a request does not share it.
+      const fine = yield* raw(gateway, {
+        headers,
+        body: [{ jsonrpc: "2.0", id: "1", method: "ping" }, toolCall(1, "get_status", {}), { jsonrpc: "2.0", method: "notifications/initialized" }]
+      })
+      assert.sameMembers(fine.body.map((a: any) => a.id), [1, "1"])
     }))
 })
 

@@ -12,6 +12,10 @@ import {
   CallToolRequestSchema,
   ErrorCode,
   InitializeRequestSchema,
+  JSONRPCErrorResponseSchema,
+  JSONRPCNotificationSchema,
+  JSONRPCRequestSchema,
+  JSONRPCResultResponseSchema,
   ListToolsRequestSchema,
   PingRequestSchema,
   type RequestId
@@ -137,6 +141,35 @@ const setAsideArguments = (message: unknown, kept: Map<RequestId, unknown>): unk
 }
 
 /**
+ * Why a JSON value is no JSON-RPC message of MCP (its request, notification or answer schema
+ * refuses it), or undefined when it is one. The SDK's transport answers any such value, alone or
+ * anywhere in a batch, as a parse error (-32700) of the whole body, though the body was JSON.
+ */
+const notAMessage = (message: unknown): string | undefined => {
+  if (!isObject(message)) return "a message is a JSON object"
+  const schema = "method" in message
+    ? ("id" in message ? JSONRPCRequestSchema : JSONRPCNotificationSchema)
+    : "error" in message
+    ? JSONRPCErrorResponseSchema
+    : "result" in message
+    ? JSONRPCResultResponseSchema
+    : undefined
+  if (schema === undefined) return "a message has a method (a request or a notification), or a result or an error (an answer)"
+  const checked = schema.safeParse(message)
+  return checked.success ? undefined : issuesOf(checked.error.issues)
+}
+
+const issuesOf = (issues: ReadonlyArray<{ readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>) =>
+  issues.map((issue) => issue.path.length === 0 ? issue.message : `${issue.path.map(String).join(".")}: ${issue.message}`).join("; ")
+
+/** JSON-RPC's answer to a value that is no request object: an invalid request, with no id to answer. */
+const invalidRequest = (reason: string) => ({
+  jsonrpc: "2.0" as const,
+  id: null,
+  error: { code: ErrorCode.InvalidRequest, message: `Invalid Request: ${reason}` }
+})
+
+/**
  * The SDK's schemas of the requests this server answers. The SDK checks a request against its
  * schema only inside the handler, and answers a mismatch (no `params`, a tool `name` that is no
  * string, an `initialize` without `protocolVersion`) as an internal error (-32603) carrying the
@@ -163,10 +196,7 @@ const refusal = (message: unknown) => {
   if (!isRequest(message)) return undefined
   const error = (code: number, text: string) => ({ jsonrpc: "2.0" as const, id: message.id, error: { code, message: text } })
   const checked = requestSchemas.get(message.method)?.safeParse(message)
-  if (checked !== undefined && !checked.success) {
-    const issues = checked.error.issues.map((issue) => `${issue.path.map(String).join(".")}: ${issue.message}`)
-    return error(ErrorCode.InvalidParams, `Invalid params: ${issues.join("; ")}`)
-  }
+  if (checked !== undefined && !checked.success) return error(ErrorCode.InvalidParams, `Invalid params: ${issuesOf(checked.error.issues)}`)
   if (isToolCall(message) && isObject(message.params) && message.params.task !== undefined) {
     return error(ErrorCode.MethodNotFound, `Method not found: ${String(message.params.name)} cannot run as a task; call it without task`)
   }
@@ -279,9 +309,24 @@ const serverFor = (principal: Principal, runtime: Runtime.Runtime<McpGateway>, s
   return server
 }
 
-/** Why a batch is refused as a whole: a revision without batches, no message, or more than the SDK takes. */
-const batchRefusal = (request: HttpServerRequest.HttpServerRequest, batch: ReadonlyArray<unknown>) =>
-  !batchesAllowed(request)
+/** The first request id that two requests of a batch share: their answers could not be told apart. */
+const sharedId = (batch: ReadonlyArray<unknown>) => {
+  const seen = new Set<RequestId>()
+  for (const message of batch) {
+    if (!isRequest(message)) continue
+    if (seen.has(message.id)) return message.id
+    seen.add(message.id)
+  }
+  return undefined
+}
+
+/**
+ * Why a batch is refused as a whole: a revision without batches, no message, more than the SDK
+ * takes, or two requests with one id.
+ */
+const batchRefusal = (request: HttpServerRequest.HttpServerRequest, batch: ReadonlyArray<unknown>) => {
+  const shared = sharedId(batch)
+  return !batchesAllowed(request)
     ? jsonRpcError(
       400,
       ErrorCode.InvalidRequest,
@@ -291,7 +336,10 @@ const batchRefusal = (request: HttpServerRequest.HttpServerRequest, batch: Reado
     ? jsonRpcError(400, ErrorCode.InvalidRequest, "Invalid Request: an empty batch")
     : batch.length > MAX_BATCH_SIZE
     ? jsonRpcError(400, ErrorCode.InvalidRequest, `Invalid Request: a batch holds at most ${MAX_BATCH_SIZE} messages`)
+    : shared !== undefined
+    ? jsonRpcError(400, ErrorCode.InvalidRequest, `Invalid Request: two requests of the batch have the id ${JSON.stringify(shared)}; each needs its own`)
     : undefined
+}
 
 /** The SDK's answer to `body` (a message, or a batch), from a fresh server bound to the principal. */
 const answer = (request: HttpServerRequest.HttpServerRequest, principal: Principal, body: unknown) =>
@@ -347,18 +395,32 @@ export const handle = (options: Options) =>
 
     const parsed = yield* bodyOf(request)
     if (parsed._tag === "Left") return parsed.left
-    if (!Array.isArray(parsed.right)) return HttpServerResponse.fromWeb(yield* answer(request, principal, parsed.right))
+    if (!Array.isArray(parsed.right)) {
+      const invalid = notAMessage(parsed.right)
+      if (invalid !== undefined) return json(400, invalidRequest(invalid))
+      return HttpServerResponse.fromWeb(yield* answer(request, principal, parsed.right))
+    }
     const batch = parsed.right
     const refused = batchRefusal(request, batch)
     if (refused !== undefined) return refused
-    // Each message of a batch is a request against the key's limit (the first was counted with
-    // the HTTP request): the messages past it are answered as refused, the others run.
+    // A value of the batch that is no message is answered as an invalid request (JSON-RPC), the
+    // messages beside it run.
+    const messages = batch.filter((message) => notAMessage(message) === undefined)
+    const invalid = batch.flatMap((message) => {
+      const reason = notAMessage(message)
+      return reason === undefined ? [] : [invalidRequest(reason)]
+    })
+    // Each value of a batch is a request against the key's limit (the first was counted with the
+    // HTTP request): the messages past it are answered as refused, the others run.
     const counted = yield* gateway.countMessages(principal, batch.length - 1)
-    const over = overLimit(batch.slice(1 + counted.fit), counted.refusal, yield* Clock.currentTimeMillis)
-    const response = yield* answer(request, principal, batch.slice(0, 1 + counted.fit))
+    const over = overLimit(messages.slice(1 + counted.fit), counted.refusal, yield* Clock.currentTimeMillis)
+    const within = messages.slice(0, 1 + counted.fit)
+    if (within.length === 0) return json(400, [...invalid, ...over])
+    const response = yield* answer(request, principal, within)
     // A batch is answered with an array even when it holds one answer (JSON-RPC), which the SDK
-    // sends alone; the answers to the messages past the limit go beside the others.
-    if (response.status !== 200 && (response.status !== 202 || over.length === 0)) return HttpServerResponse.fromWeb(response)
+    // sends alone; the answers to the values not run go beside the others.
+    const others = [...invalid, ...over]
+    if (response.status !== 200 && (response.status !== 202 || others.length === 0)) return HttpServerResponse.fromWeb(response)
     const answered: unknown = response.status === 200 ? yield* Effect.promise(() => response.json()) : []
-    return json(200, [...(Array.isArray(answered) ? answered : [answered]), ...over])
+    return json(200, [...(Array.isArray(answered) ? answered : [answered]), ...others])
   })
