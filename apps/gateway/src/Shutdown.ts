@@ -10,8 +10,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Runtime from "effect/Runtime"
 
-export const DEFAULT_TIMEOUT_MS = 30_000
-
 /**
  * Arms the hard exit on the first SIGTERM or SIGINT, and says the stop has begun; a second signal
  * exits at once, saying so.

@@ -108,9 +108,6 @@ export interface BlobStoreService {
   /** Deleting a key that holds nothing succeeds. */
   readonly delete: (key: string) => Effect.Effect<void, BlobStoreError>
 
-  /** Copies within the store, without passing the bytes through this process on S3. */
-  readonly copy: (fromKey: string, toKey: string) => Effect.Effect<void, BlobNotFound | BlobStoreError>
-
   /**
    * A URL a client can fetch the blob from without credentials until it expires: a presigned S3
    * URL, or `<publicBaseUrl>/files/<token>` answered by `serveSigned` for the other stores.

@@ -236,20 +236,6 @@ export const make = (
       }))
     })
 
-    const copy = Effect.fn("BlobStore.copy")(function*(fromKey: string, toKey: string) {
-      yield* BlobKey.check(fromKey, "copy")
-      yield* BlobKey.check(toKey, "copy")
-      yield* stageAndCommit(toKey, "copy", (staged) =>
-        Effect.gen(function*() {
-          yield* fs.copyFile(objectPath(fromKey), staged.data).pipe(
-            Effect.mapError((error) => isAbsent(error) ? new BlobNotFound({ key: fromKey }) : failed("copy")(error))
-          )
-          const contentType = yield* readType(fromKey).pipe(Effect.mapError(failed("copy")))
-          yield* fs.writeFileString(staged.meta, encodeMeta({ contentType }), { mode: 0o600 })
-            .pipe(Effect.mapError(failed("copy")))
-        }))
-    })
-
     const incompleteUploads = Effect.fn("BlobStore.incompleteUploads")(function*(prefix: string) {
       const names = yield* fs.readDirectory(join(root, "tmp")).pipe(Effect.mapError(failed("incompleteUploads")))
       const found: Array<IncompleteUpload> = []
@@ -304,7 +290,6 @@ export const make = (
       read,
       head,
       delete: delete_,
-      copy,
       incompleteUploads,
       abortUpload,
       ...GatewayLinks.make(options, { head, get }),

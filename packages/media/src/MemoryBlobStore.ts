@@ -77,14 +77,6 @@ export const make = (options: Options): Effect.Effect<BlobStoreService> =>
       blobs.delete(key)
     })
 
-    const copy = Effect.fn("BlobStore.copy")(function*(fromKey: string, toKey: string) {
-      yield* BlobKey.check(fromKey, "copy")
-      yield* BlobKey.check(toKey, "copy")
-      const stored = blobs.get(fromKey)
-      if (stored === undefined) return yield* new BlobNotFound({ key: fromKey })
-      blobs.set(toKey, stored)
-    })
-
     return {
       kind: "memory",
       // Effect.fn cannot keep the body's error type parameter; the body's errors do pass through as is.
@@ -93,7 +85,6 @@ export const make = (options: Options): Effect.Effect<BlobStoreService> =>
       read,
       head,
       delete: delete_,
-      copy,
       // A put here is one assignment: nothing is ever left half-written.
       incompleteUploads: () => Effect.succeed([]),
       abortUpload: () => Effect.void,

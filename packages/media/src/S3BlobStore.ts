@@ -6,7 +6,6 @@
  */
 import {
   AbortMultipartUploadCommand,
-  CopyObjectCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   HeadBucketCommand,
@@ -223,17 +222,6 @@ export const make = (options: Options): Effect.Effect<BlobStoreService, never, S
       yield* call("delete", (abortSignal) => s3.send(new DeleteObjectCommand({ Bucket, Key: key }), { abortSignal }))
     })
 
-    const copy = Effect.fn("BlobStore.copy")(function*(fromKey: string, toKey: string) {
-      yield* BlobKey.check(fromKey, "copy")
-      yield* BlobKey.check(toKey, "copy")
-      // CopySource is a URL path: bucket and key segments percent-encoded, slashes kept.
-      const CopySource = [Bucket, ...fromKey.split("/")].map(encodeURIComponent).join("/")
-      yield* call("copy", (abortSignal) =>
-        s3.send(new CopyObjectCommand({ Bucket, Key: toKey, CopySource }), { abortSignal })).pipe(
-          Effect.catchIf(missing, () => Effect.fail(new BlobNotFound({ key: fromKey })))
-        )
-    })
-
     let warnedUnlisted = false
     const notImplemented = (error: BlobStoreError) => (error.cause as { name?: string } | null)?.name === "NotImplemented"
     const incompleteUploads = Effect.fn("BlobStore.incompleteUploads")(function*(prefix: string) {
@@ -317,7 +305,6 @@ export const make = (options: Options): Effect.Effect<BlobStoreService, never, S
       read,
       head,
       delete: delete_,
-      copy,
       incompleteUploads,
       abortUpload,
       signedUrl,

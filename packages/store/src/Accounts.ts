@@ -241,13 +241,6 @@ export class Accounts extends Effect.Service<Accounts>()("@wagate/store/Accounts
       )
     })
 
-    const setNumberStatus = Effect.fn("Accounts.setNumberStatus")(function*(id: NumberId, status: ConnectionStatus) {
-      yield* sql`
-        UPDATE numbers SET status = ${status},
-          connected_at = CASE WHEN ${status} = 'WORKING' THEN coalesce(connected_at, now()) ELSE connected_at END
-        WHERE id = ${id}`
-    }, Effect.orDie)
-
     const fundsRow = SqlSchema.single({
       Request: Schema.Number,
       Result: Schema.Struct({ balance: Int8, stored: Int8, paused: Int8, waiting: Int8 }),
@@ -303,7 +296,7 @@ export class Accounts extends Effect.Service<Accounts>()("@wagate/store/Accounts
     const locked = <A, R>(accountId: AccountId, body: Effect.Effect<A, never, R>) =>
       Effect.zipRight(lockRow(accountId), body).pipe(sql.withTransaction, Effect.orDie)
 
-    return { create, find, numbers, findNumber, addNumber, setNumberStatus, funds, lockRow, locked } as const
+    return { create, find, numbers, findNumber, addNumber, funds, lockRow, locked } as const
   })
 }) {}
 

@@ -195,11 +195,6 @@ export class CabinetUsers extends Effect.Service<CabinetUsers>()("@wagate/store/
       yield* sql`DELETE FROM cabinet_sessions WHERE id_hash = ${idHash}`
     }, Effect.orDie)
 
-    /** Ends the account's other sessions (after a password change). */
-    const endOtherSessions = Effect.fn("CabinetUsers.endOtherSessions")(function*(accountId: AccountId, keep: Buffer) {
-      yield* sql`DELETE FROM cabinet_sessions WHERE account_id = ${accountId} AND id_hash <> ${keep}`
-    }, Effect.orDie)
-
     const createToken = Effect.fn("CabinetUsers.createToken")(function*(
       input: { readonly hash: Buffer; readonly accountId: AccountId; readonly kind: TokenKind; readonly expiresAt: Date }
     ) {
@@ -266,7 +261,6 @@ export class CabinetUsers extends Effect.Service<CabinetUsers>()("@wagate/store/
       session,
       sessionLive,
       endSession,
-      endOtherSessions,
       createToken,
       useToken,
       keys,

@@ -12,22 +12,17 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import type * as Statement from "@effect/sql/Statement"
 import { MediaKind } from "@wagate/domain/Message"
-import * as StoragePricing from "@wagate/domain/StoragePricing"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { Instant, Int8, NullOrInstant, NullOrInt, NullOrInt8, NullOrString, oneOf } from "./Columns.js"
+import { Int8, NullOrInstant, NullOrInt, NullOrInt8, NullOrString, oneOf } from "./Columns.js"
 import { decoded } from "./Rows.js"
 
 /** How long a deleted file's backup copy is kept. @since 1.0.0 */
 export const BACKUP_DAYS = 30
 const DAY_MS = 86_400_000
 
-const UsageRow = Schema.Struct({ number_id: Int8, kind: oneOf(MediaKind), bytes: Int8, files: Int8 })
-const CountRow = Schema.Struct({ n: Int8 })
-const CreatedRow = Schema.Struct({ created_at: Instant })
 const RetentionRow = Schema.Struct({ account_id: Int8, retention_days: Schema.Number })
-const BytesRow = Schema.Struct({ bytes: Int8 })
 const KeepFactsRow = Schema.Struct({
   is_group: Schema.Boolean,
   direction: Schema.Literal("in", "out"),
@@ -166,50 +161,6 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    /** Totals of the live files of an account, per number and kind (a few rows). */
-    const usage = Effect.fn("MediaFiles.usage")(function*(accountId: number) {
-      const rows = yield* decoded(
-        UsageRow,
-        sql`SELECT number_id, kind, bytes, files FROM media_usage WHERE account_id = ${accountId} AND files > 0`
-      )
-      return rows.map((r) => ({ numberId: r.number_id, kind: r.kind, bytes: r.bytes, files: r.files }))
-    }, Effect.orDie)
-
-    const usedBytes = (accountId: number) =>
-      Effect.map(usage(accountId), (rows) => rows.reduce((sum, r) => sum + r.bytes, 0))
-
-    /**
-     * The storage charge of an account for one day, in tiyn (1/100 KZT): the daily share of the
-     * packs its current usage needs above the included 5 GB. 0 within the allowance. The balance
-     * drawdown takes this once a day (see docs/storage.md).
-     */
-    const dailyStorageChargeTiyn = Effect.fn("MediaFiles.dailyStorageChargeTiyn")(function*(accountId: number) {
-      return StoragePricing.chargeFor(yield* usedBytes(accountId)).dailyTiyn
-    })
-
-    /** Incoming files still being downloaded. */
-    const pendingFiles = Effect.fn("MediaFiles.pendingFiles")(function*(accountId: number) {
-      const [row] = yield* decoded(
-        CountRow,
-        sql`
-          SELECT count(*) AS n FROM messages
-          WHERE media_pending AND account_id = ${accountId}
-            AND number_id IN (SELECT id FROM numbers WHERE account_id = ${accountId})`
-      )
-      return row?.n ?? 0
-    }, Effect.orDie)
-
-    /** The message time of the account's oldest kept file, if any. */
-    const oldestFileAt = Effect.fn("MediaFiles.oldestFileAt")(function*(accountId: number) {
-      const [row] = yield* decoded(
-        CreatedRow,
-        sql`
-          SELECT created_at FROM media_files WHERE account_id = ${accountId} AND deleted_at IS NULL
-          ORDER BY created_at, id LIMIT 1`
-      )
-      return Option.map(Option.fromNullable(row), (r) => r.created_at)
-    }, Effect.orDie)
-
     const findPolicy = SqlSchema.findOne({
       Request: Schema.Number,
       Result: PolicyRow,
@@ -276,17 +227,6 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
         sql`SELECT account_id, retention_days FROM storage_policies WHERE retention_days IS NOT NULL`
       )
       return rows.map((r) => ({ accountId: r.account_id, retentionDays: r.retention_days }))
-    }, Effect.orDie)
-
-    /** Bytes of files kept for one chat of a number since `since` (the per-chat daily allowance). */
-    const chatBytesSince = Effect.fn("MediaFiles.chatBytesSince")(function*(numberId: number, chatId: string, since: Date) {
-      const [row] = yield* decoded(
-        BytesRow,
-        sql`
-          SELECT coalesce(sum(size), 0) AS bytes FROM media_files
-          WHERE number_id = ${numberId} AND chat_id = ${chatId} AND created_at >= ${since} AND deleted_at IS NULL`
-      )
-      return row?.bytes ?? 0
     }, Effect.orDie)
 
     /**
@@ -496,16 +436,10 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
     }, Effect.orDie)
 
     return {
-      usage,
       snapshot,
-      usedBytes,
-      dailyStorageChargeTiyn,
-      pendingFiles,
-      oldestFileAt,
       policy,
       setPolicy,
       retentionPolicies,
-      chatBytesSince,
       keepFacts,
       add,
       skip,

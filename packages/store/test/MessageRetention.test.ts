@@ -13,6 +13,10 @@ import * as Database from "../src/Database.js"
 import { MediaFiles } from "../src/MediaFiles.js"
 import { Messages } from "../src/Messages.js"
 
+/** The bytes of the account's live files, as GET /storage reads them. */
+const usedBytes = (snapshot: { readonly usage: ReadonlyArray<{ readonly bytes: number }> }) =>
+  snapshot.usage.reduce((sum, u) => sum + u.bytes, 0)
+
 const DAY = 86_400_000
 const NOW = Date.parse("2026-11-01T00:00:00Z")
 
@@ -53,7 +57,7 @@ const suite = (name: string, database: Layer.Layer<Database.Database, unknown>) 
         const unsent = yield* message(40, "pending")
         const downloading = yield* message(40, "received", true)
         const recent = yield* message(20)
-        assert.strictEqual(yield* files.usedBytes(account.id), 1000)
+        assert.strictEqual(usedBytes(yield* files.snapshot(account.id)), 1000)
 
         const before = new Date(NOW - 30 * DAY)
         const backupUntil = new Date(NOW + 30 * DAY)
@@ -66,7 +70,7 @@ const suite = (name: string, database: Layer.Layer<Database.Database, unknown>) 
         const left = yield* sql<{ id: string }>`SELECT id::text FROM messages WHERE number_id = ${number.id} ORDER BY id`
         assert.deepStrictEqual(left.map((r) => Number(r.id)), [unsent, downloading, recent])
         assert.isFalse(left.some((r) => [kept, deleted, plain].includes(Number(r.id))))
-        assert.strictEqual(yield* files.usedBytes(account.id), 0)
+        assert.strictEqual(usedBytes(yield* files.snapshot(account.id)), 0)
         // The kept file's blob goes after the backup period; the deleted one's on its own purge date.
         const leftovers = yield* sql<{ blob_key: string; remove_after: Date }>`
           SELECT blob_key, remove_after FROM blob_leftovers WHERE blob_key IN (${`b/${kept}`}, ${`b/${deleted}`})

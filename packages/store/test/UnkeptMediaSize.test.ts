@@ -172,7 +172,7 @@ describe("migration 0016", () => {
           }]))
       )
       const old = yield* show
-      const usage = yield* files.usage(account.id)
+      const usage = (yield* files.snapshot(account.id)).usage
       assert.deepStrictEqual([old.get(overCeiling.id)?.size, old.get(refused.id)?.size], [SIZE, SIZE])
 
       yield* Migrations.run.pipe(Effect.provide(database))
@@ -195,6 +195,6 @@ describe("migration 0016", () => {
         [now.get(kept.id)?.size, now.get(deleted.id)?.deleted, now.get(failedLater.id)?.status, now.get(pending.id)?.status],
         [SIZE, true, "failed", "pending"]
       )
-      assert.deepStrictEqual(yield* files.usage(account.id), usage)
+      assert.deepStrictEqual((yield* files.snapshot(account.id)).usage, usage)
     }), 60_000)
 })

@@ -48,9 +48,6 @@ export const parse = (raw: string): Either.Either<URL, UnusableUrl> => {
   return Either.right(url)
 }
 
-/** The host of a URL without IPv6 brackets, lower case. @since 1.0.0 */
-export const hostOf = GuardedHttp.hostOf
-
 /**
  * The address to connect to for `url`: the host itself when it is an IP address, else the first
  * address it resolves to. With `allowPrivate` false, a host that is (or resolves to any) private,

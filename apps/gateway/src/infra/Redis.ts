@@ -18,7 +18,6 @@ import type * as Scope from "effect/Scope"
 import { Redis as IORedis } from "ioredis"
 
 export class Redis extends Context.Tag("@wagate/gateway/Redis")<Redis, {
-  readonly url: string
   /** Prefix for every key and channel of this gateway. */
   readonly prefix: string
   readonly client: IORedis
@@ -108,5 +107,5 @@ export const layer = (url: Redacted.Redacted, prefix: string) =>
       client.status === "ready"
         ? Option.none()
         : Option.some(withoutPassword(lastError()?.message ?? `no connection yet (${client.status})`, raw))
-    return { url: raw, prefix, client, unreachable, duplicate: open(raw) }
+    return { prefix, client, unreachable, duplicate: open(raw) }
   }))

@@ -104,20 +104,6 @@ export const behavesAsBlobStore = (it: Vitest.MethodsNonLive<BlobStore>) => {
       assert.deepStrictEqual(yield* read("media/1/empty"), new Uint8Array())
     }))
 
-  it.effect("copy keeps bytes and type and outlives the original; a missing source is BlobNotFound", () =>
-    Effect.gen(function*() {
-      const store = yield* BlobStore
-      yield* store.put("media/2/video.mp4", bytes(4096, 5), { contentType: "video/mp4" })
-      yield* store.copy("media/2/video.mp4", "backup/2/video.mp4")
-      yield* store.delete("media/2/video.mp4")
-      assert.deepStrictEqual(yield* store.head("backup/2/video.mp4"), Option.some({ size: 4096, contentType: "video/mp4" }))
-      assert.deepStrictEqual(yield* read("backup/2/video.mp4"), bytes(4096, 5))
-
-      const missing = yield* Effect.flip(store.copy("media/2/video.mp4", "backup/2/again.mp4"))
-      assert.deepStrictEqual(missing._tag === "BlobNotFound" && missing.key, "media/2/video.mp4")
-      assert.deepStrictEqual(yield* store.head("backup/2/again.mp4"), Option.none())
-    }))
-
   it.effect("a body that fails stores nothing, keeps the old blob and fails with the body's error", () =>
     Effect.gen(function*() {
       const store = yield* BlobStore
@@ -222,16 +208,6 @@ export const behavesAsBlobStore = (it: Vitest.MethodsNonLive<BlobStore>) => {
       assert.deepStrictEqual(yield* store.head("media/1/Фото 1 2 %20 (a)&b=c?x#y'.jpg"), Option.none())
       yield* store.delete(key)
       assert.deepStrictEqual(yield* store.head(key), Option.none())
-
-      // s3rver reads the copy source with decodeURI, which leaves %2B, %26, %3D, %3F and %23 encoded
-      // (S3 and MinIO decode them), so the copy here keeps to the characters it does decode.
-      const source = "media/1/Фото 1 %20 (a)'.jpg"
-      const copied = "backup/1/Фото 1+2 %20 (a)&b=c?x#y'.jpg"
-      yield* store.put(source, bytes(301, 8), { contentType: "image/jpeg" })
-      yield* store.copy(source, copied)
-      yield* store.delete(source)
-      assert.deepStrictEqual(yield* store.head(copied), Option.some({ size: 301, contentType: "image/jpeg" }))
-      assert.deepStrictEqual(yield* read(copied), bytes(301, 8))
     }))
 
   it.effect("a name is a blob or a prefix of blobs, and may change from one to the other", () =>
@@ -241,12 +217,10 @@ export const behavesAsBlobStore = (it: Vitest.MethodsNonLive<BlobStore>) => {
       // Only a prefix: holds nothing, whatever is asked.
       assert.deepStrictEqual(yield* store.head("tree/a"), Option.none())
       assert.strictEqual((yield* Effect.flip(read("tree/a")))._tag, "BlobNotFound")
-      assert.strictEqual((yield* Effect.flip(store.copy("tree/a", "tree/c")))._tag, "BlobNotFound")
       yield* store.delete("tree/a")
       // Below a blob: nothing either.
       assert.deepStrictEqual(yield* store.head("tree/a/b/c"), Option.none())
       assert.strictEqual((yield* Effect.flip(read("tree/a/b/c")))._tag, "BlobNotFound")
-      assert.strictEqual((yield* Effect.flip(store.copy("tree/a/b/c", "tree/c")))._tag, "BlobNotFound")
       yield* store.delete("tree/a/b/c")
       assert.deepStrictEqual(yield* read("tree/a/b"), bytes(3, 1))
 
@@ -257,9 +231,7 @@ export const behavesAsBlobStore = (it: Vitest.MethodsNonLive<BlobStore>) => {
       yield* store.delete("tree/a")
       yield* store.put("tree/a/b/c", bytes(5, 3), { contentType: "text/plain" })
       assert.deepStrictEqual(yield* read("tree/a/b/c"), bytes(5, 3))
-      yield* store.copy("tree/a/b/c", "tree/a/b/d")
       yield* store.delete("tree/a/b/c")
-      yield* store.delete("tree/a/b/d")
       yield* store.put("tree/a/b", bytes(6, 4), { contentType: "text/plain" })
       assert.deepStrictEqual(yield* read("tree/a/b"), bytes(6, 4))
     }))

@@ -10,8 +10,6 @@ export const WARMUP_NEW_CONTACTS_PER_DAY = 30
 export const WARMUP_DAYS = 3
 export const CHECKS_PER_DAY = 200
 export const MESSAGES_PER_SECOND = 1
-/** Below this many messages in the window the index says too little: standard limits apply. */
-export const ENOUGH_DATA_MESSAGES = 20
 
 export interface TierSpec {
   readonly tier: Tier

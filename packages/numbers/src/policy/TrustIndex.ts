@@ -5,6 +5,9 @@
 
 export const WINDOW_DAYS = 14
 
+/** Below this many messages in the window the index says too little: standard limits apply. */
+export const ENOUGH_DATA_MESSAGES = 20
+
 /** What the last 14 days say about a number. */
 export interface TrustInputs {
   /** People the number started talking with in the window (first contact in the window). */
@@ -63,4 +66,4 @@ export const trustIndex = (inputs: TrustInputs): number => {
 }
 
 /** Whether the window holds enough messages for the index to decide the tier. */
-export const enoughData = (inputs: TrustInputs, minimum = 20): boolean => inputs.incoming + inputs.outgoing >= minimum
+export const enoughData = (inputs: TrustInputs, minimum = ENOUGH_DATA_MESSAGES): boolean => inputs.incoming + inputs.outgoing >= minimum
