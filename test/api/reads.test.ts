@@ -5,6 +5,7 @@
 import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import { seedFile } from "../support/Archives.js"
 import { provision, seedMessages } from "../support/Fixtures.js"
 import { TestGateway } from "../support/TestGateway.js"
 
@@ -282,6 +283,38 @@ describe("retention", () => {
         const api = yield* gateway.client(acme.accountKey)
         assert.deepStrictEqual((yield* api.messages.list({ urlParams: {} })).messages.map((m) => m.id), [recent])
         assert.strictEqual(yield* codeOf(api.messages.get({ path: { id: old } })), "not_found")
+      }))
+
+    it.effect("nor shown as a chat's last message, nor their files served", () =>
+      Effect.gen(function*() {
+        const gateway = yield* TestGateway
+        const acme = yield* provision(gateway.ops)
+        const numberId = acme.numbers[0].id
+        const now = Date.now()
+        const [, recent] = yield* seedMessages(gateway.database, acme.accountId, [
+          { numberId, peer: "77770000011", direction: "in", text: "long ago", createdAt: new Date(now - 40 * 86_400_000) },
+          { numberId, peer: "77770000012", direction: "in", text: "lately", createdAt: new Date(now - 20 * 86_400_000) }
+        ])
+        const file = (peer: string, daysAgo: number) =>
+          seedFile(gateway.database, gateway.blobs, {
+            accountId: acme.accountId, numberId, peer, filename: `${daysAgo}.pdf`, bytes: new Uint8Array(10),
+            createdAt: new Date(now - daysAgo * 86_400_000)
+          })
+        const oldFile = yield* file("77770000013", 40)
+        const recentFile = yield* file("77770000014", 20)
+        const api = yield* gateway.client(acme.accountKey)
+        const chats = (yield* api.chats.list({ urlParams: {} })).chats
+        const lastOf = (peer: string) => chats.find((c) => c.peer === peer)?.last_message?.id ?? null
+        assert.deepStrictEqual(["77770000011", "77770000012"].map(lastOf), [null, recent])
+        const media = (id: number) =>
+          Effect.flatMap(
+            gateway.http.get(`/api/v1/media/${id}`, { headers: { authorization: `Bearer ${acme.accountKey}` } }),
+            (response) => Effect.map(response.text, (body) => `${response.status} ${response.status === 404 ? body : ""}`)
+          )
+        assert.deepStrictEqual(
+          [yield* media(oldFile.messageId), yield* media(recentFile.messageId)],
+          [`404 {"error":"File not found","code":"not_found"}`, "302 "]
+        )
       }))
   })
 })

@@ -286,14 +286,23 @@ export class MediaFiles extends Effect.Service<MediaFiles>()("@wagate/store/Medi
         WHERE id = ${messageId}`
     }, Effect.orDie)
 
-    /** The live file of message `messageId`, within an account and, for a number key, its number. */
-    const find = Effect.fn("MediaFiles.find")(function*(accountId: number, numberId: number | null, messageId: number) {
+    /**
+     * The live file of message `messageId`, within an account and, for a number key, its number;
+     * none for a message past the retention (created before `retainedSince`).
+     */
+    const find = Effect.fn("MediaFiles.find")(function*(
+      accountId: number,
+      numberId: number | null,
+      messageId: number,
+      retainedSince: Date | null
+    ) {
       const [row] = yield* decoded(
         FileRowColumns,
         sql`
           SELECT message_id, number_id, kind, mime_type, filename, size, blob_key FROM media_files
           WHERE message_id = ${messageId} AND account_id = ${accountId} AND deleted_at IS NULL
-            ${numberId === null ? sql`` : sql`AND number_id = ${numberId}`}`
+            ${numberId === null ? sql`` : sql`AND number_id = ${numberId}`}
+            ${retainedSince === null ? sql`` : sql`AND created_at >= ${retainedSince}`}`
       )
       return Option.map(Option.fromNullable(row), (r): FileRow => ({
         messageId: r.message_id,

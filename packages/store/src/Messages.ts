@@ -288,11 +288,19 @@ export class Messages extends Effect.Service<Messages>()("@wagate/store/Messages
       Effect.orDie
     )
 
-    /** Chats with their last message, most recent first. */
+    /**
+     * Chats with their last message, most recent first; a last message past the retention
+     * (created before `retainedSince`) is not shown, as no read returns it.
+     */
     const findChats = SqlSchema.findAll({
-      Request: Schema.Struct({ accountId: Schema.Number, numberId: Schema.NullOr(Schema.Number), limit: Schema.Number }),
+      Request: Schema.Struct({
+        accountId: Schema.Number,
+        numberId: Schema.NullOr(Schema.Number),
+        limit: Schema.Number,
+        retainedSince: Schema.NullOr(Schema.DateFromSelf)
+      }),
       Result: ChatRow,
-      execute: ({ accountId, limit, numberId }) =>
+      execute: ({ accountId, limit, numberId, retainedSince }) =>
         sql`
           SELECT c.chat_id, c.number_id, c.peer, c.peer_lid, c.name, c.is_group, c.group_subject,
                  ${sql.literal(isoColumn("c.last_message_at"))} AS last_message_at,
@@ -301,14 +309,20 @@ export class Messages extends Effect.Service<Messages>()("@wagate/store/Messages
                  m.status AS lm_status, ${sql.literal(isoColumn("m.created_at"))} AS lm_created_at
           FROM chats c
           LEFT JOIN messages m ON m.id = c.last_message_id
+            ${retainedSince === null ? sql`` : sql`AND m.created_at >= ${retainedSince}`}
           WHERE c.account_id = ${accountId}
             ${numberId === null ? sql`` : sql`AND c.number_id = ${numberId}`}
           ORDER BY c.last_message_at DESC NULLS LAST, c.chat_id
           LIMIT ${limit}`
     })
 
-    const chats = Effect.fn("Messages.chats")(function*(accountId: AccountId, numberId: NumberId | null, limit: number) {
-      const rows = yield* findChats({ accountId, numberId, limit })
+    const chats = Effect.fn("Messages.chats")(function*(
+      accountId: AccountId,
+      numberId: NumberId | null,
+      limit: number,
+      retainedSince: Date | null
+    ) {
+      const rows = yield* findChats({ accountId, numberId, limit, retainedSince })
       return rows.map(toChat)
     }, Effect.orDie)
 

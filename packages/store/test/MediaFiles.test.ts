@@ -83,7 +83,7 @@ const suite = (name: string, database: Layer.Layer<Database.Database, unknown>) 
         assert.deepStrictEqual(yield* files.deleteOne(account.id, null, p1, now), { deleted: 1, freedBytes: 100 })
         assert.deepStrictEqual(yield* files.deleteOne(account.id, null, p1, now), { deleted: 0, freedBytes: 0 })
         assert.deepStrictEqual(totals((yield* files.snapshot(account.id)).usage), ["a/video=1000/1", "b/photo=10/1"])
-        assert.isTrue(Option.isNone(yield* files.find(account.id, null, p1)))
+        assert.isTrue(Option.isNone(yield* files.find(account.id, null, p1, null)))
         const [msg] = yield* sql<{ text: string; media: { deleted: boolean; size: number } }>`
           SELECT text, media FROM messages WHERE id = ${p1}`
         assert.deepStrictEqual([msg.text, msg.media.deleted, msg.media.size], ["hello", true, 1])

@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { NumberScope } from "../NumberScope.js"
 import { checkRange, parseChat, parseInstant, parseOptionalInstant } from "../Params.js"
+import { retainedSince } from "./Retention.js"
 
 const fileNotFound = () => new NotFound({ error: "File not found" })
 
@@ -33,7 +34,7 @@ export const MediaHttp = HttpApiBuilder.group(WagateApi, "media", (handlers) =>
       .handle("get", ({ path, urlParams }) =>
         Effect.gen(function*() {
           const principal = yield* CurrentKey
-          const file = yield* Effect.flatten(files.find(principal.accountId, principal.numberId, path.id)).pipe(
+          const file = yield* Effect.flatten(files.find(principal.accountId, principal.numberId, path.id, yield* retainedSince)).pipe(
             Effect.mapError(fileNotFound)
           )
           const head = yield* blobs.head(file.blobKey).pipe(Effect.catchAll(unavailable))
