@@ -78,6 +78,12 @@ layer(TestGateway.layer(), { excludeTestServices: true })("error answers", (it) 
       assert.deepStrictEqual([(yield* ask("GET", "/api/v1/messages/abc")).status], [401])
       assert.deepStrictEqual((yield* ask("GET", "/api/v1/messages/abc", accountKey)).json?.code, "invalid_param")
       assert.deepStrictEqual((yield* ask("GET", "/api/v1/media/999999999", accountKey)).json?.code, "not_found")
+      // A path whose percent-encoding does not decode is malformed, never a 405 naming the method asked.
+      for (const [method, path] of [["GET", "/api/v1/messages/%ZZ"], ["DELETE", "/api/v1/media/%E0%A4"], ["GET", "/ops/v1/accounts/%"]] as const) {
+        const r = yield* ask(method, path, accountKey)
+        assert.deepStrictEqual([r.status, r.json?.code, r.headers["allow"]], [400, "invalid_param", undefined], `${method} ${path}`)
+        assert.include(r.json.error, `The path ${path} is not valid`)
+      }
       // HEAD is still answered by a fixed path's GET route.
       assert.strictEqual((yield* ask("HEAD", "/api/v1/numbers", accountKey)).status, 200)
     }))

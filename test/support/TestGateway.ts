@@ -182,7 +182,7 @@ export const stoppable = <A extends object, E, R>(
 export const redisPrefix = () => `wagate-test-${randomBytes(4).toString("hex")}`
 
 /** The suite's gateway as a service, for `layer(TestGateway.layer())`. */
-export class TestGateway extends Context.Tag("test/TestGateway")<TestGateway, RunningGateway>() {
+export class TestGateway extends Context.Tag("test/TestGateway")<TestGateway, GatewayWithBlobs>() {
   static readonly layer = (options: GatewayOptions = {}) =>
     Layer.scoped(
       TestGateway,

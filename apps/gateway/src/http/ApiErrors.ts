@@ -104,6 +104,15 @@ const fromRequestError = (error: HttpServerError.RequestError): ApiError => {
 
 const pathOf = (request: HttpServerRequest.HttpServerRequest) => request.url.split("?")[0]
 
+const decodes = (path: string) => {
+  try {
+    decodeURIComponent(path)
+    return true
+  } catch {
+    return false
+  }
+}
+
 const methodNotAllowed = (method: string, path: string, allowed: ReadonlyArray<string>) =>
   new MethodNotAllowed({ error: `${method} is not allowed on ${path}; use ${allowed.join(", ")}` })
 
@@ -119,9 +128,16 @@ export const toApiError = (routes: RouteTable, request: HttpServerRequest.HttpSe
   if (HttpServerError.isServerError(failure)) {
     if (failure._tag === "RouteNotFound") {
       const path = pathOf(request)
+      // The router finds no route for a path whose percent-encoding does not decode (`%ZZ`),
+      // though its shape may be one of a route's.
+      if (!decodes(path)) {
+        return Option.some<ApiError>(
+          new InvalidParam({ error: describeIssue([], `The path ${path} is not valid: a % must be followed by two hex digits of UTF-8`) })
+        )
+      }
       const allowed = routes.methodsFor(path)
       return Option.some<ApiError>(
-        allowed.length > 0
+        allowed.length > 0 && !allowed.includes(request.method)
           ? methodNotAllowed(request.method, path, allowed)
           : new NotFound({ error: `No such endpoint: ${request.method} ${path}` })
       )
