@@ -107,6 +107,37 @@ layer(TestGateway.layer(), { excludeTestServices: true })("error answers", (it) 
       assert.deepStrictEqual([big.status, big.json?.code], [413, "payload_too_large"])
     }))
 
+  it.effect("an empty body, or JSON that is no object, answers 400 invalid_json alike on every endpoint with a body", () =>
+    Effect.gen(function*() {
+      const { accountKey } = yield* provision((yield* TestGateway).ops)
+      const endpoints = [
+        ["POST", "/api/v1/messages/send", accountKey],
+        ["POST", "/api/v1/contacts/check", accountKey],
+        ["POST", "/api/v1/media/delete", accountKey],
+        ["POST", "/api/v1/webhook/resend", accountKey],
+        ["PUT", "/api/v1/webhook", accountKey],
+        ["POST", "/api/v1/exports", accountKey],
+        ["POST", "/ops/v1/accounts", "wag_op_test_operator_token"]
+      ] as const
+      const bodies: ReadonlyArray<readonly [string, string]> = [
+        ["", "The body is empty; send a JSON object"],
+        ["[]", "The body must be a JSON object"],
+        ["[{\"phone\": \"77010000001\"}]", "The body must be a JSON object"],
+        ["\"77010000001\"", "The body must be a JSON object"],
+        ["null", "The body must be a JSON object"],
+        ["5", "The body must be a JSON object"]
+      ]
+      for (const [method, path, key] of endpoints) {
+        for (const [body, error] of bodies) {
+          const r = yield* send(HttpClientRequest.make(method)(path).pipe(
+            HttpClientRequest.setHeaders({ authorization: `Bearer ${key}` }),
+            HttpClientRequest.bodyText(body, "application/json")
+          ))
+          assert.deepStrictEqual([r.status, r.json], [400, { error, code: "invalid_json" }], `${method} ${path} ${body}`)
+        }
+      }
+    }))
+
   it.effect("a value outside a choice names every value the field takes", () =>
     Effect.gen(function*() {
       const { accountKey } = yield* provision((yield* TestGateway).ops)

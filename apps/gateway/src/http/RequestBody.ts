@@ -164,9 +164,20 @@ const carriesNetworkText = (url: string) => url.split("?")[0] === "/sim/v1/inbou
  */
 const isMcp = (url: string) => url.split("?")[0] === "/api/mcp"
 
+/**
+ * A payment provider's event is whatever the provider sends: its adapter reads it (an empty or
+ * odd body is its refusal to make).
+ */
+const isPaymentEvent = (url: string) => url.startsWith("/payments/")
+
+/** The body every other endpoint takes is a JSON object; anything else is refused alike on all. */
+const notAnObject = (value: unknown) => typeof value !== "object" || value === null || Array.isArray(value)
+
 const parse = (text: string, url: string) =>
   Effect.suspend(() => {
-    if (text === "" && !isMcp(url)) return Effect.succeed<unknown>(null)
+    const anyValue = isMcp(url) || isPaymentEvent(url)
+    if (text === "" && isPaymentEvent(url)) return Effect.succeed<unknown>(null)
+    if (text === "" && !anyValue) return Effect.fail(new InvalidJson({ error: "The body is empty; send a JSON object" }))
     let value: unknown
     try {
       value = JSON.parse(text)
@@ -174,6 +185,7 @@ const parse = (text: string, url: string) =>
       // A syntax error, or nesting so deep that the parser itself gave up.
       return Effect.fail(new InvalidJson())
     }
+    if (!anyValue && notAnObject(value)) return Effect.fail(new InvalidJson({ error: "The body must be a JSON object" }))
     const checkText = !carriesNetworkText(url) && !isMcp(url)
     const problem = inspect(value, checkText)
     return problem === undefined ? Effect.succeed(value) : Effect.fail(problem)
