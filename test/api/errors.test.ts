@@ -116,17 +116,28 @@ layer(TestGateway.layer(), { excludeTestServices: true })("error answers", (it) 
         ["POST", "/api/v1/media/delete", accountKey],
         ["POST", "/api/v1/webhook/resend", accountKey],
         ["PUT", "/api/v1/webhook", accountKey],
-        ["POST", "/api/v1/exports", accountKey],
         ["POST", "/ops/v1/accounts", "wag_op_test_operator_token"]
       ] as const
       const bodies: ReadonlyArray<readonly [string, string]> = [
-        ["", "The body is empty; send a JSON object"],
+        ["", "The body is empty or null; send a JSON object"],
         ["[]", "The body must be a JSON object"],
         ["[{\"phone\": \"77010000001\"}]", "The body must be a JSON object"],
         ["\"77010000001\"", "The body must be a JSON object"],
-        ["null", "The body must be a JSON object"],
+        ["null", "The body is empty or null; send a JSON object"],
         ["5", "The body must be a JSON object"]
       ]
+      // A body that may be left out (POST /exports: every export's defaults) takes none and null
+      // as left out, and refuses other values alike.
+      const optional = [["POST", "/api/v1/exports", accountKey, "\"\"", "[]"]] as const
+      for (const [method, path, key, ...refused] of optional) {
+        for (const body of refused) {
+          const r = yield* send(HttpClientRequest.make(method)(path).pipe(
+            HttpClientRequest.setHeaders({ authorization: `Bearer ${key}` }),
+            HttpClientRequest.bodyText(body, "application/json")
+          ))
+          assert.deepStrictEqual([r.status, r.json?.code], [400, "invalid_json"], `${method} ${path} ${body}`)
+        }
+      }
       for (const [method, path, key] of endpoints) {
         for (const [body, error] of bodies) {
           const r = yield* send(HttpClientRequest.make(method)(path).pipe(

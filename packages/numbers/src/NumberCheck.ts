@@ -38,7 +38,13 @@ export const make = (ctx: NumberContext, session: Session, states: NumberStates)
       }
       const last = lastCheckAt ?? used.lastCheckAt
       if (last !== null && now - last < CHECK_INTERVAL_MS) {
-        return yield* new RateLimited({ error: "One contact check a second per number", retryAfter: 1, quota: quota() })
+        // Retry-After 60, as the spec gives rate_limited on every endpoint but the send; the
+        // sentence says the real wait.
+        return yield* new RateLimited({
+          error: "One contact check a second per number; the next is allowed in 1 s",
+          retryAfter: 60,
+          quota: quota()
+        })
       }
       const result = yield* session.exists(phone).pipe(
         Effect.catchTag("DriverUnavailable", (e) => new Capacity({ error: `Check unavailable: ${e.reason}`, retryAfter: 5 }))

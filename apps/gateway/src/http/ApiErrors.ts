@@ -90,6 +90,11 @@ export const describeIssue = (issues: ReadonlyArray<Issue>, otherwise: string): 
 }
 
 const fromDecodeError = (error: HttpApiDecodeError): ApiError => {
+  // An empty body reads as null (RequestBody), as does `null`: refused whole by an endpoint that
+  // takes an object, as JSON that is no object is.
+  if (error.issues.some((issue) => issue.path.length === 0 && issue.message.endsWith(", actual null"))) {
+    return RequestBody.notAnObjectBody(null)
+  }
   const field = error.issues[0]?.path[0]
   const detail = describeIssue(error.issues, error.message)
   return field === "from"

@@ -170,14 +170,22 @@ const isMcp = (url: string) => url.split("?")[0] === "/api/mcp"
  */
 const isPaymentEvent = (url: string) => url.startsWith("/payments/")
 
-/** The body every other endpoint takes is a JSON object; anything else is refused alike on all. */
-const notAnObject = (value: unknown) => typeof value !== "object" || value === null || Array.isArray(value)
+/**
+ * The body every other endpoint takes is a JSON object, or none (an empty body or `null`, which
+ * the few endpoints whose body is optional take as none, and the others refuse: ApiErrors).
+ */
+const notAnObject = (value: unknown) => value !== null && (typeof value !== "object" || Array.isArray(value))
+
+/** The refusal of a body that is no JSON object: none (empty, or `null`) or another value. */
+export const notAnObjectBody = (value: unknown) =>
+  new InvalidJson({
+    error: value === null ? "The body is empty or null; send a JSON object" : "The body must be a JSON object"
+  })
 
 const parse = (text: string, url: string) =>
   Effect.suspend(() => {
     const anyValue = isMcp(url) || isPaymentEvent(url)
-    if (text === "" && isPaymentEvent(url)) return Effect.succeed<unknown>(null)
-    if (text === "" && !anyValue) return Effect.fail(new InvalidJson({ error: "The body is empty; send a JSON object" }))
+    if (text === "" && !isMcp(url)) return Effect.succeed<unknown>(null)
     let value: unknown
     try {
       value = JSON.parse(text)
@@ -185,7 +193,7 @@ const parse = (text: string, url: string) =>
       // A syntax error, or nesting so deep that the parser itself gave up.
       return Effect.fail(new InvalidJson())
     }
-    if (!anyValue && notAnObject(value)) return Effect.fail(new InvalidJson({ error: "The body must be a JSON object" }))
+    if (!anyValue && notAnObject(value)) return Effect.fail(notAnObjectBody(value))
     const checkText = !carriesNetworkText(url) && !isMcp(url)
     const problem = inspect(value, checkText)
     return problem === undefined ? Effect.succeed(value) : Effect.fail(problem)

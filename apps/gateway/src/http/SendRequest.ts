@@ -20,6 +20,7 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { normalizePhone, phoneRefusal } from "./Params.js"
+import { notAnObjectBody } from "./RequestBody.js"
 
 /** Longest message text, in characters (WhatsApp clients show up to 4096 comfortably). */
 export const MAX_TEXT = 4096
@@ -54,7 +55,7 @@ const invalidTo = (to: unknown) => new InvalidTo({ error: phoneRefusal(to, new I
 const refusal = (body: unknown, error: ParseResult.ParseError) => {
   const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
   const about = (field: string) => issues.find((issue) => issue.path[0] === field)
-  if (issues.some((issue) => issue.path.length === 0)) return new InvalidJson({ error: "The body must be a JSON object" })
+  if (issues.some((issue) => issue.path.length === 0)) return notAnObjectBody(body)
   const fields = body as Record<string, unknown>
   if (recipient(fields.to) === null) return invalidTo(fields.to)
   for (const kind of ATTACHMENTS) {

@@ -42,9 +42,11 @@ export const HistoryHttp = HttpApiBuilder.group(WagateApi, "history", (handlers)
         const now = yield* DomainClock.now
         const wait = yield* records.takeDownload(principal.accountId, now)
         if (Option.isSome(wait)) {
+          // Retry-After 60, as the spec gives rate_limited on every endpoint but the send; the
+          // sentence says the real wait.
           return yield* new RateLimited({
-            error: "At most 10 history exports in 10 minutes per account",
-            retryAfter: wait.value
+            error: `At most 10 history exports in 10 minutes per account; the next is allowed in ${wait.value} s`,
+            retryAfter: 60
           })
         }
         const filter = {
