@@ -47,7 +47,11 @@ describe("webhook secrets at rest", () => {
       const network = yield* simulatedNetwork
       const [oldKey, newKey] = [generateKey(), generateKey()]
       const stored = sql(database, (sql) =>
-        Effect.map(sql<{ secret: string; previous_secret: string | null }>`SELECT secret, previous_secret FROM webhook_endpoints`, (rows) => rows[0]!))
+        Effect.map(
+          sql<{ secret: string; previous_secret: string | null; older_secret: string | null }>`
+            SELECT secret, previous_secret, older_secret FROM webhook_endpoints`,
+          (rows) => rows[0]!
+        ))
       /** A message from a customer reaches the receiver, signed with `secret`. */
       const delivered = (gateway: RunningGateway, phone: string, secret: string, text: string) =>
         Effect.gen(function*() {
@@ -70,6 +74,15 @@ describe("webhook secrets at rest", () => {
       assert.match(row.secret, new RegExp(`^enc:v1:${keyId(oldKey)}:`))
       assert.notInclude(row.secret, secret.slice("whsec_".length, "whsec_".length + 12))
       yield* delivered(first, phone, secret, "first")
+      // Two rotations: the first secret and the one between still sign, all three sealed.
+      const rotate = (gateway: RunningGateway) =>
+        Effect.map(call(gateway, "POST", "/api/v1/webhook/rotate-secret", acme.accountKey), (r) => r.body.secret as string)
+      const between = yield* rotate(first)
+      const third = yield* rotate(first)
+      const sealed = yield* stored
+      for (const value of [sealed.secret, sealed.previous_secret, sealed.older_secret]) {
+        assert.match(value!, new RegExp(`^enc:v1:${keyId(oldKey)}:`))
+      }
       yield* first.stop
 
       // The operator rolls in a new key and keeps the old one for reading.
@@ -83,17 +96,23 @@ describe("webhook secrets at rest", () => {
       yield* delivered(second, phone, secret, "second")
       const resealed = yield* second.ops.opsWebhooks.resealSecrets()
       assert.deepStrictEqual(resealed, { resealed: 1, unreadable: 0, key: keyId(newKey) })
-      assert.match((yield* stored).secret, new RegExp(`^enc:v1:${keyId(newKey)}:`))
+      const again = yield* stored
+      for (const value of [again.secret, again.previous_secret, again.older_secret]) {
+        assert.match(value!, new RegExp(`^enc:v1:${keyId(newKey)}:`))
+      }
+      for (const [each, text] of [[secret, "second, first secret"], [between, "second, between"], [third, "second, third"]] as const) {
+        yield* delivered(second, phone, each, text)
+      }
       assert.deepStrictEqual(yield* second.ops.opsWebhooks.resealSecrets(), { resealed: 0, unreadable: 0, key: keyId(newKey) })
 
-      // A rotation of the account's secret keeps both secrets sealed, and both still sign.
-      const rotated = yield* call(second, "POST", "/api/v1/webhook/rotate-secret", acme.accountKey)
-      assert.strictEqual(rotated.status, 200)
+      // A rotation of the account's secret keeps the secrets sealed; the newest three still sign.
+      const fourth = yield* rotate(second)
       const both = yield* stored
       assert.match(both.secret, /^enc:v1:/)
       assert.match(both.previous_secret!, /^enc:v1:/)
-      yield* delivered(second, phone, secret, "third")
-      yield* delivered(second, phone, rotated.body.secret, "fourth")
+      assert.match(both.older_secret!, /^enc:v1:/)
+      yield* delivered(second, phone, between, "third")
+      yield* delivered(second, phone, fourth, "fourth")
     }), { timeout: 90_000 })
 
   it.scopedLive("sealed with a key the gateway does not have: one warning, a notice to the account, and a new secret delivers what waited", () =>

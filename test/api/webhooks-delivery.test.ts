@@ -405,6 +405,52 @@ describe("secret rotation", () => {
       assert.deepStrictEqual(new Webhook(fresh).verify(after!.body, after!.headers), after!.json)
       assert.throws(() => new Webhook(old).verify(after!.body, after!.headers))
     }))
+  it.scopedLive("a second rotation within the 24 hours keeps the first secret signing to its own end, beside the two newer ones", () =>
+    Effect.gen(function*() {
+      const time = ManualClock.make()
+      const receiver = yield* WebhookReceiver.start
+      const gateway = yield* webhookGateway(yield* freshDatabase, { domainClock: time.clock })
+      const acme = yield* provision(gateway.ops)
+      const { secret: first } = yield* setWebhook(gateway, acme.accountKey, receiver.url("/acme"))
+      const rotate = Effect.map(call(gateway, "POST", "/api/v1/webhook/rotate-secret", acme.accountKey), (r) => r.body)
+      const second: string = (yield* rotate).secret
+      time.adjust(HOUR)
+      const rotated = yield* rotate
+      const third: string = rotated.secret
+      // Until the last earlier secret's end: the second's, 24 hours after the second rotation.
+      assert.strictEqual(Date.parse(rotated.previous_secret_expires_at), time.now() + 24 * HOUR)
+      const verifies = (delivery: WebhookReceiver.Received) =>
+        [first, second, third].map((secret) => {
+          try {
+            new Webhook(secret).verify(delivery.body, delivery.headers)
+            return true
+          } catch {
+            return false
+          }
+        })
+      yield* emit(gateway.database, acme.accountId, 1)
+      const [during] = yield* receiver.waitFor("/acme", 1)
+      assert.deepStrictEqual(verifies(during!), [true, true, true])
+
+      // 24 hours after the first rotation the first secret's time is over; the second's is not.
+      time.adjust(23 * HOUR + 5 * SECOND)
+      yield* emit(gateway.database, acme.accountId, 1, "later")
+      const [, later] = yield* receiver.waitFor("/acme", 2)
+      assert.deepStrictEqual(verifies(later!), [false, true, true])
+      time.adjust(HOUR)
+      yield* emit(gateway.database, acme.accountId, 1, "last")
+      const [, , last] = yield* receiver.waitFor("/acme", 3)
+      assert.deepStrictEqual(verifies(last!), [false, false, true])
+      // A rotation after the earlier secrets' time keeps only the one it replaces.
+      const fourth: string = (yield* rotate).secret
+      yield* emit(gateway.database, acme.accountId, 1, "fourth")
+      const [, , , afterFourth] = yield* receiver.waitFor("/acme", 4)
+      assert.deepStrictEqual(
+        [...verifies(afterFourth!), new Webhook(fourth).verify(afterFourth!.body, afterFourth!.headers) !== undefined],
+        [false, false, true, true]
+      )
+      assert.lengthOf(afterFourth!.headers["webhook-signature"]!.split(" "), 2)
+    }))
   it.scopedLive("the dependency-free verification sample of docs/webhooks.md accepts deliveries, during a rotation too, and refuses forgeries", () =>
     Effect.gen(function*() {
       const docs = readFileSync(join(import.meta.dirname, "../../docs/webhooks.md"), "utf8")

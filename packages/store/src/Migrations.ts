@@ -42,6 +42,7 @@ import lastCheck from "./migrations/0025_last_check.js"
 import webhookLogByAccount from "./migrations/0026_webhook_log_by_account.js"
 import contactsByFirstContact from "./migrations/0027_contacts_by_first_contact.js"
 import accountBalance from "./migrations/0028_account_balance.js"
+import webhookOlderSecret from "./migrations/0029_webhook_older_secret.js"
 import { decoded } from "./Rows.js"
 
 /** @since 1.0.0 */
@@ -73,7 +74,8 @@ export const loader = Migrator.fromRecord({
   "0025_last_check": lastCheck,
   "0026_webhook_log_by_account": webhookLogByAccount,
   "0027_contacts_by_first_contact": contactsByFirstContact,
-  "0028_account_balance": accountBalance
+  "0028_account_balance": accountBalance,
+  "0029_webhook_older_secret": webhookOlderSecret
 })
 
 const table = "wagate_migrations"

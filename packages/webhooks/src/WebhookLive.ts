@@ -126,9 +126,7 @@ export const WebhookLive = WebhookEntity.toLayer(
     const attempt = (endpoint: Endpoint, queued: Queued, seen: number) =>
       Effect.gen(function*() {
         const now = yield* DomainClock.now
-        const secrets = endpoint.previousSecret !== null && (endpoint.previousSecretUntil ?? 0) > now
-          ? [endpoint.secret, endpoint.previousSecret]
-          : [endpoint.secret]
+        const secrets = [endpoint.secret, ...endpoint.earlier.filter((e) => e.until > now).map((e) => e.secret)]
         const body = bodyOf(queued.payload)
         // The receiver compares webhook-timestamp with its own clock: wall time, not domain time.
         const timestamp = Math.floor((yield* Clock.currentTimeMillis) / 1000)

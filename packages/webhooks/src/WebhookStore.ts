@@ -23,9 +23,11 @@ import * as Schema from "effect/Schema"
 export interface Endpoint {
   readonly url: string
   readonly secret: string
-  readonly previousSecret: string | null
-  /** Epoch ms until which the previous secret still signs. */
-  readonly previousSecretUntil: number | null
+  /**
+   * The secrets rotated out, newest first (at most two), each with the epoch ms until which it
+   * still signs.
+   */
+  readonly earlier: ReadonlyArray<{ readonly secret: string; readonly until: number }>
   readonly enabled: boolean
   /** What the account is told; on an enabled endpoint only that its secret could not be read. */
   readonly notice: string | null
@@ -109,6 +111,8 @@ const EndpointRow = Schema.Struct({
   secret: Schema.String,
   previous_secret: NullOrString,
   previous_secret_until: NullOrInstant,
+  older_secret: NullOrString,
+  older_secret_until: NullOrInstant,
   enabled: Schema.Boolean,
   notice: NullOrString
 })
@@ -152,7 +156,7 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhoo
       Result: EndpointRow,
       execute: (accountId) =>
         sql`
-          SELECT url, secret, previous_secret, previous_secret_until, enabled, notice
+          SELECT url, secret, previous_secret, previous_secret_until, older_secret, older_secret_until, enabled, notice
           FROM webhook_endpoints WHERE account_id = ${accountId}`
     })
 
@@ -161,11 +165,14 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhoo
       const found = yield* Effect.orDie(findEndpoint(accountId))
       if (Option.isNone(found)) return Option.none<Endpoint>()
       const r = found.value
+      const earlier: Array<{ secret: string; until: number }> = []
+      for (const [sealed, until] of [[r.previous_secret, r.previous_secret_until], [r.older_secret, r.older_secret_until]] as const) {
+        if (sealed !== null && until !== null) earlier.push({ secret: yield* open(accountId, sealed), until: until.getTime() })
+      }
       return Option.some<Endpoint>({
         url: r.url,
         secret: yield* open(accountId, r.secret),
-        previousSecret: r.previous_secret === null ? null : yield* open(accountId, r.previous_secret),
-        previousSecretUntil: r.previous_secret_until === null ? null : r.previous_secret_until.getTime(),
+        earlier,
         enabled: r.enabled,
         notice: r.notice
       })
@@ -331,23 +338,32 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhoo
 
     const findSecret = SqlSchema.findOne({
       Request: Schema.Number,
-      Result: Schema.Struct({ secret: Schema.String }),
-      execute: (accountId) => sql`SELECT secret FROM webhook_endpoints WHERE account_id = ${accountId} FOR UPDATE`
+      Result: Schema.Struct({ secret: Schema.String, previous_secret: NullOrString, previous_secret_until: NullOrInstant }),
+      execute: (accountId) =>
+        sql`
+          SELECT secret, previous_secret, previous_secret_until FROM webhook_endpoints
+          WHERE account_id = ${accountId} FOR UPDATE`
     })
 
     /**
-     * The previous secret keeps signing until `graceUntil`; false when there is no endpoint. A
-     * secret no key of this process opens signs nothing: it is dropped rather than kept, and the
-     * notice that said so goes (an enabled endpoint has no other notice).
+     * The secret replaced keeps signing until `graceUntil`, and the one it had replaced, if still
+     * signing, until its own end; false when there is no endpoint. A secret no key of this
+     * process opens signs nothing: it is dropped rather than kept, and the notice that said so
+     * goes (an enabled endpoint has no other notice).
      */
     const rotate = Effect.fn("WebhookStore.rotate")(function*(accountId: number, secret: string, graceUntil: number, at: number) {
       return yield* Effect.gen(function*() {
         const current = yield* findSecret(accountId)
         if (Option.isNone(current)) return false
-        const previous = Either.isRight(open(accountId, current.value.secret)) ? current.value.secret : null
+        const readable = (sealed: string | null) => sealed !== null && Either.isRight(open(accountId, sealed))
+        const previous = readable(current.value.secret) ? current.value.secret : null
+        // The previous secret, still signing, keeps signing to its own end beside the one replaced now.
+        const { previous_secret: older, previous_secret_until: olderUntil } = current.value
+        const keepOlder = readable(older) && olderUntil !== null && olderUntil.getTime() > at
         yield* sql`
           UPDATE webhook_endpoints SET previous_secret = ${previous},
             previous_secret_until = ${previous === null ? null : new Date(graceUntil)},
+            older_secret = ${keepOlder ? older : null}, older_secret_until = ${keepOlder ? olderUntil : null},
             secret = ${seal(accountId, secret)}, notice = CASE WHEN enabled THEN NULL ELSE notice END,
             updated_at = ${new Date(at)}
           WHERE account_id = ${accountId}`
@@ -453,8 +469,8 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhoo
 
     const findSecrets = SqlSchema.findAll({
       Request: Schema.Void,
-      Result: Schema.Struct({ account_id: Int8, secret: Schema.String, previous_secret: NullOrString }),
-      execute: () => sql`SELECT account_id, secret, previous_secret FROM webhook_endpoints ORDER BY account_id`
+      Result: Schema.Struct({ account_id: Int8, secret: Schema.String, previous_secret: NullOrString, older_secret: NullOrString }),
+      execute: () => sql`SELECT account_id, secret, previous_secret, older_secret FROM webhook_endpoints ORDER BY account_id`
     })
 
     /**
@@ -470,20 +486,22 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhoo
       for (const r of rows) {
         const accountId = r.account_id
         const stale = (v: string | null) => v !== null && SecretKeyring.keyIdOf(v) !== ring.current.id
-        if (!stale(r.secret) && !stale(r.previous_secret)) continue
+        if (!stale(r.secret) && !stale(r.previous_secret) && !stale(r.older_secret)) continue
         const again = (v: string | null) =>
           v === null || !stale(v)
             ? Either.right(v)
             : Either.map(SecretKeyring.open(ring, v, SecretKeyring.webhookContext(accountId)), (clear) => seal(accountId, clear))
-        const [secret, previous] = [again(r.secret), again(r.previous_secret)]
-        if (Either.isLeft(secret) || Either.isLeft(previous)) {
+        const [secret, previous, older] = [again(r.secret), again(r.previous_secret), again(r.older_secret)]
+        if (Either.isLeft(secret) || Either.isLeft(previous) || Either.isLeft(older)) {
           unreadable++
           continue
         }
         const updated = yield* sql`
-          UPDATE webhook_endpoints SET secret = ${secret.right}, previous_secret = ${previous.right}
+          UPDATE webhook_endpoints SET secret = ${secret.right}, previous_secret = ${previous.right},
+            older_secret = ${older.right}
           WHERE account_id = ${accountId} AND secret = ${r.secret}
             AND previous_secret IS NOT DISTINCT FROM ${r.previous_secret}
+            AND older_secret IS NOT DISTINCT FROM ${r.older_secret}
           RETURNING account_id`
         resealed += updated.length
       }
@@ -492,12 +510,12 @@ export class WebhookStore extends Effect.Service<WebhookStore>()("@wagate/webhoo
 
     /**
      * Keys that sealed stored secrets and that this process does not have, each with the
-     * accounts whose secret (or previous secret) it sealed.
+     * accounts whose secret (or an earlier one) it sealed.
      */
     const missingKeys = Effect.fn("WebhookStore.missingKeys")(function*() {
       const missing = new Map<string, Set<number>>()
       for (const r of yield* findSecrets()) {
-        for (const value of [r.secret, r.previous_secret]) {
+        for (const value of [r.secret, r.previous_secret, r.older_secret]) {
           const key = value === null ? undefined : SecretKeyring.keyIdOf(value)
           if (key === undefined || ring.keys.some((k) => k.id === key)) continue
           missing.set(key, (missing.get(key) ?? new Set()).add(r.account_id))
