@@ -104,6 +104,17 @@ layer(TestGateway.layer(), { excludeTestServices: true })("read endpoints", (it)
       assert.deepStrictEqual(yield* list({ since: "2026-11-01T09:00:00.000Z", until: "2026-11-15" }), [ids[2], ids[1]])
       const unix = String(Date.parse("2026-11-10T10:00:00Z") / 1000)
       assert.deepStrictEqual(yield* list({ since: unix }), [ids[4], ids[3], ids[2]])
+      // An offset as ISO 8601 writes it, also with its + left unencoded in the query (form
+      // encoding reads it as a space), as curl sends what was typed.
+      const raw = (query: string) =>
+        Effect.flatMap(
+          gateway.http.get(`/api/v1/messages?${query}`, { headers: { authorization: `Bearer ${acme.accountKey}` } }),
+          (r) => Effect.map(r.json, (body: any) => body.messages.map((m: { id: number }) => m.id))
+        )
+      for (const since of ["2026-11-10T15:00:00%2B05:00", "2026-11-10T15:00:00+05:00", "2026-11-10T15:00:00+0500", "2026-11-10T15:00:00+05"]) {
+        assert.deepStrictEqual(yield* raw(`since=${since}`), [ids[4], ids[3], ids[2]], since)
+      }
+      assert.deepStrictEqual(yield* raw("since=2026-11-10T15:00:01+05:00"), [ids[4], ids[3]])
     }))
 
   it.effect("GET /messages: keyset pages with limit, before and next_before", () =>

@@ -7,7 +7,19 @@ import * as Almaty from "@wagate/domain/Almaty"
 import * as Effect from "effect/Effect"
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/
-const ISO = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/i
+/**
+ * Date and time, then the offset: `Z`, `+hh:mm`, `+hhmm` or `+hh` (ISO 8601 has all three), or
+ * none (UTC). A `+` written unencoded in a query string arrives as a space (form encoding), so a
+ * space before the offset's digits reads as `+`.
+ */
+const ISO = /^(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)(Z|[+ -]\d{2}(?::?\d{2})?)?$/i
+
+/** The offset as `Date.parse` reads it: `Z` or `+hh:mm`. */
+const offsetOf = (given: string | undefined) => {
+  if (given === undefined || given.toUpperCase() === "Z") return "Z"
+  const digits = given.slice(1).replace(":", "")
+  return `${given[0] === "-" ? "-" : "+"}${digits.slice(0, 2)}:${digits.slice(2) || "00"}`
+}
 const UNIX = /^\d{1,13}(\.\d+)?$/
 
 /**
@@ -22,8 +34,8 @@ export const parseInstant = (raw: string, name: string): Effect.Effect<Date, Inv
       const date = new Date(`${value}T00:00:00.000Z`)
       if (!Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value) ms = Almaty.midnightOf(value)
     } else if (ISO.test(value)) {
-      const normalized = value.replace(" ", "T")
-      ms = Date.parse(/(Z|[+-]\d{2}:?\d{2})$/i.test(normalized) ? normalized : `${normalized}Z`)
+      const [, dateTime, offset] = ISO.exec(value)!
+      ms = Date.parse(`${dateTime!.replace(" ", "T")}${offsetOf(offset)}`)
     } else if (UNIX.test(value)) {
       const n = Number(value)
       ms = value.split(".")[0].length >= 13 ? n : n * 1000
