@@ -15,11 +15,15 @@ import { type ConnectionState, NumberEntity, NumberMoved, type SendPayload } fro
 import { Conversations } from "@wagate/store/Conversations"
 import { NumberStates } from "@wagate/store/NumberStates"
 import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
 import * as DomainClock from "@wagate/domain/DomainClock"
 import * as NumberCheck from "./NumberCheck.js"
 import * as NumberConnection from "./NumberConnection.js"
 import { knownContacts, type NumberContext } from "./NumberContext.js"
+import { NumberHooks } from "./NumberHooks.js"
 import * as NumberCounters from "./NumberCounters.js"
 import * as NumberSend from "./NumberSend.js"
 import * as RequestGuard from "./RequestGuard.js"
@@ -41,8 +45,25 @@ export const STARTING_GRACE = "10 seconds"
 /** How often a request waiting for the number to connect looks whether its shard has moved on. */
 const MOVE_CHECK_INTERVAL = "200 millis"
 
-export const NumberLive = NumberEntity.toLayer(
+/**
+ * Runs an entity's start in a scope of its own, closed as soon as the start fails. The cluster
+ * starts an entity in the entity's scope and, when the start fails, starts it again in that same
+ * scope (its EntityManager retries the build): what the failed start had opened, above all the
+ * number's session with the network, would stay open beside the next start's, and the network
+ * would tell the first session it was replaced, which that start's leftovers would record as the
+ * number's status.
+ */
+const closedOnFailure = <A, E, R>(start: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, Scope.Scope> | Scope.Scope> =>
   Effect.gen(function*() {
+    const own = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+    return yield* start.pipe(
+      Scope.extend(own),
+      Effect.onExit((exit) => Exit.isFailure(exit) ? Scope.close(own, exit) : Effect.void)
+    )
+  })
+
+export const NumberLive = NumberEntity.toLayer(
+  closedOnFailure(Effect.gen(function*() {
     const address = yield* Entity.CurrentAddress
     const sharding = yield* Sharding
     const numberId = Number(address.entityId)
@@ -91,6 +112,7 @@ export const NumberLive = NumberEntity.toLayer(
     const { serialized } = ctx
 
     const connection = yield* NumberConnection.open(ctx)
+    yield* Effect.flatMap(NumberHooks, (hooks) => hooks.afterConnect?.(numberId) ?? Effect.void)
     // The trust index is computed as the number starts, beside its connection, rather than by its
     // first send: after a restart every number's first send would otherwise wait for it (two
     // queries and a write), all of them at once. A send arriving meanwhile waits for it in the
@@ -212,6 +234,6 @@ export const NumberLive = NumberEntity.toLayer(
         })).pipe(guarded),
       Wake: () => Effect.zipRight(connection.reclaim, Effect.sync(() => ctx.connection.current))
     })
-  }),
+  })),
   { concurrency: "unbounded", maxIdleTime: "5 minutes" }
 )

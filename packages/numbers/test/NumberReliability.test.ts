@@ -53,7 +53,8 @@ const Env = Layer.mergeAll(NumberLive, AccountLive).pipe(
   Layer.provide(Layer.succeed(DomainClock, time.clock)),
   Layer.provide(Layer.succeed(NumberHooks, {
     onSend: (sent) => hooks.current.onSend(sent),
-    afterRecord: (sent) => hooks.current.afterRecord(sent)
+    afterRecord: (sent) => hooks.current.afterRecord(sent),
+    afterConnect: (numberId) => hooks.current.afterConnect?.(numberId) ?? Effect.void
   })),
   Layer.provide(Layer.succeed(IncomingRetrySettings, { sweepInterval: Duration.millis(100), baseDelayMs: 0 })),
   Layer.provideMerge(SimulatorDriver.layerTest({ scanDelayMs: 0, deliveredDelayMs: 10, readDelayMs: null })),
@@ -111,6 +112,38 @@ describe("number entity reliability", () => {
       // The number works at once: the entity stayed up.
       const sent = yield* client.Send({ to: "77770000102", content: text("fine"), source: "api" })
       assert.isAbove(sent.messageId, 0)
+    }).pipe(Effect.provide(Env)), { timeout: 30_000 })
+
+  it.scopedLive("a start that fails after the number's session opened closes it before the next try: one session, the status WORKING", () =>
+    Effect.gen(function*() {
+      noHooks()
+      time.set(NOON)
+      const accounts = yield* Accounts
+      const states = yield* NumberStates
+      const sim = yield* SimNetwork
+      const account = yield* accounts.create({ email: `restart${++phones}@example.kz`, company: "Shop" })
+      const phone = `7701778${String(phones).padStart(4, "0")}`
+      const number = yield* accounts.addNumber(account.id, phone)
+      // Linked before (another runner's entity, say): the number's start connects at once.
+      yield* states.setStatus({
+        numberId: number.id, accountId: account.id, phone, previous: "none", status: "WORKING", reason: null, at: new Date(NOON)
+      })
+      let starts = 0
+      hooks.current = {
+        ...hooks.current,
+        afterConnect: (id) => id === number.id && ++starts === 1 ? Effect.die("the start failed") : Effect.void
+      }
+      const client = (yield* NumberEntity.client)(String(number.id))
+      yield* eventually(client.Connection(), (c) => c.status === "WORKING", 20_000)
+      assert.strictEqual(starts, 2)
+      // Both starts connected; the first start's session was closed before the second opened, so
+      // the network never told it it was replaced, and the number's status stays WORKING.
+      assert.strictEqual((yield* sim.number(phone)).sessions, 2)
+      const sql = yield* SqlClient.SqlClient
+      const status = sql<{ status: string; status_reason: string | null }>`
+        SELECT status, status_reason FROM numbers WHERE id = ${number.id}`
+      yield* Effect.sleep("500 millis")
+      assert.deepStrictEqual(yield* status, [{ status: "WORKING", status_reason: null }])
     }).pipe(Effect.provide(Env)), { timeout: 30_000 })
 
   it.scopedLive("a send fails between its record and its answer: the retries get the original answer", () =>
