@@ -405,11 +405,9 @@ export const handle = (options: Options) =>
     if (refused !== undefined) return refused
     // A value of the batch that is no message is answered as an invalid request (JSON-RPC), the
     // messages beside it run.
-    const messages = batch.filter((message) => notAMessage(message) === undefined)
-    const invalid = batch.flatMap((message) => {
-      const reason = notAMessage(message)
-      return reason === undefined ? [] : [invalidRequest(reason)]
-    })
+    const read = batch.map((message) => ({ message, invalid: notAMessage(message) }))
+    const messages = read.flatMap((r) => r.invalid === undefined ? [r.message] : [])
+    const invalid = read.flatMap((r) => r.invalid === undefined ? [] : [invalidRequest(r.invalid)])
     // Each value of a batch is a request against the key's limit (the first was counted with the
     // HTTP request): the messages past it are answered as refused, the others run.
     const counted = yield* gateway.countMessages(principal, batch.length - 1)
