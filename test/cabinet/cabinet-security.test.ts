@@ -83,6 +83,58 @@ describe("accounts and sessions", () => {
       assert.strictEqual((yield* again2.post("/login", { email: "owner@shop.kz", password: "third password here" })).status, 200)
     }), { timeout: 60_000 })
 
+  it.scopedLive("a one-time link spends the others of its kind; a password change or reset spends every one left", () =>
+    Effect.gen(function*() {
+      const { box, url } = yield* setup
+      const email = "links@shop.kz"
+      /** The token of the next mail to `email` with a link to `path`, after `count` mails. */
+      const nextToken = (path: string, count: number) =>
+        Effect.gen(function*() {
+          yield* eventually(Effect.sync(() => box.mails.length), (n) => n > count)
+          return new URL(yield* box.link(email, path)).searchParams.get("token")!
+        })
+      const client = browserClient(url)
+      yield* client.open("/cabinet/signup")
+      let mails = box.mails.length
+      assert.strictEqual((yield* client.post("/signup", { email, company: "Links", password: "correct horse battery" })).status, 202)
+      const firstConfirm = yield* nextToken("/cabinet/confirm", mails)
+      // Logging in before confirming mails the link again: two confirmation links.
+      mails = box.mails.length
+      yield* client.open("/cabinet/login")
+      assert.strictEqual(code(yield* client.post("/login", { email, password: "correct horse battery" })), "400 invalid_param")
+      const secondConfirm = yield* nextToken("/cabinet/confirm", mails)
+      assert.notStrictEqual(firstConfirm, secondConfirm)
+      assert.strictEqual((yield* client.post("/confirm", { token: secondConfirm })).status, 200)
+      const late = browserClient(url)
+      yield* late.open("/cabinet/confirm")
+      assert.strictEqual(code(yield* late.post("/confirm", { token: firstConfirm })), "404 not_found")
+
+      // Two reset links: using the newer one spends the older.
+      const forgot = browserClient(url)
+      yield* forgot.open("/cabinet/reset")
+      mails = box.mails.length
+      yield* forgot.post("/reset", { email })
+      const olderReset = yield* nextToken("/cabinet/reset/new", mails)
+      mails = box.mails.length
+      yield* forgot.post("/reset", { email })
+      const newerReset = yield* nextToken("/cabinet/reset/new", mails)
+      assert.strictEqual((yield* forgot.post("/reset/confirm", { token: newerReset, password: "second password here" })).status, 200)
+      assert.strictEqual(code(yield* forgot.post("/reset/confirm", { token: olderReset, password: "someone else's one" })), "404 not_found")
+      assert.strictEqual((yield* forgot.get("/me")).status, 200)
+
+      // A reset link mailed before a password change no longer works after it.
+      const asker = browserClient(url)
+      yield* asker.open("/cabinet/reset")
+      mails = box.mails.length
+      yield* asker.post("/reset", { email })
+      const beforeChange = yield* nextToken("/cabinet/reset/new", mails)
+      assert.strictEqual((yield* forgot.post("/password", { current: "second password here", password: "third password here" })).status, 200)
+      const stale = browserClient(url)
+      yield* stale.open("/cabinet/reset/new")
+      assert.strictEqual(code(yield* stale.post("/reset/confirm", { token: beforeChange, password: "someone else's one" })), "404 not_found")
+      assert.strictEqual((yield* forgot.get("/me")).status, 200)
+    }), { timeout: 60_000 })
+
   it.scopedLive("an open event stream ends with its session: log-out, a password change elsewhere, a reset", () =>
     Effect.gen(function*() {
       const { box, url } = yield* setup

@@ -146,6 +146,9 @@ export class CabinetUsers extends Effect.Service<CabinetUsers>()("@wagate/store/
         ON CONFLICT (account_id) DO UPDATE SET password_hash = ${hash},
           verified_at = coalesce(cabinet_users.verified_at, now()), password_changed_at = now()`
       yield* sql`DELETE FROM cabinet_sessions WHERE account_id = ${accountId}`
+      // A link mailed before (to confirm the email, to set a password) would sign in, or set a
+      // password, past this change: every one still unspent ends with it.
+      yield* sql`UPDATE cabinet_tokens SET used_at = now() WHERE account_id = ${accountId} AND used_at IS NULL`
     }, sql.withTransaction, Effect.orDie)
 
     const verify = Effect.fn("CabinetUsers.verify")(function*(accountId: AccountId) {
@@ -203,15 +206,25 @@ export class CabinetUsers extends Effect.Service<CabinetUsers>()("@wagate/store/
         VALUES (${input.hash}, ${input.accountId}, ${input.kind}, ${input.expiresAt})`
     }, Effect.orDie)
 
-    /** Spends a one-time link: the account it was for, once, while it has not expired. */
+    /**
+     * Spends a one-time link: the account it was for, once, while it has not expired. The
+     * account's other unspent links of its kind are spent with it: an older confirmation mail
+     * would sign in again, an older reset link set another password.
+     */
     const spendToken = SqlSchema.findOne({
       Request: Schema.Struct({ hash: Schema.Uint8ArrayFromSelf, kind: TokenKind, now: Schema.DateFromSelf }),
       Result: AccountIdRow,
       execute: ({ hash, kind, now }) =>
         sql`
-          UPDATE cabinet_tokens SET used_at = ${now}
-          WHERE hash = ${hash} AND kind = ${kind} AND used_at IS NULL AND expires_at > ${now}
-          RETURNING account_id`
+          WITH spent AS (
+            UPDATE cabinet_tokens SET used_at = ${now}
+            WHERE hash = ${hash} AND kind = ${kind} AND used_at IS NULL AND expires_at > ${now}
+            RETURNING account_id
+          ), others AS (
+            UPDATE cabinet_tokens SET used_at = ${now}
+            WHERE account_id IN (SELECT account_id FROM spent) AND kind = ${kind} AND used_at IS NULL AND hash <> ${hash}
+          )
+          SELECT account_id FROM spent`
     })
 
     const useToken = Effect.fn("CabinetUsers.useToken")(function*(hash: Buffer, kind: TokenKind, now: Date) {
