@@ -172,7 +172,9 @@ export const browserClient = (base: string) => {
         }),
         (stream) => Effect.sync(stream.close)
       ),
-    post: (path: string, body?: unknown, headers?: Record<string, string>) => call("POST", `/cabinet/api${path}`, body ?? {}, headers),
+    /** Posts `body` as JSON (`{}` when left out; `null` is sent as the JSON `null`). */
+    post: (path: string, body?: unknown, headers?: Record<string, string>) =>
+      call("POST", `/cabinet/api${path}`, body === undefined ? {} : body, headers),
     put: (path: string, body: unknown) => call("PUT", `/cabinet/api${path}`, body)
   }
 }

@@ -14,7 +14,7 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import { Balance } from "@wagate/domain/Account"
 import * as E from "@wagate/domain/ApiError"
 import { ArchiveExport, ExportList } from "@wagate/domain/ArchiveExport"
-import { Before, id, IdParam } from "@wagate/domain/api/Params"
+import { Before, id, IdParam, OptionalBody } from "@wagate/domain/api/Params"
 import { AccountId } from "@wagate/domain/Ids"
 import { Limits, TrustFactors } from "@wagate/domain/Limits"
 import { MessagePage } from "@wagate/domain/Message"
@@ -193,7 +193,7 @@ export class CabinetGroup extends HttpApiGroup.make("cabinet")
   )
   .add(
     HttpApiEndpoint.post("link")`/numbers/${id}/link`
-      .setPayload(Schema.Struct({ method: Schema.optional(LinkMethod) }))
+      .setPayload(OptionalBody(Schema.Struct({ method: Schema.optional(LinkMethod) })))
       .addSuccess(NumberLink)
       .addError(E.wire(E.InvalidParam))
       .addError(E.wire(E.NumberNotFound))
@@ -216,7 +216,7 @@ export class CabinetGroup extends HttpApiGroup.make("cabinet")
   .add(HttpApiEndpoint.get("keys", "/keys").addSuccess(Schema.Struct({ keys: Schema.Array(KeyListing) })))
   .add(
     HttpApiEndpoint.post("issueKey", "/keys")
-      .setPayload(Schema.Struct({ number_id: Schema.optional(Schema.Int.pipe(Schema.positive())) }))
+      .setPayload(OptionalBody(Schema.Struct({ number_id: Schema.optional(Schema.Int.pipe(Schema.positive())) })))
       .addSuccess(IssuedKey, { status: 201 })
       .addError(E.wire(E.InvalidParam))
       .addError(E.wire(E.NumberNotFound))
@@ -294,10 +294,10 @@ export class CabinetGroup extends HttpApiGroup.make("cabinet")
   )
   .add(
     HttpApiEndpoint.post("createExport", "/exports")
-      .setPayload(Schema.Struct({
+      .setPayload(OptionalBody(Schema.Struct({
         number: Schema.optional(Schema.Int.pipe(Schema.positive())),
         include_media: Schema.optional(Schema.Boolean)
-      }))
+      })))
       .addSuccess(ArchiveExport, { status: 202 })
       .addError(E.wire(E.InvalidParam))
       .addError(E.wire(E.InvalidFrom))
